@@ -1,0 +1,38 @@
+package io.cri4j.streaming.internal;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Bounds the number of concurrently served streaming connections. */
+public final class SessionLimiter {
+  private final int max;
+  private final AtomicInteger active = new AtomicInteger();
+
+  public SessionLimiter(int max) {
+    this.max = max;
+  }
+
+  /** Takes a slot; false when all are taken. */
+  public boolean tryAcquire() {
+    while (true) {
+      int n = active.get();
+      if (n >= max) {
+        return false;
+      }
+      if (active.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  public void release() {
+    active.decrementAndGet();
+  }
+
+  public int active() {
+    return active.get();
+  }
+
+  public int max() {
+    return max;
+  }
+}

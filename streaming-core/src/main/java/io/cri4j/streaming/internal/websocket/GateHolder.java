@@ -1,0 +1,11 @@
+package io.cri4j.streaming.internal.websocket;
+
+import io.cri4j.streaming.internal.io.WriteGate;
+import io.netty.util.AttributeKey;
+
+/** Channel attribute holding a connection's {@link WriteGate}. */
+final class GateHolder {
+  static final AttributeKey<WriteGate> KEY = AttributeKey.valueOf("cri4j.writeGate");
+
+  private GateHolder() {}
+}
