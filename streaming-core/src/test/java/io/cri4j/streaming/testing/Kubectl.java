@@ -124,6 +124,7 @@ public final class Kubectl {
         while ((n = in.read(b)) >= 0) {
           synchronized (out) {
             out.write(b, 0, n);
+            out.notifyAll();
           }
         }
       } catch (IOException e) {

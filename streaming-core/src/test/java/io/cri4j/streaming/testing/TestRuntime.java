@@ -75,7 +75,10 @@ public final class TestRuntime implements StreamingRuntime {
           try {
             TerminalSize t;
             while ((t = s.resizes().next()) != null) {
-              sizes.add(t);
+              synchronized (sizes) {
+                sizes.add(t);
+                sizes.notifyAll();
+              }
               synchronized (out) {
                 out.write(("size " + t.width() + "x" + t.height() + "\r\n")
                     .getBytes(StandardCharsets.UTF_8));

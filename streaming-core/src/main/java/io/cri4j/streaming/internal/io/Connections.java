@@ -45,10 +45,8 @@ public final class Connections {
       };
       ch.writeAndFlush(last).addListener(afterWrite);
     };
-    if (ch.eventLoop().inEventLoop()) {
-      go.run();
-    } else {
-      ch.eventLoop().execute(go);
+    if (!Loops.run(ch, go)) {
+      io.netty.util.ReferenceCountUtil.release(last);
     }
   }
 }

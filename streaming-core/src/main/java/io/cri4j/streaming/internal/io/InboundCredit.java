@@ -36,7 +36,7 @@ public final class InboundCredit {
       return;
     }
     if (buffered.addAndGet(-n) < low && paused) {
-      channel.eventLoop().execute(() -> {
+      Loops.run(channel, () -> {
         if (paused && buffered.get() < low) {
           paused = false;
           channel.config().setAutoRead(true);

@@ -130,10 +130,8 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
       channel.writeAndFlush(f);
       result.complete(s);
     };
-    if (channel.eventLoop().inEventLoop()) {
-      r.run();
-    } else {
-      channel.eventLoop().execute(r);
+    if (!io.cri4j.streaming.internal.io.Loops.run(channel, r)) {
+      throw new IOException("connection closed");
     }
     try {
       return result.get();
@@ -176,11 +174,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
       goneAway = true;
       finishWith(SpdySessionStatus.OK);
     };
-    if (channel.eventLoop().inEventLoop()) {
-      r.run();
-    } else {
-      channel.eventLoop().execute(r);
-    }
+    io.cri4j.streaming.internal.io.Loops.run(channel, r);
   }
 
   @Override
@@ -268,7 +262,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
 
   private void maybeFinishAfterGoAway() {
     if (goneAway && streams.isEmpty() && channel != null && channel.isActive()) {
-      channel.eventLoop().execute(() -> {
+      io.cri4j.streaming.internal.io.Loops.run(channel, () -> {
         if (channel.isActive() && streams.isEmpty()) {
           finishWith(SpdySessionStatus.OK);
         }
