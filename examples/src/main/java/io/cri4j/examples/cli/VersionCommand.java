@@ -34,6 +34,18 @@ final class VersionCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "10", description = "seconds to wait for the runtime (default: ${DEFAULT-VALUE})")
     long timeoutSeconds;
 
+    private static String rootCause(Throwable e) {
+        Throwable t = e;
+        String message = null;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+        }
+        return message == null ? "" : ": " + message;
+    }
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -65,7 +77,7 @@ final class VersionCommand implements Callable<Integer> {
             err.println("cri4j version: runtime at " + endpoint + " did not answer Version: "
                     + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
                     : " (" + e.getStatus().getDescription() + ")")
-                    + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()));
+                    + rootCause(e));
             err.flush();
             return 1;
         } finally {
