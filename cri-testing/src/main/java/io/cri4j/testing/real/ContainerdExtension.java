@@ -1,5 +1,6 @@
 package io.cri4j.testing.real;
 
+import io.cri4j.cri.CriEndpoint;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -103,6 +104,11 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
           + " registered this ContainerdExtension run");
     }
     return containerd;
+  }
+
+  /** The CRI endpoint: containerd's gRPC socket as {@code unix:///...}. */
+  public CriEndpoint endpoint() {
+    return containerd().endpoint();
   }
 
   /** containerd's gRPC socket. */

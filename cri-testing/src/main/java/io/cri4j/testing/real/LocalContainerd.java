@@ -1,7 +1,10 @@
 package io.cri4j.testing.real;
 
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.AuthConfig;
 import io.cri4j.cri.v1.ContainerFilter;
+import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.ListContainersRequest;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
@@ -10,7 +13,6 @@ import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
-import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
@@ -19,7 +21,7 @@ import io.cri4j.testing.real.internal.Commands;
 import io.cri4j.testing.real.internal.Daemon;
 import io.cri4j.testing.real.internal.Requirements;
 import io.cri4j.testing.real.internal.TempDirs;
-import io.cri4j.testing.real.internal.UnixChannels;
+import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -29,9 +31,11 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
@@ -124,7 +128,7 @@ public final class LocalContainerd implements AutoCloseable {
   private final String suffix = HexFormat.of().formatHex(new SecureRandom().generateSeed(3));
   private Path dir;
   private Daemon daemon;
-  private UnixChannels channel;
+  private ManagedChannel channel;
   private Thread shutdownHook;
   private boolean closed;
   private String sandboxImage;
@@ -174,12 +178,12 @@ public final class LocalContainerd implements AutoCloseable {
         daemon.checkAlive();
         return Files.exists(socket);
       });
-      channel = new UnixChannels(socket);
+      channel = CriChannels.newChannel(CriEndpoint.unix(socket));
       RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
-          RuntimeServiceGrpc.newBlockingStub(channel.channel());
+          RuntimeServiceGrpc.newBlockingStub(channel);
       Await.until("containerd answering CRI Version on " + socket, startTimeout, () -> {
         daemon.checkAlive();
-        channel.channel().resetConnectBackoff();
+        channel.resetConnectBackoff();
         VersionResponse v = runtime.withDeadlineAfter(2, TimeUnit.SECONDS)
             .version(VersionRequest.newBuilder().setVersion("v1").build());
         return !v.getRuntimeVersion().isEmpty();
@@ -196,7 +200,7 @@ public final class LocalContainerd implements AutoCloseable {
         .setImage(ImageSpec.newBuilder().setImage(sandboxImage));
     registry.basicAuth().ifPresent(a -> pull.setAuth(AuthConfig.newBuilder()
         .setUsername(a.username()).setPassword(a.password())));
-    ImageServiceGrpc.newBlockingStub(channel.channel())
+    ImageServiceGrpc.newBlockingStub(channel)
         .withDeadlineAfter(startTimeout.toMillis(), TimeUnit.MILLISECONDS)
         .pullImage(pull.build());
     LOG.info("containerd ready on {} in {} ms (pause image pulled in {} ms more)", socket,
@@ -208,9 +212,9 @@ public final class LocalContainerd implements AutoCloseable {
     return dir.resolve("containerd.sock");
   }
 
-  /** The CRI endpoint URI, {@code unix:///tmp/cri4j-ctrd-.../containerd.sock}. */
-  public String endpointUri() {
-    return "unix://" + socketPath();
+  /** The CRI endpoint, {@code unix:///tmp/cri4j-ctrd-.../containerd.sock}. */
+  public CriEndpoint endpoint() {
+    return CriEndpoint.unix(socketPath());
   }
 
   /** {@value #NAMESPACE}, the containerd namespace CRI objects live in. */
@@ -257,13 +261,11 @@ public final class LocalContainerd implements AutoCloseable {
     try {
       if (daemon != null) {
         removeAllPods();
-        if (channel != null) {
-          channel.close();
-        }
+        closeChannel();
         daemon.stop(Duration.ofSeconds(10));
         killLeftovers();
-      } else if (channel != null) {
-        channel.close();
+      } else {
+        closeChannel();
       }
       if (dir != null) {
         TempDirs.deleteRecursively(dir);
@@ -282,6 +284,17 @@ public final class LocalContainerd implements AutoCloseable {
     }
   }
 
+  private void closeChannel() {
+    if (channel != null) {
+      channel.shutdownNow();
+      try {
+        channel.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
   @Override
   public String toString() {
     return "LocalContainerd[" + (dir == null ? "not started" : socketPath()) + "]";
@@ -292,7 +305,7 @@ public final class LocalContainerd implements AutoCloseable {
       return;
     }
     RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
-        RuntimeServiceGrpc.newBlockingStub(channel.channel());
+        RuntimeServiceGrpc.newBlockingStub(channel);
     try {
       for (PodSandbox pod : runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
           .listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList()) {
@@ -322,55 +335,61 @@ public final class LocalContainerd implements AutoCloseable {
 
   /** Whatever survived a clean CRI removal: runc containers, shims, shim sockets, CNI state. */
   private void killLeftovers() {
+    Set<String> ids = new HashSet<>();
     Path runcRoot = dir.resolve("runc").resolve(NAMESPACE);
-    if (Files.isDirectory(runcRoot)) {
-      for (Path container : list(runcRoot)) {
-        LOG.warn("runc container {} was left running by containerd; deleting it", container);
-        Commands.exec(Duration.ofSeconds(20), null, Map.of(), List.of("runc", "--root",
-            runcRoot.toString(), "delete", "--force", container.getFileName().toString()));
-      }
+    Path tasks = dir.resolve("state").resolve("io.containerd.runtime.v2.task").resolve(NAMESPACE);
+    for (Path p : list(dir.resolve("root").resolve("io.containerd.grpc.v1.cri").resolve("sandboxes"))) {
+      ids.add(p.getFileName().toString());
     }
-    List<Long> shims = shimPids();
-    if (!shims.isEmpty()) {
+    List<Path> runcContainers = list(runcRoot);
+    for (Path container : runcContainers) {
+      ids.add(container.getFileName().toString());
+      LOG.warn("runc container {} was left running by containerd; deleting it", container);
+      Commands.exec(Duration.ofSeconds(20), null, Map.of(), List.of("runc", "--root",
+          runcRoot.toString(), "delete", "--force", container.getFileName().toString()));
+    }
+    if (runcContainers.isEmpty() && !shimPids().isEmpty()) {
       try {
-        // Shims exit on their own shortly after their last task is deleted.
+        // After a clean removal shims exit on their own right after their last task is deleted.
         Await.until("containerd shims exiting", Duration.ofSeconds(3), () -> shimPids().isEmpty());
       } catch (TimeoutException e) {
-        for (long pid : shimPids()) {
-          LOG.warn("killing containerd shim {} left behind by {}", pid, this);
-          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        LOG.debug("shims still running after 3 s", e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
+    // Shims whose containerd is gone wait for it forever.
+    for (long pid : shimPids()) {
+      LOG.warn("killing containerd shim {} left behind by {}", pid, this);
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    }
     // Shim sockets live in /run/containerd/s; each task dir records its shim's address.
-    Path tasks = dir.resolve("state").resolve("io.containerd.runtime.v2.task").resolve(NAMESPACE);
-    if (Files.isDirectory(tasks)) {
-      for (Path task : list(tasks)) {
-        Path address = task.resolve("address");
-        try {
-          if (Files.isRegularFile(address)) {
-            String uri = Files.readString(address, StandardCharsets.UTF_8).strip();
-            Path socket = Path.of(uri.startsWith("unix://") ? uri.substring(7) : uri);
-            if (socket.startsWith("/run/containerd/s")) {
-              Files.deleteIfExists(socket);
-            }
+    for (Path task : list(tasks)) {
+      ids.add(task.getFileName().toString());
+      Path address = task.resolve("address");
+      try {
+        if (Files.isRegularFile(address)) {
+          String uri = Files.readString(address, StandardCharsets.UTF_8).strip();
+          Path socket = Path.of(uri.startsWith("unix://") ? uri.substring(7) : uri);
+          if (socket.startsWith("/run/containerd/s")) {
+            Files.deleteIfExists(socket);
           }
-        } catch (IOException e) {
-          LOG.warn("cannot remove shim socket of {}: {}", task, e.toString());
         }
+      } catch (IOException e) {
+        LOG.warn("cannot remove shim socket of {}: {}", task, e.toString());
       }
     }
-    try (Stream<Path> results = Files.isDirectory(CNI_RESULTS) ? Files.list(CNI_RESULTS)
-        : Stream.empty()) {
-      for (Path r : (Iterable<Path>) results::iterator) {
-        if (r.getFileName().toString().startsWith(networkName() + "-")) {
+    // CNI results cache entries are named NETWORK-SANDBOXID-IFNAME (also "cni-loopback-...").
+    for (Path r : list(CNI_RESULTS)) {
+      String name = r.getFileName().toString();
+      if (name.startsWith(networkName() + "-")
+          || ids.stream().anyMatch(id -> name.contains("-" + id + "-"))) {
+        try {
           Files.deleteIfExists(r);
+        } catch (IOException e) {
+          LOG.warn("cannot remove {}: {}", r, e.toString());
         }
       }
-    } catch (IOException e) {
-      LOG.warn("cannot clean {}: {}", CNI_RESULTS, e.toString());
     }
     if (Files.exists(Path.of("/sys/class/net", bridgeName()))) {
       Commands.exec(Duration.ofSeconds(10), null, Map.of(),
@@ -407,6 +426,9 @@ public final class LocalContainerd implements AutoCloseable {
   }
 
   private static List<Path> list(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
     try (Stream<Path> s = Files.list(dir)) {
       return s.toList();
     } catch (IOException e) {

@@ -2,6 +2,7 @@ package io.cri4j.testing.real;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerFilter;
 import io.cri4j.cri.v1.ContainerMetadata;
@@ -34,7 +35,7 @@ import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.testing.real.internal.Await;
-import io.cri4j.testing.real.internal.UnixChannels;
+import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,7 +57,7 @@ class ContainerdCriIT {
   @RegisterExtension
   static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
-  private static UnixChannels channel;
+  private static ManagedChannel channel;
   private static RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime;
   private static ImageServiceGrpc.ImageServiceBlockingStub images;
 
@@ -65,15 +66,15 @@ class ContainerdCriIT {
 
   @BeforeAll
   static void connect() {
-    channel = new UnixChannels(CONTAINERD.socketPath());
-    runtime = RuntimeServiceGrpc.newBlockingStub(channel.channel());
-    images = ImageServiceGrpc.newBlockingStub(channel.channel());
+    channel = CriChannels.newChannel(CONTAINERD.endpoint());
+    runtime = RuntimeServiceGrpc.newBlockingStub(channel);
+    images = ImageServiceGrpc.newBlockingStub(channel);
   }
 
   @AfterAll
   static void disconnect() {
     if (channel != null) {
-      channel.close();
+      channel.shutdownNow();
     }
   }
 
@@ -89,7 +90,7 @@ class ContainerdCriIT {
   @Test
   void versionAnswersOnV1alpha2() {
     io.cri4j.cri.v1alpha2.VersionResponse v =
-        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel.channel())
+        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel)
             .withDeadlineAfter(5, TimeUnit.SECONDS)
             .version(io.cri4j.cri.v1alpha2.VersionRequest.newBuilder().setVersion("v1alpha2")
                 .build());
