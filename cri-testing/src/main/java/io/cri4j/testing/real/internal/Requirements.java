@@ -49,7 +49,12 @@ public final class Requirements {
 
   /** Skips the calling test with {@code reason}, or fails it when running in CI. */
   public static void unavailable(String reason) {
-    if (isCi()) {
+    unavailable(reason, isCi());
+  }
+
+  /** Skips the calling test with {@code reason}, or fails it when {@code ci}. */
+  public static void unavailable(String reason, boolean ci) {
+    if (ci) {
       throw new IllegalStateException("CI=true and a real-runtime test cannot run: " + reason);
     }
     Assumptions.abort(reason);
