@@ -39,160 +39,160 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * root is missing, fails them instead when {@code CI=true}.
  */
 public final class ContainerdExtension implements BeforeAllCallback, AfterAllCallback,
-    BeforeEachCallback, AfterEachCallback, ParameterResolver {
+        BeforeEachCallback, AfterEachCallback, ParameterResolver {
 
-  /** Configures a {@link ContainerdExtension}. */
-  public static final class Builder {
-    private RegistryExtension registry;
-    private String snapshotter = "overlayfs";
-    private Duration startTimeout = Duration.ofSeconds(30);
+    /** Configures a {@link ContainerdExtension}. */
+    public static final class Builder {
+        private RegistryExtension registry;
+        private String snapshotter = "overlayfs";
+        private Duration startTimeout = Duration.ofSeconds(30);
 
-    private Builder() {}
+        private Builder() {}
 
-    /** Use the registry of this extension (started first if it is not yet running). */
-    public Builder registry(RegistryExtension registry) {
-      this.registry = registry;
-      return this;
-    }
-
-    /** See {@link LocalContainerd.Builder#snapshotter(String)}. */
-    public Builder snapshotter(String snapshotter) {
-      LocalContainerd.builder().snapshotter(snapshotter); // validates
-      this.snapshotter = snapshotter;
-      return this;
-    }
-
-    /** See {@link LocalContainerd.Builder#startTimeout(Duration)}. */
-    public Builder startTimeout(Duration timeout) {
-      LocalContainerd.builder().startTimeout(timeout); // validates
-      this.startTimeout = timeout;
-      return this;
-    }
-
-    /** The extension. */
-    public ContainerdExtension build() {
-      return new ContainerdExtension(this);
-    }
-  }
-
-  private final RegistryExtension registryExtension;
-  private final String snapshotter;
-  private final Duration startTimeout;
-  private LocalContainerd containerd;
-  private String startedBy;
-
-  /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
-  public ContainerdExtension() {
-    this(new Builder());
-  }
-
-  private ContainerdExtension(Builder b) {
-    this.registryExtension = b.registry;
-    this.snapshotter = b.snapshotter;
-    this.startTimeout = b.startTimeout;
-  }
-
-  /** A new builder. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** The running containerd; fails outside the tests it serves. */
-  public synchronized LocalContainerd containerd() {
-    if (containerd == null) {
-      throw new IllegalStateException("containerd runs only while the tests of the class that"
-          + " registered this ContainerdExtension run");
-    }
-    return containerd;
-  }
-
-  /** The CRI endpoint: containerd's gRPC socket as {@code unix:///...}. */
-  public CriEndpoint endpoint() {
-    return containerd().endpoint();
-  }
-
-  /** containerd's gRPC socket. */
-  public Path socketPath() {
-    return containerd().socketPath();
-  }
-
-  /** {@value LocalContainerd#NAMESPACE}, the containerd namespace CRI objects live in. */
-  public String namespace() {
-    return LocalContainerd.NAMESPACE;
-  }
-
-  /** The registry containerd pulls from over plain HTTP. */
-  public LocalRegistry registry() {
-    return containerd().registry();
-  }
-
-  @Override
-  public void beforeAll(ExtensionContext context) {
-    startFor(context.getUniqueId());
-  }
-
-  @Override
-  public void beforeEach(ExtensionContext context) {
-    startFor(context.getUniqueId());
-  }
-
-  @Override
-  public void afterEach(ExtensionContext context) {
-    closeIfStartedBy(context.getUniqueId());
-  }
-
-  @Override
-  public void afterAll(ExtensionContext context) {
-    closeIfStartedBy(context.getUniqueId());
-  }
-
-  @Override
-  public boolean supportsParameter(ParameterContext parameterContext,
-      ExtensionContext extensionContext) {
-    return parameterContext.getParameter().getType() == LocalContainerd.class;
-  }
-
-  @Override
-  public Object resolveParameter(ParameterContext parameterContext,
-      ExtensionContext extensionContext) {
-    return containerd();
-  }
-
-  private synchronized void startFor(String owner) {
-    if (containerd != null) {
-      return;
-    }
-    LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
-        .startTimeout(startTimeout);
-    if (registryExtension != null) {
-      LocalRegistry registry = registryExtension.startFor(owner);
-      if (!registry.isRunning()) {
-        registry.start();
-      }
-      b.registry(registry);
-    }
-    try {
-      containerd = b.start();
-      startedBy = owner;
-    } catch (RuntimeException | Error e) {
-      if (registryExtension != null) {
-        registryExtension.closeIfStartedBy(owner);
-      }
-      throw e;
-    }
-  }
-
-  private synchronized void closeIfStartedBy(String owner) {
-    if (containerd != null && owner.equals(startedBy)) {
-      try {
-        containerd.close();
-      } finally {
-        containerd = null;
-        startedBy = null;
-        if (registryExtension != null) {
-          registryExtension.closeIfStartedBy(owner);
+        /** Use the registry of this extension (started first if it is not yet running). */
+        public Builder registry(RegistryExtension registry) {
+            this.registry = registry;
+            return this;
         }
-      }
+
+        /** See {@link LocalContainerd.Builder#snapshotter(String)}. */
+        public Builder snapshotter(String snapshotter) {
+            LocalContainerd.builder().snapshotter(snapshotter); // validates
+            this.snapshotter = snapshotter;
+            return this;
+        }
+
+        /** See {@link LocalContainerd.Builder#startTimeout(Duration)}. */
+        public Builder startTimeout(Duration timeout) {
+            LocalContainerd.builder().startTimeout(timeout); // validates
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        /** The extension. */
+        public ContainerdExtension build() {
+            return new ContainerdExtension(this);
+        }
     }
-  }
+
+    private final RegistryExtension registryExtension;
+    private final String snapshotter;
+    private final Duration startTimeout;
+    private LocalContainerd containerd;
+    private String startedBy;
+
+    /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
+    public ContainerdExtension() {
+        this(new Builder());
+    }
+
+    private ContainerdExtension(Builder b) {
+        this.registryExtension = b.registry;
+        this.snapshotter = b.snapshotter;
+        this.startTimeout = b.startTimeout;
+    }
+
+    /** A new builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The running containerd; fails outside the tests it serves. */
+    public synchronized LocalContainerd containerd() {
+        if (containerd == null) {
+            throw new IllegalStateException("containerd runs only while the tests of the class that"
+                    + " registered this ContainerdExtension run");
+        }
+        return containerd;
+    }
+
+    /** The CRI endpoint: containerd's gRPC socket as {@code unix:///...}. */
+    public CriEndpoint endpoint() {
+        return containerd().endpoint();
+    }
+
+    /** containerd's gRPC socket. */
+    public Path socketPath() {
+        return containerd().socketPath();
+    }
+
+    /** {@value LocalContainerd#NAMESPACE}, the containerd namespace CRI objects live in. */
+    public String namespace() {
+        return LocalContainerd.NAMESPACE;
+    }
+
+    /** The registry containerd pulls from over plain HTTP. */
+    public LocalRegistry registry() {
+        return containerd().registry();
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        startFor(context.getUniqueId());
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        startFor(context.getUniqueId());
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        closeIfStartedBy(context.getUniqueId());
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        closeIfStartedBy(context.getUniqueId());
+    }
+
+    @Override
+    public boolean supportsParameter(ParameterContext parameterContext,
+            ExtensionContext extensionContext) {
+        return parameterContext.getParameter().getType() == LocalContainerd.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameterContext,
+            ExtensionContext extensionContext) {
+        return containerd();
+    }
+
+    private synchronized void startFor(String owner) {
+        if (containerd != null) {
+            return;
+        }
+        LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
+                .startTimeout(startTimeout);
+        if (registryExtension != null) {
+            LocalRegistry registry = registryExtension.startFor(owner);
+            if (!registry.isRunning()) {
+                registry.start();
+            }
+            b.registry(registry);
+        }
+        try {
+            containerd = b.start();
+            startedBy = owner;
+        } catch (RuntimeException | Error e) {
+            if (registryExtension != null) {
+                registryExtension.closeIfStartedBy(owner);
+            }
+            throw e;
+        }
+    }
+
+    private synchronized void closeIfStartedBy(String owner) {
+        if (containerd != null && owner.equals(startedBy)) {
+            try {
+                containerd.close();
+            } finally {
+                containerd = null;
+                startedBy = null;
+                if (registryExtension != null) {
+                    registryExtension.closeIfStartedBy(owner);
+                }
+            }
+        }
+    }
 }

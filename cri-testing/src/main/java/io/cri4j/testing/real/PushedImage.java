@@ -21,51 +21,51 @@ import java.util.Objects;
  *     platform for a single manifest
  */
 public record PushedImage(
-    String reference,
-    String repository,
-    String tag,
-    Blob manifest,
-    Blob platformManifest,
-    Blob config,
-    List<Blob> layers,
-    List<String> platforms) {
+        String reference,
+        String repository,
+        String tag,
+        Blob manifest,
+        Blob platformManifest,
+        Blob config,
+        List<Blob> layers,
+        List<String> platforms) {
 
-  /**
-   * A content-addressed blob or manifest.
-   *
-   * @param mediaType its media type
-   * @param digest {@code sha256:<hex>}
-   * @param size its size in bytes
-   */
-  public record Blob(String mediaType, String digest, long size) {
-    /** Validates the fields. */
-    public Blob {
-      Objects.requireNonNull(mediaType, "mediaType");
-      Objects.requireNonNull(digest, "digest");
-      if (size < 0) {
-        throw new IllegalArgumentException("negative size " + size + " for " + digest);
-      }
+    /**
+     * A content-addressed blob or manifest.
+     *
+     * @param mediaType its media type
+     * @param digest {@code sha256:<hex>}
+     * @param size its size in bytes
+     */
+    public record Blob(String mediaType, String digest, long size) {
+        /** Validates the fields. */
+        public Blob {
+            Objects.requireNonNull(mediaType, "mediaType");
+            Objects.requireNonNull(digest, "digest");
+            if (size < 0) {
+                throw new IllegalArgumentException("negative size " + size + " for " + digest);
+            }
+        }
     }
-  }
 
-  /** Validates and copies the fields. */
-  public PushedImage {
-    Objects.requireNonNull(reference, "reference");
-    Objects.requireNonNull(manifest, "manifest");
-    Objects.requireNonNull(platformManifest, "platformManifest");
-    Objects.requireNonNull(config, "config");
-    layers = List.copyOf(layers);
-    platforms = List.copyOf(platforms);
-  }
+    /** Validates and copies the fields. */
+    public PushedImage {
+        Objects.requireNonNull(reference, "reference");
+        Objects.requireNonNull(manifest, "manifest");
+        Objects.requireNonNull(platformManifest, "platformManifest");
+        Objects.requireNonNull(config, "config");
+        layers = List.copyOf(layers);
+        platforms = List.copyOf(platforms);
+    }
 
-  /** Sum of the (compressed) layer sizes: the bytes a pull of all layers transfers. */
-  public long layersSize() {
-    return layers.stream().mapToLong(Blob::size).sum();
-  }
+    /** Sum of the (compressed) layer sizes: the bytes a pull of all layers transfers. */
+    public long layersSize() {
+        return layers.stream().mapToLong(Blob::size).sum();
+    }
 
-  /** The reference pinned to the manifest digest: {@code 127.0.0.1:PORT/repository@sha256:...}. */
-  public String digestReference() {
-    int slash = reference.indexOf('/');
-    return reference.substring(0, slash) + "/" + repository + "@" + manifest.digest();
-  }
+    /** The reference pinned to the manifest digest: {@code 127.0.0.1:PORT/repository@sha256:...}. */
+    public String digestReference() {
+        int slash = reference.indexOf('/');
+        return reference.substring(0, slash) + "/" + repository + "@" + manifest.digest();
+    }
 }

@@ -25,123 +25,123 @@ import java.util.Objects;
  */
 public final class TestImage {
 
-  /** How the image is stored in the registry. */
-  public enum Format {
-    /** An OCI image manifest ({@code application/vnd.oci.image.manifest.v1+json}). */
-    OCI,
-    /** A Docker image manifest, schema 2 ({@code application/vnd.docker.distribution.manifest.v2+json}). */
-    DOCKER_V2S2,
-    /** An OCI image index ({@code application/vnd.oci.image.index.v1+json}) over several platforms. */
-    OCI_INDEX
-  }
-
-  /** What the image contains. */
-  public enum Content {
-    /** Static busybox with its applet links under {@code /bin}. */
-    BUSYBOX,
-    /** The static pause program at {@code /pause}. */
-    PAUSE,
-    /** Busybox plus a layer with {@code /random.bin} of random bytes. */
-    BUSYBOX_WITH_RANDOM_LAYER
-  }
-
-  /** Size of the random layer of {@link #large()}: 64 MiB. */
-  public static final long DEFAULT_LARGE_BYTES = 64L * 1024 * 1024;
-
-  private final String repository;
-  private final String tag;
-  private final Format format;
-  private final Content content;
-  private final long randomBytes;
-
-  private TestImage(String repository, String tag, Format format, Content content,
-      long randomBytes) {
-    this.repository = repository;
-    this.tag = tag;
-    this.format = format;
-    this.content = content;
-    this.randomBytes = randomBytes;
-  }
-
-  /** Busybox as an OCI image: {@code cri4j/busybox:1.0}. */
-  public static TestImage busybox() {
-    return new TestImage("cri4j/busybox", "1.0", Format.OCI, Content.BUSYBOX, 0);
-  }
-
-  /** Busybox as a Docker schema 2 image: {@code cri4j/busybox-docker:1.0}. */
-  public static TestImage busyboxDocker() {
-    return new TestImage("cri4j/busybox-docker", "1.0", Format.DOCKER_V2S2, Content.BUSYBOX, 0);
-  }
-
-  /** Busybox behind an OCI image index with two platforms: {@code cri4j/busybox-multi:1.0}. */
-  public static TestImage busyboxMultiPlatform() {
-    return new TestImage("cri4j/busybox-multi", "1.0", Format.OCI_INDEX, Content.BUSYBOX, 0);
-  }
-
-  /** The pause image: {@code cri4j/pause:1.0}. */
-  public static TestImage pause() {
-    return new TestImage("cri4j/pause", "1.0", Format.OCI, Content.PAUSE, 0);
-  }
-
-  /** Busybox plus a {@link #DEFAULT_LARGE_BYTES} random layer: {@code cri4j/large:67108864}. */
-  public static TestImage large() {
-    return large(DEFAULT_LARGE_BYTES);
-  }
-
-  /** Busybox plus a layer with {@code randomBytes} random bytes: {@code cri4j/large:<bytes>}. */
-  public static TestImage large(long randomBytes) {
-    if (randomBytes < 1 || randomBytes > (4L << 30)) {
-      throw new IllegalArgumentException(
-          "random layer size must be between 1 byte and 4 GiB, got " + randomBytes);
+    /** How the image is stored in the registry. */
+    public enum Format {
+        /** An OCI image manifest ({@code application/vnd.oci.image.manifest.v1+json}). */
+        OCI,
+        /** A Docker image manifest, schema 2 ({@code application/vnd.docker.distribution.manifest.v2+json}). */
+        DOCKER_V2S2,
+        /** An OCI image index ({@code application/vnd.oci.image.index.v1+json}) over several platforms. */
+        OCI_INDEX
     }
-    return new TestImage("cri4j/large", Long.toString(randomBytes), Format.OCI,
-        Content.BUSYBOX_WITH_RANDOM_LAYER, randomBytes);
-  }
 
-  /** Repository path inside the registry, e.g. {@code cri4j/busybox}. */
-  public String repository() {
-    return repository;
-  }
+    /** What the image contains. */
+    public enum Content {
+        /** Static busybox with its applet links under {@code /bin}. */
+        BUSYBOX,
+        /** The static pause program at {@code /pause}. */
+        PAUSE,
+        /** Busybox plus a layer with {@code /random.bin} of random bytes. */
+        BUSYBOX_WITH_RANDOM_LAYER
+    }
 
-  /** The tag, e.g. {@code 1.0}. */
-  public String tag() {
-    return tag;
-  }
+    /** Size of the random layer of {@link #large()}: 64 MiB. */
+    public static final long DEFAULT_LARGE_BYTES = 64L * 1024 * 1024;
 
-  /** The manifest format in the registry. */
-  public Format format() {
-    return format;
-  }
+    private final String repository;
+    private final String tag;
+    private final Format format;
+    private final Content content;
+    private final long randomBytes;
 
-  /** What the image holds. */
-  public Content content() {
-    return content;
-  }
+    private TestImage(String repository, String tag, Format format, Content content,
+            long randomBytes) {
+        this.repository = repository;
+        this.tag = tag;
+        this.format = format;
+        this.content = content;
+        this.randomBytes = randomBytes;
+    }
 
-  /** Size of the random file for {@link Content#BUSYBOX_WITH_RANDOM_LAYER}, else 0. */
-  public long randomBytes() {
-    return randomBytes;
-  }
+    /** Busybox as an OCI image: {@code cri4j/busybox:1.0}. */
+    public static TestImage busybox() {
+        return new TestImage("cri4j/busybox", "1.0", Format.OCI, Content.BUSYBOX, 0);
+    }
 
-  /** The reference of this image in the registry at {@code hostPort}: {@code hostPort/repo:tag}. */
-  public String referenceIn(String hostPort) {
-    return hostPort + "/" + repository + ":" + tag;
-  }
+    /** Busybox as a Docker schema 2 image: {@code cri4j/busybox-docker:1.0}. */
+    public static TestImage busyboxDocker() {
+        return new TestImage("cri4j/busybox-docker", "1.0", Format.DOCKER_V2S2, Content.BUSYBOX, 0);
+    }
 
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof TestImage other && repository.equals(other.repository)
-        && tag.equals(other.tag) && format == other.format && content == other.content
-        && randomBytes == other.randomBytes;
-  }
+    /** Busybox behind an OCI image index with two platforms: {@code cri4j/busybox-multi:1.0}. */
+    public static TestImage busyboxMultiPlatform() {
+        return new TestImage("cri4j/busybox-multi", "1.0", Format.OCI_INDEX, Content.BUSYBOX, 0);
+    }
 
-  @Override
-  public int hashCode() {
-    return Objects.hash(repository, tag, format, content, randomBytes);
-  }
+    /** The pause image: {@code cri4j/pause:1.0}. */
+    public static TestImage pause() {
+        return new TestImage("cri4j/pause", "1.0", Format.OCI, Content.PAUSE, 0);
+    }
 
-  @Override
-  public String toString() {
-    return repository + ":" + tag + " (" + format + ")";
-  }
+    /** Busybox plus a {@link #DEFAULT_LARGE_BYTES} random layer: {@code cri4j/large:67108864}. */
+    public static TestImage large() {
+        return large(DEFAULT_LARGE_BYTES);
+    }
+
+    /** Busybox plus a layer with {@code randomBytes} random bytes: {@code cri4j/large:<bytes>}. */
+    public static TestImage large(long randomBytes) {
+        if (randomBytes < 1 || randomBytes > (4L << 30)) {
+            throw new IllegalArgumentException(
+                    "random layer size must be between 1 byte and 4 GiB, got " + randomBytes);
+        }
+        return new TestImage("cri4j/large", Long.toString(randomBytes), Format.OCI,
+                Content.BUSYBOX_WITH_RANDOM_LAYER, randomBytes);
+    }
+
+    /** Repository path inside the registry, e.g. {@code cri4j/busybox}. */
+    public String repository() {
+        return repository;
+    }
+
+    /** The tag, e.g. {@code 1.0}. */
+    public String tag() {
+        return tag;
+    }
+
+    /** The manifest format in the registry. */
+    public Format format() {
+        return format;
+    }
+
+    /** What the image holds. */
+    public Content content() {
+        return content;
+    }
+
+    /** Size of the random file for {@link Content#BUSYBOX_WITH_RANDOM_LAYER}, else 0. */
+    public long randomBytes() {
+        return randomBytes;
+    }
+
+    /** The reference of this image in the registry at {@code hostPort}: {@code hostPort/repo:tag}. */
+    public String referenceIn(String hostPort) {
+        return hostPort + "/" + repository + ":" + tag;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TestImage other && repository.equals(other.repository)
+                && tag.equals(other.tag) && format == other.format && content == other.content
+                && randomBytes == other.randomBytes;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(repository, tag, format, content, randomBytes);
+    }
+
+    @Override
+    public String toString() {
+        return repository + ":" + tag + " (" + format + ")";
+    }
 }

@@ -15,34 +15,34 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(ContainerdExtension.class)
 class ContainerdExtendWithIT {
 
-  private static Path seen;
+    private static Path seen;
 
-  @Test
-  void injectedContainerdAnswersCri(LocalContainerd containerd) {
-    assertThat(containerd.endpoint().isUnix()).isTrue();
-    assertThat(containerd.endpoint().path()).isEqualTo(containerd.socketPath());
-    assertThat(containerd.namespace()).isEqualTo("k8s.io");
-    ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
-    try {
-      assertThat(RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-          .version(VersionRequest.newBuilder().setVersion("v1").build()).getRuntimeName())
-          .isEqualTo("containerd");
-    } finally {
-      channel.shutdownNow();
+    @Test
+    void injectedContainerdAnswersCri(LocalContainerd containerd) {
+        assertThat(containerd.endpoint().isUnix()).isTrue();
+        assertThat(containerd.endpoint().path()).isEqualTo(containerd.socketPath());
+        assertThat(containerd.namespace()).isEqualTo("k8s.io");
+        ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
+        try {
+            assertThat(RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .version(VersionRequest.newBuilder().setVersion("v1").build()).getRuntimeName())
+                    .isEqualTo("containerd");
+        } finally {
+            channel.shutdownNow();
+        }
+        sameInstanceForTheWholeClass(containerd);
     }
-    sameInstanceForTheWholeClass(containerd);
-  }
 
-  @Test
-  void secondTestGetsTheSameContainerd(LocalContainerd containerd) {
-    assertThat(containerd.socketPath()).exists();
-    sameInstanceForTheWholeClass(containerd);
-  }
-
-  private static synchronized void sameInstanceForTheWholeClass(LocalContainerd containerd) {
-    if (seen == null) {
-      seen = containerd.socketPath();
+    @Test
+    void secondTestGetsTheSameContainerd(LocalContainerd containerd) {
+        assertThat(containerd.socketPath()).exists();
+        sameInstanceForTheWholeClass(containerd);
     }
-    assertThat(containerd.socketPath()).isEqualTo(seen);
-  }
+
+    private static synchronized void sameInstanceForTheWholeClass(LocalContainerd containerd) {
+        if (seen == null) {
+            seen = containerd.socketPath();
+        }
+        assertThat(containerd.socketPath()).isEqualTo(seen);
+    }
 }

@@ -20,125 +20,125 @@ import org.slf4j.LoggerFactory;
 /** Temporary directories that may hold mounts (overlay rootfs, netns and shm bind mounts). */
 public final class TempDirs {
 
-  private static final Logger LOG = LoggerFactory.getLogger(TempDirs.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TempDirs.class);
 
-  private TempDirs() {}
+    private TempDirs() {}
 
-  /**
-   * Creates a fresh directory under the system temp dir. Kept short: containerd's socket lives
-   * in it and unix socket paths are limited to 107 bytes.
-   */
-  public static Path create(String prefix) {
-    try {
-      return Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), prefix)
-          .toRealPath();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a temp dir", e);
-    }
-  }
-
-  /** Mount points at or below {@code dir}, deepest first, from /proc/self/mountinfo. */
-  public static List<Path> mountsUnder(Path dir) {
-    List<Path> mounts = new ArrayList<>();
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
-        String[] fields = line.split(" ");
-        if (fields.length < 5) {
-          continue;
+    /**
+     * Creates a fresh directory under the system temp dir. Kept short: containerd's socket lives
+     * in it and unix socket paths are limited to 107 bytes.
+     */
+    public static Path create(String prefix) {
+        try {
+            return Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), prefix)
+                    .toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temp dir", e);
         }
-        Path mountPoint = Path.of(unescape(fields[4]));
-        if (mountPoint.startsWith(dir) && !mounts.contains(mountPoint)) {
-          mounts.add(mountPoint);
-        }
-      }
-    } catch (IOException e) {
-      LOG.warn("cannot read /proc/self/mountinfo: {}", e.toString());
     }
-    mounts.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    return mounts;
-  }
 
-  /** Unmounts everything mounted at or below {@code dir} (lazily when busy). */
-  public static void unmountAllUnder(Path dir) {
-    for (int round = 0; round < 3; round++) {
-      List<Path> mounts = mountsUnder(dir);
-      if (mounts.isEmpty()) {
-        return;
-      }
-      for (Path mount : mounts) {
-        Commands.Result r = Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
-            List.of("umount", mount.toString()));
-        if (!r.ok()) {
-          Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
-              List.of("umount", "-l", mount.toString()));
+    /** Mount points at or below {@code dir}, deepest first, from /proc/self/mountinfo. */
+    public static List<Path> mountsUnder(Path dir) {
+        List<Path> mounts = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+                String[] fields = line.split(" ");
+                if (fields.length < 5) {
+                    continue;
+                }
+                Path mountPoint = Path.of(unescape(fields[4]));
+                if (mountPoint.startsWith(dir) && !mounts.contains(mountPoint)) {
+                    mounts.add(mountPoint);
+                }
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot read /proc/self/mountinfo: {}", e.toString());
         }
-      }
+        mounts.sort(Comparator.comparingInt(Path::getNameCount).reversed());
+        return mounts;
     }
-  }
 
-  /**
-   * Unmounts what is mounted below {@code dir}, then deletes it without following symlinks or
-   * descending into a mount that could not be removed.
-   */
-  public static void deleteRecursively(Path dir) {
-    if (dir == null || !Files.exists(dir)) {
-      return;
-    }
-    unmountAllUnder(dir);
-    Set<Path> remaining = Set.copyOf(mountsUnder(dir));
-    if (!remaining.isEmpty()) {
-      LOG.warn("mounts remain under {} and are left in place: {}", dir, remaining);
-    }
-    try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
-          return remaining.contains(d) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+    /** Unmounts everything mounted at or below {@code dir} (lazily when busy). */
+    public static void unmountAllUnder(Path dir) {
+        for (int round = 0; round < 3; round++) {
+            List<Path> mounts = mountsUnder(dir);
+            if (mounts.isEmpty()) {
+                return;
+            }
+            for (Path mount : mounts) {
+                Commands.Result r = Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
+                        List.of("umount", mount.toString()));
+                if (!r.ok()) {
+                    Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
+                            List.of("umount", "-l", mount.toString()));
+                }
+            }
         }
-
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          Files.deleteIfExists(file);
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) {
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult postVisitDirectory(Path d, IOException exc) {
-          try {
-            Files.deleteIfExists(d);
-          } catch (DirectoryNotEmptyException | NoSuchFileException e) {
-            // something we had to leave (a mount) is inside
-          } catch (IOException e) {
-            LOG.warn("cannot delete {}: {}", d, e.toString());
-          }
-          return FileVisitResult.CONTINUE;
-        }
-      });
-    } catch (IOException e) {
-      LOG.warn("cannot delete {}: {}", dir, e.toString());
     }
-  }
 
-  /** mountinfo escapes space, tab, newline and backslash as octal. */
-  private static String unescape(String s) {
-    if (s.indexOf('\\') < 0) {
-      return s;
+    /**
+     * Unmounts what is mounted below {@code dir}, then deletes it without following symlinks or
+     * descending into a mount that could not be removed.
+     */
+    public static void deleteRecursively(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        unmountAllUnder(dir);
+        Set<Path> remaining = Set.copyOf(mountsUnder(dir));
+        if (!remaining.isEmpty()) {
+            LOG.warn("mounts remain under {} and are left in place: {}", dir, remaining);
+        }
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
+                    return remaining.contains(d) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException exc) {
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException exc) {
+                    try {
+                        Files.deleteIfExists(d);
+                    } catch (DirectoryNotEmptyException | NoSuchFileException e) {
+                        // something we had to leave (a mount) is inside
+                    } catch (IOException e) {
+                        LOG.warn("cannot delete {}: {}", d, e.toString());
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            LOG.warn("cannot delete {}: {}", dir, e.toString());
+        }
     }
-    StringBuilder b = new StringBuilder();
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '\\' && i + 3 < s.length()) {
-        b.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
-        i += 3;
-      } else {
-        b.append(c);
-      }
+
+    /** mountinfo escapes space, tab, newline and backslash as octal. */
+    private static String unescape(String s) {
+        if (s.indexOf('\\') < 0) {
+            return s;
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' && i + 3 < s.length()) {
+                b.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
+                i += 3;
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
-    return b.toString();
-  }
 }
