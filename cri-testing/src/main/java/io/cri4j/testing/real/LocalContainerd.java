@@ -18,27 +18,22 @@ import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.testing.real.internal.Await;
 import io.cri4j.testing.real.internal.Commands;
+import io.cri4j.testing.real.internal.ContainerdLeftovers;
 import io.cri4j.testing.real.internal.Daemon;
 import io.cri4j.testing.real.internal.Requirements;
+import io.cri4j.testing.real.internal.StaleHarnessDirs;
 import io.cri4j.testing.real.internal.TempDirs;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,7 +113,6 @@ public final class LocalContainerd implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalContainerd.class);
     private static final Path CNI_BIN_DIR = Path.of("/usr/lib/cni");
-    private static final Path CNI_RESULTS = Path.of("/var/lib/cni/results");
     private static final String CNI_SUBNET = "10.254.254.0/24";
 
     private final Duration startTimeout;
@@ -147,6 +141,7 @@ public final class LocalContainerd implements AutoCloseable {
 
     private void startUp() {
         Requirements.requireRoot("a private containerd");
+        StaleHarnessDirs.reapOnce();
         Path containerdBinary = Requirements.require("containerd", "containerd");
         Requirements.require("containerd-shim-runc-v2", "containerd");
         Requirements.require("runc", "runc");
@@ -165,7 +160,8 @@ public final class LocalContainerd implements AutoCloseable {
         PushedImage pause = registry.push(TestImage.pause());
         sandboxImage = pause.reference();
 
-        dir = TempDirs.create("cri4j-ctrd-");
+        dir = TempDirs.create(StaleHarnessDirs.CONTAINERD_PREFIX);
+        StaleHarnessDirs.markOwned(dir);
         shutdownHook = new Thread(this::close, "cri4j-containerd-cleanup");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         writeConfig();
@@ -263,7 +259,7 @@ public final class LocalContainerd implements AutoCloseable {
                 removeAllPods();
                 closeChannel();
                 daemon.stop(Duration.ofSeconds(10));
-                killLeftovers();
+                ContainerdLeftovers.clean(dir, NAMESPACE, networkName(), bridgeName());
             } else {
                 closeChannel();
             }
@@ -330,109 +326,6 @@ public final class LocalContainerd implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             LOG.warn("cannot list pods of {} for cleanup: {}", this, e.toString());
-        }
-    }
-
-    /** Whatever survived a clean CRI removal: runc containers, shims, shim sockets, CNI state. */
-    private void killLeftovers() {
-        Set<String> ids = new HashSet<>();
-        Path runcRoot = dir.resolve("runc").resolve(NAMESPACE);
-        Path tasks = dir.resolve("state").resolve("io.containerd.runtime.v2.task").resolve(NAMESPACE);
-        for (Path p : list(dir.resolve("root").resolve("io.containerd.grpc.v1.cri").resolve("sandboxes"))) {
-            ids.add(p.getFileName().toString());
-        }
-        List<Path> runcContainers = list(runcRoot);
-        for (Path container : runcContainers) {
-            ids.add(container.getFileName().toString());
-            LOG.warn("runc container {} was left running by containerd; deleting it", container);
-            Commands.exec(Duration.ofSeconds(20), null, Map.of(), List.of("runc", "--root",
-                    runcRoot.toString(), "delete", "--force", container.getFileName().toString()));
-        }
-        if (runcContainers.isEmpty() && !shimPids().isEmpty()) {
-            try {
-                // After a clean removal shims exit on their own right after their last task is deleted.
-                Await.until("containerd shims exiting", Duration.ofSeconds(3), () -> shimPids().isEmpty());
-            } catch (TimeoutException e) {
-                LOG.debug("shims still running after 3 s", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        // Shims whose containerd is gone wait for it forever.
-        for (long pid : shimPids()) {
-            LOG.warn("killing containerd shim {} left behind by {}", pid, this);
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
-        // Shim sockets live in /run/containerd/s; each task dir records its shim's address.
-        for (Path task : list(tasks)) {
-            ids.add(task.getFileName().toString());
-            Path address = task.resolve("address");
-            try {
-                if (Files.isRegularFile(address)) {
-                    String uri = Files.readString(address, StandardCharsets.UTF_8).strip();
-                    Path socket = Path.of(uri.startsWith("unix://") ? uri.substring(7) : uri);
-                    if (socket.startsWith("/run/containerd/s")) {
-                        Files.deleteIfExists(socket);
-                    }
-                }
-            } catch (IOException e) {
-                LOG.warn("cannot remove shim socket of {}: {}", task, e.toString());
-            }
-        }
-        // CNI results cache entries are named NETWORK-SANDBOXID-IFNAME (also "cni-loopback-...").
-        for (Path r : list(CNI_RESULTS)) {
-            String name = r.getFileName().toString();
-            if (name.startsWith(networkName() + "-")
-                    || ids.stream().anyMatch(id -> name.contains("-" + id + "-"))) {
-                try {
-                    Files.deleteIfExists(r);
-                } catch (IOException e) {
-                    LOG.warn("cannot remove {}: {}", r, e.toString());
-                }
-            }
-        }
-        if (Files.exists(Path.of("/sys/class/net", bridgeName()))) {
-            Commands.exec(Duration.ofSeconds(10), null, Map.of(),
-                    List.of("ip", "link", "delete", bridgeName()));
-        }
-    }
-
-    /** Pids of shims started for our socket: their command line has {@code -address SOCKET}. */
-    private List<Long> shimPids() {
-        String socket = socketPath().toString();
-        List<Long> pids = new ArrayList<>();
-        try (DirectoryStream<Path> proc = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
-            for (Path p : proc) {
-                try {
-                    String[] args = new String(Files.readAllBytes(p.resolve("cmdline")),
-                            StandardCharsets.UTF_8).split("\0");
-                    if (args.length == 0 || !args[0].contains("containerd-shim")) {
-                        continue;
-                    }
-                    for (int i = 0; i + 1 < args.length; i++) {
-                        if (args[i].equals("-address") && args[i + 1].equals(socket)) {
-                            pids.add(Long.parseLong(p.getFileName().toString()));
-                            break;
-                        }
-                    }
-                } catch (IOException | NumberFormatException ignored) {
-                    // the process exited meanwhile
-                }
-            }
-        } catch (IOException e) {
-            LOG.warn("cannot scan /proc for shims: {}", e.toString());
-        }
-        return pids;
-    }
-
-    private static List<Path> list(Path dir) {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (Stream<Path> s = Files.list(dir)) {
-            return s.toList();
-        } catch (IOException e) {
-            return List.of();
         }
     }
 

@@ -8,6 +8,7 @@ import io.cri4j.testing.real.internal.Daemon;
 import io.cri4j.testing.real.internal.ImageBuilder;
 import io.cri4j.testing.real.internal.RegistryHttp;
 import io.cri4j.testing.real.internal.Requirements;
+import io.cri4j.testing.real.internal.StaleHarnessDirs;
 import io.cri4j.testing.real.internal.TempDirs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -141,7 +142,9 @@ public final class LocalRegistry implements AutoCloseable {
         if (basicAuth != null) {
             Requirements.require("htpasswd", "apache2-utils");
         }
-        dir = TempDirs.create("cri4j-registry-");
+        StaleHarnessDirs.reapOnce();
+        dir = TempDirs.create(StaleHarnessDirs.REGISTRY_PREFIX);
+        StaleHarnessDirs.markOwned(dir);
         shutdownHook = new Thread(this::close, "cri4j-registry-cleanup");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {

@@ -8,6 +8,7 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.testing.real.internal.Await;
+import io.cri4j.testing.real.internal.StaleHarnessDirs;
 import io.cri4j.testing.real.internal.TempDirs;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
@@ -54,6 +55,33 @@ class LocalContainerdLifecycleIT {
             ProcessHandle daemon = ProcessHandle.of(containerd.pid()).orElseThrow();
             assertThat(daemon.destroyForcibly()).isTrue();
             daemon.onExit().get(10, TimeUnit.SECONDS);
+        } finally {
+            containerd.close();
+        }
+        assertAllGone(containerd, before);
+    }
+
+    @Test
+    void leftoversOfADeadHarnessJvmAreReapedAndLiveOnesAreNot() throws Exception {
+        Leftovers before;
+        LocalContainerd containerd = LocalContainerd.builder().start();
+        try {
+            before = runPodWithOwnNetworkAndKeepIt(containerd);
+            Path tmp = containerd.directory().getParent();
+
+            StaleHarnessDirs.reap(tmp);
+            assertThat(containerd.directory()).as("dir of a live JVM").exists();
+            assertThat(ProcessHandle.of(containerd.pid())).isPresent();
+
+            // pretend the owning JVM died: a finished process's pid and start time
+            Process gone = new ProcessBuilder("true").start();
+            long started = gone.toHandle().info().startInstant().orElseThrow().toEpochMilli();
+            assertThat(gone.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            Files.writeString(containerd.directory().resolve("owner"), gone.pid() + " " + started);
+
+            StaleHarnessDirs.reap(tmp);
+            Await.until("containerd killed", Duration.ofSeconds(5),
+                    () -> isGoneOrZombie(containerd.pid()));
         } finally {
             containerd.close();
         }

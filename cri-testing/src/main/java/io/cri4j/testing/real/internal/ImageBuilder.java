@@ -105,7 +105,8 @@ public final class ImageBuilder {
 
     private Path root() {
         if (root == null) {
-            root = TempDirs.create("cri4j-images-");
+            root = TempDirs.create(StaleHarnessDirs.IMAGES_PREFIX);
+            StaleHarnessDirs.markOwned(root);
             Path dir = root;
             Runtime.getRuntime().addShutdownHook(new Thread(() -> TempDirs.deleteRecursively(dir),
                     "cri4j-images-cleanup"));
