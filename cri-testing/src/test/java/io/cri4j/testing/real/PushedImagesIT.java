@@ -104,6 +104,17 @@ class PushedImagesIT {
     }
 
     @Test
+    void defaultLargeImageCarries64MiBOfRandomBytes() {
+        PushedImage image = CONTAINERD.registry().push(TestImage.large());
+        assertThat(image.layers().get(1).size()).isGreaterThanOrEqualTo(64L << 20);
+        long t0 = System.nanoTime();
+        Image pulled = assertPullable(image);
+        System.out.printf("pulled %s (%d layer bytes) through CRI in %d ms%n", image.reference(),
+                image.layersSize(), (System.nanoTime() - t0) / 1_000_000);
+        assertThat(pulled.getSize()).isGreaterThan(64L << 20);
+    }
+
+    @Test
     void pushIsCachedPerRegistry() {
         PushedImage first = CONTAINERD.registry().push(TestImage.busybox());
         assertThat(CONTAINERD.registry().push(TestImage.busybox())).isSameAs(first);

@@ -98,7 +98,7 @@ public final class ImageBuilder {
                 case BUSYBOX_WITH_RANDOM_LAYER -> buildLarge(image.randomBytes());
             };
             built.put(key, source);
-            LOG.info("built test image {} in {} ms", image, (System.nanoTime() - start) / 1_000_000);
+            LOG.info("test image {} ready (built or reused) in {} ms", image, (System.nanoTime() - start) / 1_000_000);
         }
         return source;
     }

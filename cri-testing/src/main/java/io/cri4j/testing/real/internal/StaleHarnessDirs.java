@@ -48,7 +48,9 @@ public final class StaleHarnessDirs {
     /** Reaps stale harness dirs in the temp dir, once per JVM. */
     public static void reapOnce() {
         if (REAPED.compareAndSet(false, true)) {
-            reap(Path.of(System.getProperty("java.io.tmpdir")));
+            for (Path base : TempDirs.bases()) {
+                reap(base);
+            }
         }
     }
 

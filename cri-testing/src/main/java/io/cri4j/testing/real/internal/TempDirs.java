@@ -22,7 +22,24 @@ public final class TempDirs {
 
     private static final Logger LOG = LoggerFactory.getLogger(TempDirs.class);
 
+    /** Longest temp base dir used; longer ones would push socket paths over 107 bytes. */
+    static final int MAX_BASE_LENGTH = 48;
+
     private TempDirs() {}
+
+    /** The directories {@link #create} may put temp dirs in. */
+    public static List<Path> bases() {
+        List<Path> bases = new ArrayList<>();
+        try {
+            bases.add(Path.of(System.getProperty("java.io.tmpdir")).toRealPath());
+        } catch (IOException e) {
+            // not there: nothing created in it either
+        }
+        if (!bases.contains(Path.of("/tmp"))) {
+            bases.add(Path.of("/tmp"));
+        }
+        return bases;
+    }
 
     /**
      * Creates a fresh directory under the system temp dir. Kept short: containerd's socket lives
@@ -30,8 +47,11 @@ public final class TempDirs {
      */
     public static Path create(String prefix) {
         try {
-            return Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), prefix)
-                    .toRealPath();
+            Path base = Path.of(System.getProperty("java.io.tmpdir")).toRealPath();
+            if (base.toString().length() > MAX_BASE_LENGTH) {
+                base = Path.of("/tmp"); // keep socket paths in the dir below the kernel's limit
+            }
+            return Files.createTempDirectory(base, prefix).toRealPath();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a temp dir", e);
         }
