@@ -9,18 +9,18 @@ import java.io.OutputStream;
  * towards the client).
  */
 public interface PortForwardStream {
-  /** The port in the pod sandbox the client asked for. */
-  int port();
+    /** The port in the pod sandbox the client asked for. */
+    int port();
 
-  /** Bytes sent by the client. */
-  InputStream input();
+    /** Bytes sent by the client. */
+    InputStream input();
 
-  /** Bytes for the client. */
-  OutputStream output();
+    /** Bytes for the client. */
+    OutputStream output();
 
-  /** Whether the client side is gone. */
-  boolean isClosed();
+    /** Whether the client side is gone. */
+    boolean isClosed();
 
-  /** Runs {@code action} once when the client side closes (immediately if already closed). */
-  void onClose(Runnable action);
+    /** Runs {@code action} once when the client side closes (immediately if already closed). */
+    void onClose(Runnable action);
 }

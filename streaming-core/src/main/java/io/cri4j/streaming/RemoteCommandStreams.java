@@ -11,27 +11,27 @@ import java.util.Optional;
  * closes all streams after the runtime call returns; a runtime may close stdout/stderr earlier.
  */
 public interface RemoteCommandStreams {
-  /** The client's stdin, if the request asked for it. */
-  Optional<InputStream> stdin();
+    /** The client's stdin, if the request asked for it. */
+    Optional<InputStream> stdin();
 
-  /** The client's stdout, if the request asked for it. */
-  Optional<OutputStream> stdout();
+    /** The client's stdout, if the request asked for it. */
+    Optional<OutputStream> stdout();
 
-  /** The client's stderr, if the request asked for it (never with a TTY). */
-  Optional<OutputStream> stderr();
+    /** The client's stderr, if the request asked for it (never with a TTY). */
+    Optional<OutputStream> stderr();
 
-  /** Whether the session runs in a TTY. */
-  boolean tty();
+    /** Whether the session runs in a TTY. */
+    boolean tty();
 
-  /** Terminal size events; an already ended queue when there is no TTY or no resize support. */
-  TerminalSizeQueue resizes();
+    /** Terminal size events; an already ended queue when there is no TTY or no resize support. */
+    TerminalSizeQueue resizes();
 
-  /** Whether the client connection is gone (the runtime should then stop the session). */
-  boolean isClosed();
+    /** Whether the client connection is gone (the runtime should then stop the session). */
+    boolean isClosed();
 
-  /**
-   * Runs {@code action} once when the client connection closes (immediately if already closed).
-   * Useful to stop a process whose streams are blocked.
-   */
-  void onClose(Runnable action);
+    /**
+     * Runs {@code action} once when the client connection closes (immediately if already closed).
+     * Useful to stop a process whose streams are blocked.
+     */
+    void onClose(Runnable action);
 }

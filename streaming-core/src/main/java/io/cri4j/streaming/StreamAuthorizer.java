@@ -10,23 +10,23 @@ import java.util.Map;
  */
 @FunctionalInterface
 public interface StreamAuthorizer {
-  /** Returns {@code true} to serve the request. */
-  boolean authorize(Request request);
+    /** Returns {@code true} to serve the request. */
+    boolean authorize(Request request);
 
-  /**
-   * What the authorizer sees.
-   *
-   * @param kind exec, attach or port-forward
-   * @param targetId container id (exec, attach) or pod sandbox id (port-forward)
-   * @param remoteAddress the peer of the HTTP connection
-   * @param headers the request headers, names in lower case
-   */
-  record Request(
-      StreamKind kind, String targetId, SocketAddress remoteAddress,
-      Map<String, List<String>> headers) {
-    /** Copies the header map. */
-    public Request {
-      headers = Map.copyOf(headers);
+    /**
+     * What the authorizer sees.
+     *
+     * @param kind exec, attach or port-forward
+     * @param targetId container id (exec, attach) or pod sandbox id (port-forward)
+     * @param remoteAddress the peer of the HTTP connection
+     * @param headers the request headers, names in lower case
+     */
+    record Request(
+            StreamKind kind, String targetId, SocketAddress remoteAddress,
+            Map<String, List<String>> headers) {
+        /** Copies the header map. */
+        public Request {
+            headers = Map.copyOf(headers);
+        }
     }
-  }
 }

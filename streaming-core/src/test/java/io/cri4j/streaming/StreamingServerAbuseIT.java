@@ -22,251 +22,251 @@ import org.junit.jupiter.api.Test;
 
 /** Bad requests and misbehaving clients get their proper answers; nothing leaks. */
 class StreamingServerAbuseIT {
-  static long fdsBefore;
-  static int threadsBefore;
+    static long fdsBefore;
+    static int threadsBefore;
 
-  @BeforeAll
-  static void baseline() throws Exception {
-    // Warm up: class loading opens jar files once; they are not leaks.
-    try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
-      c.webSocket(exec(s, "exit", "0"), "v5.channel.k8s.io");
-      c.readToEof();
-    }
-    fdsBefore = openFds();
-    threadsBefore = streamingThreads();
-  }
-
-  static long openFds() throws IOException {
-    try (var s = Files.list(Path.of("/proc/self/fd"))) {
-      return s.count();
-    }
-  }
-
-  static String fdList() throws IOException {
-    StringBuilder b = new StringBuilder();
-    try (var s = Files.list(Path.of("/proc/self/fd"))) {
-      s.forEach(p -> {
-        try {
-          b.append(Files.readSymbolicLink(p)).append('\n');
-        } catch (IOException e) {
-          // raced with a close
+    @BeforeAll
+    static void baseline() throws Exception {
+        // Warm up: class loading opens jar files once; they are not leaks.
+        try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
+            c.webSocket(exec(s, "exit", "0"), "v5.channel.k8s.io");
+            c.readToEof();
         }
-      });
+        fdsBefore = openFds();
+        threadsBefore = streamingThreads();
     }
-    return b.toString();
-  }
 
-  static int streamingThreads() {
-    return (int) Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().startsWith("cri4j-streaming")).count();
-  }
-
-  private static StreamingServer server(TestRuntime rt, StreamingServer.Builder... ignored)
-      throws IOException {
-    return StreamingServer.builder(rt).build().start();
-  }
-
-  private static URI exec(StreamingServer s, String... cmd) {
-    return URI.create(s.getExec(ExecRequest.newBuilder().setContainerId("c").addAllCmd(List.of(cmd))
-        .setStdout(true).setStdin(true).build()).getUrl());
-  }
-
-  @Test
-  void unknownUsedAndMismatchedTokensAre404AndBadMethodIs405() throws Exception {
-    try (StreamingServer s = server(new TestRuntime())) {
-      URI base = s.baseUrl();
-      try (RawConn c = new RawConn(base)) {
-        c.request("GET", base.resolve("exec/nosuchtoken"));
-        assertThat(c.status).isEqualTo(404);
-      }
-      URI attach = URI.create(s.getAttach(AttachRequest.newBuilder().setContainerId("c")
-          .setStdin(true).build()).getUrl());
-      URI wrongKind = base.resolve("exec/" + attach.getPath().substring("/attach/".length()));
-      try (RawConn c = new RawConn(base)) {
-        c.request("POST", wrongKind);
-        assertThat(c.status).isEqualTo(404);
-      }
-      try (RawConn c = new RawConn(base)) {
-        c.request("POST", attach); // spent by the wrong-kind attempt, as kubelet's cache does
-        assertThat(c.status).isEqualTo(404);
-      }
-      URI e = exec(s, "cat");
-      try (RawConn c = new RawConn(base)) {
-        c.request("PUT", e);
-        assertThat(c.status).isEqualTo(405);
-      }
-      try (RawConn c = new RawConn(base)) {
-        c.request("GET", base.resolve("other/path"));
-        assertThat(c.status).isEqualTo(404);
-      }
+    static long openFds() throws IOException {
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
     }
-  }
 
-  @Test
-  void protocolNegotiation() throws Exception {
-    try (StreamingServer s = server(new TestRuntime())) {
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
-            "X-Stream-Protocol-Version: v9.channel.k8s.io");
-        assertThat(c.status).isEqualTo(403);
-        assertThat(c.headers.get("x-accepted-stream-protocol-versions")).containsExactly(
-            "v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io",
-            "channel.k8s.io");
-        assertThat(c.body).contains("unable to negotiate protocol");
-      }
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1");
-        assertThat(c.status).isEqualTo(400);
-        assertThat(c.body).contains("X-Stream-Protocol-Version is required");
-      }
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.request("POST", exec(s, "cat"), "X-Stream-Protocol-Version: v4.channel.k8s.io");
-        assertThat(c.status).isEqualTo(400);
-        assertThat(c.body).contains("missing upgrade headers");
-      }
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.webSocket(exec(s, "cat"), "v9.channel.k8s.io");
-        assertThat(c.status).isEqualTo(403);
-      }
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        URI pf = URI.create(s.getPortForward(PortForwardRequest.newBuilder().setPodSandboxId("p")
-            .build()).getUrl());
-        c.webSocket(pf, "v4.channel.k8s.io");
-        assertThat(c.status).isEqualTo(400);
-        assertThat(c.body).contains("query parameter \"port\" is required");
-      }
+    static String fdList() throws IOException {
+        StringBuilder b = new StringBuilder();
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            s.forEach(p -> {
+                try {
+                    b.append(Files.readSymbolicLink(p)).append('\n');
+                } catch (IOException e) {
+                    // raced with a close
+                }
+            });
+        }
+        return b.toString();
     }
-  }
 
-  @Test
-  void v5OverWebSocketCanBeSwitchedOff() throws Exception {
-    try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-        .remoteCommandProtocols(List.of("v4.channel.k8s.io")).build().start();
-        RawConn c = new RawConn(s.baseUrl())) {
-      c.webSocket(exec(s, "cat"), "v5.channel.k8s.io");
-      assertThat(c.status).isEqualTo(403);
+    static int streamingThreads() {
+        return (int) Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("cri4j-streaming")).count();
     }
-  }
 
-  @Test
-  void authorizerCanRefuse() throws Exception {
-    try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-        .authorizer(r -> !r.targetId().equals("c")).build().start();
-        RawConn c = new RawConn(s.baseUrl())) {
-      c.webSocket(exec(s, "cat"), "v4.channel.k8s.io");
-      assertThat(c.status).isEqualTo(403);
-      assertThat(c.body).contains("not authorized");
+    private static StreamingServer server(TestRuntime rt, StreamingServer.Builder... ignored)
+            throws IOException {
+        return StreamingServer.builder(rt).build().start();
     }
-  }
 
-  @Test
-  void webSocketSessionStatusAndVanishingClient() throws Exception {
-    TestRuntime rt = new TestRuntime();
-    try (StreamingServer s = server(rt)) {
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.webSocket(exec(s, "exit", "7"), "v4.channel.k8s.io");
-        assertThat(c.status).isEqualTo(101);
-        assertThat(c.header("sec-websocket-protocol")).isEqualTo("v4.channel.k8s.io");
-        RawConn.Frame hello = c.readFrame();
-        assertThat(hello.payload()).containsExactly(1); // empty message on stdout
-        RawConn.Frame status = c.readFrame();
-        assertThat(status.payload()[0]).isEqualTo((byte) 3);
-        assertThat(new String(status.payload(), 1, status.payload().length - 1,
-            StandardCharsets.UTF_8)).contains("\"NonZeroExitCode\"", "\"message\":\"7\"");
-        assertThat(c.readFrame().opcode()).isEqualTo(8); // close
-      }
-      rt.hangStarted = new CountDownLatch(1);
-      CountDownLatch closed = new CountDownLatch(1);
-      rt.hangClosed = closed;
-      try (RawConn c = new RawConn(s.baseUrl())) {
-        c.webSocket(exec(s, "hang"), "base64.channel.k8s.io");
-        assertThat(c.status).isEqualTo(101);
-        RawConn.Frame hello = c.readFrame();
-        assertThat(hello.opcode()).isEqualTo(1); // text
-        assertThat(new String(hello.payload(), StandardCharsets.US_ASCII)).isEqualTo("1");
-        assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(s.activeSessions()).isEqualTo(1);
-      }
-      assertThat(closed.await(10, TimeUnit.SECONDS)).as("runtime told the client left").isTrue();
+    private static URI exec(StreamingServer s, String... cmd) {
+        return URI.create(s.getExec(ExecRequest.newBuilder().setContainerId("c").addAllCmd(List.of(cmd))
+                .setStdout(true).setStdin(true).build()).getUrl());
     }
-  }
 
-  @Test
-  void concurrentSessionLimitAnswers429() throws Exception {
-    TestRuntime rt = new TestRuntime();
-    try (StreamingServer s = StreamingServer.builder(rt).maxConcurrentSessions(1).build().start();
-        RawConn first = new RawConn(s.baseUrl())) {
-      first.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
-      assertThat(first.status).isEqualTo(101);
-      assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
-      try (RawConn second = new RawConn(s.baseUrl())) {
-        second.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
-            "X-Stream-Protocol-Version: v4.channel.k8s.io");
-        assertThat(second.status).isEqualTo(429);
-        assertThat(second.header("retry-after")).isEqualTo("60");
-      }
-    }
-  }
-
-  @Test
-  void streamCreationTimeoutSendsGoAwayAndCloses() throws Exception {
-    try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-        .streamCreationTimeout(Duration.ofMillis(300)).build().start();
-        RawConn c = new RawConn(s.baseUrl())) {
-      c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
-          "X-Stream-Protocol-Version: v4.channel.k8s.io");
-      assertThat(c.status).isEqualTo(101);
-      assertThat(c.header("x-stream-protocol-version")).isEqualTo("v4.channel.k8s.io");
-      byte[] rest = c.readToEof();
-      // GOAWAY: control bit, version 3, type 7, length 8, last stream 0, status 0 (OK)
-      assertThat(rest).startsWith(0x80, 0x03, 0x00, 0x07, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0);
-    }
-  }
-
-  @Test
-  void garbageFramesGetProtocolErrorGoAway() throws Exception {
-    try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
-      c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
-          "X-Stream-Protocol-Version: v4.channel.k8s.io");
-      assertThat(c.status).isEqualTo(101);
-      // A control frame with version 2 is invalid for a SPDY/3.1 session.
-      c.out.write(new byte[] {(byte) 0x80, 0x02, 0x00, 0x01, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0,
-          0, 0, 0});
-      c.out.flush();
-      byte[] rest = c.readToEof();
-      assertThat(rest).startsWith(0x80, 0x03, 0x00, 0x07, 0, 0, 0, 8);
-      assertThat(rest[15]).isEqualTo((byte) 1); // PROTOCOL_ERROR
-    }
-  }
-
-  @Test
-  void idleTimeoutClosesTheConnectionAndStopsTheRuntime() throws Exception {
-    TestRuntime rt = new TestRuntime();
-    try (StreamingServer s = StreamingServer.builder(rt).idleTimeout(Duration.ofMillis(400))
-        .build().start(); RawConn c = new RawConn(s.baseUrl())) {
-      c.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
-      assertThat(c.status).isEqualTo(101);
-      assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
-      c.readToEof(); // the server hangs up
-      assertThat(rt.hangClosed.await(10, TimeUnit.SECONDS)).isTrue();
-    }
-  }
-
-  @AfterAll
-  static void nothingLeaks() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (streamingThreads() > threadsBefore && System.nanoTime() < deadline) {
-      Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.getName().startsWith("cri4j-streaming")).findFirst()
-          .ifPresent(t -> {
-            try {
-              t.join(500);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
+    @Test
+    void unknownUsedAndMismatchedTokensAre404AndBadMethodIs405() throws Exception {
+        try (StreamingServer s = server(new TestRuntime())) {
+            URI base = s.baseUrl();
+            try (RawConn c = new RawConn(base)) {
+                c.request("GET", base.resolve("exec/nosuchtoken"));
+                assertThat(c.status).isEqualTo(404);
             }
-          });
+            URI attach = URI.create(s.getAttach(AttachRequest.newBuilder().setContainerId("c")
+                    .setStdin(true).build()).getUrl());
+            URI wrongKind = base.resolve("exec/" + attach.getPath().substring("/attach/".length()));
+            try (RawConn c = new RawConn(base)) {
+                c.request("POST", wrongKind);
+                assertThat(c.status).isEqualTo(404);
+            }
+            try (RawConn c = new RawConn(base)) {
+                c.request("POST", attach); // spent by the wrong-kind attempt, as kubelet's cache does
+                assertThat(c.status).isEqualTo(404);
+            }
+            URI e = exec(s, "cat");
+            try (RawConn c = new RawConn(base)) {
+                c.request("PUT", e);
+                assertThat(c.status).isEqualTo(405);
+            }
+            try (RawConn c = new RawConn(base)) {
+                c.request("GET", base.resolve("other/path"));
+                assertThat(c.status).isEqualTo(404);
+            }
+        }
     }
-    assertThat(streamingThreads()).isEqualTo(threadsBefore);
-    assertThat(openFds()).as(fdList()).isLessThanOrEqualTo(fdsBefore);
-  }
+
+    @Test
+    void protocolNegotiation() throws Exception {
+        try (StreamingServer s = server(new TestRuntime())) {
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                        "X-Stream-Protocol-Version: v9.channel.k8s.io");
+                assertThat(c.status).isEqualTo(403);
+                assertThat(c.headers.get("x-accepted-stream-protocol-versions")).containsExactly(
+                        "v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io",
+                        "channel.k8s.io");
+                assertThat(c.body).contains("unable to negotiate protocol");
+            }
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1");
+                assertThat(c.status).isEqualTo(400);
+                assertThat(c.body).contains("X-Stream-Protocol-Version is required");
+            }
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.request("POST", exec(s, "cat"), "X-Stream-Protocol-Version: v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(400);
+                assertThat(c.body).contains("missing upgrade headers");
+            }
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.webSocket(exec(s, "cat"), "v9.channel.k8s.io");
+                assertThat(c.status).isEqualTo(403);
+            }
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                URI pf = URI.create(s.getPortForward(PortForwardRequest.newBuilder().setPodSandboxId("p")
+                        .build()).getUrl());
+                c.webSocket(pf, "v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(400);
+                assertThat(c.body).contains("query parameter \"port\" is required");
+            }
+        }
+    }
+
+    @Test
+    void v5OverWebSocketCanBeSwitchedOff() throws Exception {
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .remoteCommandProtocols(List.of("v4.channel.k8s.io")).build().start();
+                RawConn c = new RawConn(s.baseUrl())) {
+            c.webSocket(exec(s, "cat"), "v5.channel.k8s.io");
+            assertThat(c.status).isEqualTo(403);
+        }
+    }
+
+    @Test
+    void authorizerCanRefuse() throws Exception {
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .authorizer(r -> !r.targetId().equals("c")).build().start();
+                RawConn c = new RawConn(s.baseUrl())) {
+            c.webSocket(exec(s, "cat"), "v4.channel.k8s.io");
+            assertThat(c.status).isEqualTo(403);
+            assertThat(c.body).contains("not authorized");
+        }
+    }
+
+    @Test
+    void webSocketSessionStatusAndVanishingClient() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        try (StreamingServer s = server(rt)) {
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.webSocket(exec(s, "exit", "7"), "v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(101);
+                assertThat(c.header("sec-websocket-protocol")).isEqualTo("v4.channel.k8s.io");
+                RawConn.Frame hello = c.readFrame();
+                assertThat(hello.payload()).containsExactly(1); // empty message on stdout
+                RawConn.Frame status = c.readFrame();
+                assertThat(status.payload()[0]).isEqualTo((byte) 3);
+                assertThat(new String(status.payload(), 1, status.payload().length - 1,
+                        StandardCharsets.UTF_8)).contains("\"NonZeroExitCode\"", "\"message\":\"7\"");
+                assertThat(c.readFrame().opcode()).isEqualTo(8); // close
+            }
+            rt.hangStarted = new CountDownLatch(1);
+            CountDownLatch closed = new CountDownLatch(1);
+            rt.hangClosed = closed;
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.webSocket(exec(s, "hang"), "base64.channel.k8s.io");
+                assertThat(c.status).isEqualTo(101);
+                RawConn.Frame hello = c.readFrame();
+                assertThat(hello.opcode()).isEqualTo(1); // text
+                assertThat(new String(hello.payload(), StandardCharsets.US_ASCII)).isEqualTo("1");
+                assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
+                assertThat(s.activeSessions()).isEqualTo(1);
+            }
+            assertThat(closed.await(10, TimeUnit.SECONDS)).as("runtime told the client left").isTrue();
+        }
+    }
+
+    @Test
+    void concurrentSessionLimitAnswers429() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        try (StreamingServer s = StreamingServer.builder(rt).maxConcurrentSessions(1).build().start();
+                RawConn first = new RawConn(s.baseUrl())) {
+            first.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
+            assertThat(first.status).isEqualTo(101);
+            assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
+            try (RawConn second = new RawConn(s.baseUrl())) {
+                second.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                        "X-Stream-Protocol-Version: v4.channel.k8s.io");
+                assertThat(second.status).isEqualTo(429);
+                assertThat(second.header("retry-after")).isEqualTo("60");
+            }
+        }
+    }
+
+    @Test
+    void streamCreationTimeoutSendsGoAwayAndCloses() throws Exception {
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .streamCreationTimeout(Duration.ofMillis(300)).build().start();
+                RawConn c = new RawConn(s.baseUrl())) {
+            c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                    "X-Stream-Protocol-Version: v4.channel.k8s.io");
+            assertThat(c.status).isEqualTo(101);
+            assertThat(c.header("x-stream-protocol-version")).isEqualTo("v4.channel.k8s.io");
+            byte[] rest = c.readToEof();
+            // GOAWAY: control bit, version 3, type 7, length 8, last stream 0, status 0 (OK)
+            assertThat(rest).startsWith(0x80, 0x03, 0x00, 0x07, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+        }
+    }
+
+    @Test
+    void garbageFramesGetProtocolErrorGoAway() throws Exception {
+        try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
+            c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                    "X-Stream-Protocol-Version: v4.channel.k8s.io");
+            assertThat(c.status).isEqualTo(101);
+            // A control frame with version 2 is invalid for a SPDY/3.1 session.
+            c.out.write(new byte[] {(byte) 0x80, 0x02, 0x00, 0x01, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0,
+                    0, 0, 0});
+            c.out.flush();
+            byte[] rest = c.readToEof();
+            assertThat(rest).startsWith(0x80, 0x03, 0x00, 0x07, 0, 0, 0, 8);
+            assertThat(rest[15]).isEqualTo((byte) 1); // PROTOCOL_ERROR
+        }
+    }
+
+    @Test
+    void idleTimeoutClosesTheConnectionAndStopsTheRuntime() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        try (StreamingServer s = StreamingServer.builder(rt).idleTimeout(Duration.ofMillis(400))
+                .build().start(); RawConn c = new RawConn(s.baseUrl())) {
+            c.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
+            assertThat(c.status).isEqualTo(101);
+            assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
+            c.readToEof(); // the server hangs up
+            assertThat(rt.hangClosed.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @AfterAll
+    static void nothingLeaks() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (streamingThreads() > threadsBefore && System.nanoTime() < deadline) {
+            Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("cri4j-streaming")).findFirst()
+                    .ifPresent(t -> {
+                        try {
+                            t.join(500);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+        }
+        assertThat(streamingThreads()).isEqualTo(threadsBefore);
+        assertThat(openFds()).as(fdList()).isLessThanOrEqualTo(fdsBefore);
+    }
 }

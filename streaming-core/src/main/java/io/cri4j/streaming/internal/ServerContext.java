@@ -8,13 +8,13 @@ import java.util.concurrent.ExecutorService;
 
 /** Everything a connection handler needs from its server. */
 public record ServerContext(
-    StreamingRuntime runtime,
-    ExecutorService executor,
-    RequestCache cache,
-    String pathPrefix,
-    Duration streamCreationTimeout,
-    Duration idleTimeout,
-    List<String> remoteCommandProtocols,
-    List<String> portForwardProtocols,
-    StreamAuthorizer authorizer,
-    SessionLimiter sessions) {}
+        StreamingRuntime runtime,
+        ExecutorService executor,
+        RequestCache cache,
+        String pathPrefix,
+        Duration streamCreationTimeout,
+        Duration idleTimeout,
+        List<String> remoteCommandProtocols,
+        List<String> portForwardProtocols,
+        StreamAuthorizer authorizer,
+        SessionLimiter sessions) {}

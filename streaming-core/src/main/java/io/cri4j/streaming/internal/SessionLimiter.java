@@ -4,35 +4,35 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** Bounds the number of concurrently served streaming connections. */
 public final class SessionLimiter {
-  private final int max;
-  private final AtomicInteger active = new AtomicInteger();
+    private final int max;
+    private final AtomicInteger active = new AtomicInteger();
 
-  public SessionLimiter(int max) {
-    this.max = max;
-  }
-
-  /** Takes a slot; false when all are taken. */
-  public boolean tryAcquire() {
-    while (true) {
-      int n = active.get();
-      if (n >= max) {
-        return false;
-      }
-      if (active.compareAndSet(n, n + 1)) {
-        return true;
-      }
+    public SessionLimiter(int max) {
+        this.max = max;
     }
-  }
 
-  public void release() {
-    active.decrementAndGet();
-  }
+    /** Takes a slot; false when all are taken. */
+    public boolean tryAcquire() {
+        while (true) {
+            int n = active.get();
+            if (n >= max) {
+                return false;
+            }
+            if (active.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
 
-  public int active() {
-    return active.get();
-  }
+    public void release() {
+        active.decrementAndGet();
+    }
 
-  public int max() {
-    return max;
-  }
+    public int active() {
+        return active.get();
+    }
+
+    public int max() {
+        return max;
+    }
 }

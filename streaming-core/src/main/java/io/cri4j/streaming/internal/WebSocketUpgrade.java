@@ -29,143 +29,143 @@ import java.util.Map;
  * SPDY-in-WebSocket port-forward tunnel.
  */
 final class WebSocketUpgrade {
-  /** Largest aggregated WebSocket message we accept. */
-  static final int MAX_MESSAGE = 4 << 20;
+    /** Largest aggregated WebSocket message we accept. */
+    static final int MAX_MESSAGE = 4 << 20;
 
-  private enum Mode { BINARY, BASE64, TUNNEL }
+    private enum Mode { BINARY, BASE64, TUNNEL }
 
-  private record Choice(Mode mode, int version) {}
+    private record Choice(Mode mode, int version) {}
 
-  private WebSocketUpgrade() {}
+    private WebSocketUpgrade() {}
 
-  static void handle(ChannelHandlerContext c, ServerContext ctx, FullHttpRequest req,
-      StreamKind kind, Object cached, QueryStringDecoder q) {
-    Map<String, Choice> allowed = new LinkedHashMap<>();
-    if (kind == StreamKind.PORT_FORWARD) {
-      allowed.put("", new Choice(Mode.BINARY, 4));
-      allowed.put(Protocols.V4, new Choice(Mode.BINARY, 4));
-      allowed.put(Protocols.BASE64_V4, new Choice(Mode.BASE64, 4));
-      for (String p : ctx.portForwardProtocols()) {
-        allowed.put(Protocols.SPDY_TUNNEL_PREFIX + p, new Choice(Mode.TUNNEL, 0));
-      }
-    } else {
-      allowed.put("", new Choice(Mode.BINARY, 1));
-      allowed.put(Protocols.V1, new Choice(Mode.BINARY, 1));
-      allowed.put(Protocols.BASE64_V1, new Choice(Mode.BASE64, 1));
-      allowed.put(Protocols.V4, new Choice(Mode.BINARY, 4));
-      allowed.put(Protocols.BASE64_V4, new Choice(Mode.BASE64, 4));
-      if (ctx.remoteCommandProtocols().contains(Protocols.V5)) {
-        allowed.put(Protocols.V5, new Choice(Mode.BINARY, 5));
-      }
-    }
-    List<String> requested = StreamingHttpHandler.commaValues(req.headers(),
-        "Sec-WebSocket-Protocol");
-    String selected = null;
-    if (requested.isEmpty()) {
-      selected = "";
-    } else {
-      for (String r : requested) {
-        if (!r.isEmpty() && allowed.containsKey(r)) {
-          selected = r;
-          break;
+    static void handle(ChannelHandlerContext c, ServerContext ctx, FullHttpRequest req,
+            StreamKind kind, Object cached, QueryStringDecoder q) {
+        Map<String, Choice> allowed = new LinkedHashMap<>();
+        if (kind == StreamKind.PORT_FORWARD) {
+            allowed.put("", new Choice(Mode.BINARY, 4));
+            allowed.put(Protocols.V4, new Choice(Mode.BINARY, 4));
+            allowed.put(Protocols.BASE64_V4, new Choice(Mode.BASE64, 4));
+            for (String p : ctx.portForwardProtocols()) {
+                allowed.put(Protocols.SPDY_TUNNEL_PREFIX + p, new Choice(Mode.TUNNEL, 0));
+            }
+        } else {
+            allowed.put("", new Choice(Mode.BINARY, 1));
+            allowed.put(Protocols.V1, new Choice(Mode.BINARY, 1));
+            allowed.put(Protocols.BASE64_V1, new Choice(Mode.BASE64, 1));
+            allowed.put(Protocols.V4, new Choice(Mode.BINARY, 4));
+            allowed.put(Protocols.BASE64_V4, new Choice(Mode.BASE64, 4));
+            if (ctx.remoteCommandProtocols().contains(Protocols.V5)) {
+                allowed.put(Protocols.V5, new Choice(Mode.BINARY, 5));
+            }
         }
-      }
-    }
-    if (selected == null) {
-      List<String> supports = new ArrayList<>(allowed.keySet());
-      supports.remove("");
-      HttpResponses.send(c, HttpResponseStatus.FORBIDDEN,
-          "requested protocol(s) are not supported: " + requested + "; supports " + supports);
-      return;
-    }
-    Choice choice = allowed.get(selected);
-    List<Integer> ports = List.of();
-    if (kind == StreamKind.PORT_FORWARD && choice.mode() != Mode.TUNNEL) {
-      ports = new ArrayList<>();
-      for (int p : ((PortForwardRequest) cached).getPortList()) {
-        ports.add(p);
-      }
-      if (ports.isEmpty()) {
-        List<String> qs = q.parameters().get("port");
-        if (qs == null || qs.isEmpty()) {
-          HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
-              "query parameter \"port\" is required");
-          return;
+        List<String> requested = StreamingHttpHandler.commaValues(req.headers(),
+                "Sec-WebSocket-Protocol");
+        String selected = null;
+        if (requested.isEmpty()) {
+            selected = "";
+        } else {
+            for (String r : requested) {
+                if (!r.isEmpty() && allowed.containsKey(r)) {
+                    selected = r;
+                    break;
+                }
+            }
         }
-        for (String s : qs) {
-          if (s.isEmpty()) {
-            HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
-                "query parameter \"port\" cannot be empty");
+        if (selected == null) {
+            List<String> supports = new ArrayList<>(allowed.keySet());
+            supports.remove("");
+            HttpResponses.send(c, HttpResponseStatus.FORBIDDEN,
+                    "requested protocol(s) are not supported: " + requested + "; supports " + supports);
             return;
-          }
-          for (String p : s.split(",")) {
-            int port;
-            try {
-              port = Integer.parseInt(p);
-            } catch (NumberFormatException e) {
-              port = -1;
-            }
-            if (port < 1 || port > 65535) {
-              HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
-                  "unable to parse \"" + s + "\" as a port");
-              return;
-            }
-            ports.add(port);
-          }
         }
-      }
+        Choice choice = allowed.get(selected);
+        List<Integer> ports = List.of();
+        if (kind == StreamKind.PORT_FORWARD && choice.mode() != Mode.TUNNEL) {
+            ports = new ArrayList<>();
+            for (int p : ((PortForwardRequest) cached).getPortList()) {
+                ports.add(p);
+            }
+            if (ports.isEmpty()) {
+                List<String> qs = q.parameters().get("port");
+                if (qs == null || qs.isEmpty()) {
+                    HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                            "query parameter \"port\" is required");
+                    return;
+                }
+                for (String s : qs) {
+                    if (s.isEmpty()) {
+                        HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                                "query parameter \"port\" cannot be empty");
+                        return;
+                    }
+                    for (String p : s.split(",")) {
+                        int port;
+                        try {
+                            port = Integer.parseInt(p);
+                        } catch (NumberFormatException e) {
+                            port = -1;
+                        }
+                        if (port < 1 || port > 65535) {
+                            HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                                    "unable to parse \"" + s + "\" as a port");
+                            return;
+                        }
+                        ports.add(port);
+                    }
+                }
+            }
+        }
+        if (!ctx.sessions().tryAcquire()) {
+            HttpResponses.send(c, HttpResponseStatus.TOO_MANY_REQUESTS,
+                    "maximum number of concurrent streaming sessions exceeded",
+                    Map.of("Retry-After", List.of(Long.toString(ctx.cache().ttlSeconds()))));
+            return;
+        }
+        Runnable release = StreamingHttpHandler.once(ctx.sessions()::release);
+        String scheme = c.pipeline().get("ssl") != null ? "wss" : "ws";
+        String host = req.headers().get("Host", "localhost");
+        WebSocketServerHandshakerFactory f = new WebSocketServerHandshakerFactory(
+                scheme + "://" + host + q.path(), selected.isEmpty() ? null : selected, false,
+                MAX_MESSAGE);
+        WebSocketServerHandshaker hs = f.newHandshaker(req);
+        if (hs == null) {
+            release.run();
+            WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(c.channel());
+            c.close();
+            return;
+        }
+        ChannelFuture done = hs.handshake(c.channel(), req);
+        ChannelPipeline p = c.pipeline();
+        p.addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_MESSAGE));
+        p.addLast("idle", StreamingHttpHandler.idleHandler(ctx));
+        final List<Integer> fports = ports;
+        ChannelHandler h;
+        if (choice.mode() == Mode.TUNNEL) {
+            SpdyPortForward pf = new SpdyPortForward(ctx,
+                    ((PortForwardRequest) cached).getPodSandboxId(), release);
+            SpdySession session = new SpdySession(true, pf);
+            p.addLast("ws-tunnel", new WsTunnelBridge());
+            p.addLast("spdy-codec", SpdySession.newCodec());
+            p.addLast("spdy-session", session);
+            p.remove(StreamingHttpHandler.NAME);
+            pf.attach(session);
+            return;
+        } else if (kind == StreamKind.PORT_FORWARD) {
+            h = new WsPortForward(ctx, ((PortForwardRequest) cached).getPodSandboxId(), fports,
+                    choice.mode() == Mode.BASE64, release);
+        } else {
+            h = new WsRemoteCommand(ctx, StreamingHttpHandler.commandRequest(kind, cached),
+                    choice.mode() == Mode.BASE64, choice.version(), release);
+        }
+        p.remove(StreamingHttpHandler.NAME);
+        // Start the session once the 101 is out, so our first frames follow it.
+        done.addListener(fut -> {
+            if (fut.isSuccess()) {
+                p.addLast("ws-session", h);
+            } else {
+                release.run();
+                c.channel().close();
+            }
+        });
     }
-    if (!ctx.sessions().tryAcquire()) {
-      HttpResponses.send(c, HttpResponseStatus.TOO_MANY_REQUESTS,
-          "maximum number of concurrent streaming sessions exceeded",
-          Map.of("Retry-After", List.of(Long.toString(ctx.cache().ttlSeconds()))));
-      return;
-    }
-    Runnable release = StreamingHttpHandler.once(ctx.sessions()::release);
-    String scheme = c.pipeline().get("ssl") != null ? "wss" : "ws";
-    String host = req.headers().get("Host", "localhost");
-    WebSocketServerHandshakerFactory f = new WebSocketServerHandshakerFactory(
-        scheme + "://" + host + q.path(), selected.isEmpty() ? null : selected, false,
-        MAX_MESSAGE);
-    WebSocketServerHandshaker hs = f.newHandshaker(req);
-    if (hs == null) {
-      release.run();
-      WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(c.channel());
-      c.close();
-      return;
-    }
-    ChannelFuture done = hs.handshake(c.channel(), req);
-    ChannelPipeline p = c.pipeline();
-    p.addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_MESSAGE));
-    p.addLast("idle", StreamingHttpHandler.idleHandler(ctx));
-    final List<Integer> fports = ports;
-    ChannelHandler h;
-    if (choice.mode() == Mode.TUNNEL) {
-      SpdyPortForward pf = new SpdyPortForward(ctx,
-          ((PortForwardRequest) cached).getPodSandboxId(), release);
-      SpdySession session = new SpdySession(true, pf);
-      p.addLast("ws-tunnel", new WsTunnelBridge());
-      p.addLast("spdy-codec", SpdySession.newCodec());
-      p.addLast("spdy-session", session);
-      p.remove(StreamingHttpHandler.NAME);
-      pf.attach(session);
-      return;
-    } else if (kind == StreamKind.PORT_FORWARD) {
-      h = new WsPortForward(ctx, ((PortForwardRequest) cached).getPodSandboxId(), fports,
-          choice.mode() == Mode.BASE64, release);
-    } else {
-      h = new WsRemoteCommand(ctx, StreamingHttpHandler.commandRequest(kind, cached),
-          choice.mode() == Mode.BASE64, choice.version(), release);
-    }
-    p.remove(StreamingHttpHandler.NAME);
-    // Start the session once the 101 is out, so our first frames follow it.
-    done.addListener(fut -> {
-      if (fut.isSuccess()) {
-        p.addLast("ws-session", h);
-      } else {
-        release.run();
-        c.channel().close();
-      }
-    });
-  }
 }

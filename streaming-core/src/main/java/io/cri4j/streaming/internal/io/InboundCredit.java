@@ -10,44 +10,44 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code low}.
  */
 public final class InboundCredit {
-  private final Channel channel;
-  private final long high;
-  private final long low;
-  private final AtomicLong buffered = new AtomicLong();
-  private volatile boolean paused;
+    private final Channel channel;
+    private final long high;
+    private final long low;
+    private final AtomicLong buffered = new AtomicLong();
+    private volatile boolean paused;
 
-  public InboundCredit(Channel channel, long high, long low) {
-    this.channel = channel;
-    this.high = high;
-    this.low = low;
-  }
-
-  /** Called on the event loop when {@code n} bytes were queued for a reader. */
-  public void buffered(int n) {
-    if (buffered.addAndGet(n) > high && !paused) {
-      paused = true;
-      channel.config().setAutoRead(false);
+    public InboundCredit(Channel channel, long high, long low) {
+        this.channel = channel;
+        this.high = high;
+        this.low = low;
     }
-  }
 
-  /** Called by any thread when {@code n} queued bytes were consumed or discarded. */
-  public void released(int n) {
-    if (n == 0) {
-      return;
-    }
-    if (buffered.addAndGet(-n) < low && paused) {
-      Loops.run(channel, () -> {
-        if (paused && buffered.get() < low) {
-          paused = false;
-          channel.config().setAutoRead(true);
-          channel.read();
+    /** Called on the event loop when {@code n} bytes were queued for a reader. */
+    public void buffered(int n) {
+        if (buffered.addAndGet(n) > high && !paused) {
+            paused = true;
+            channel.config().setAutoRead(false);
         }
-      });
     }
-  }
 
-  /** Bytes queued but not yet read. */
-  public long bufferedBytes() {
-    return buffered.get();
-  }
+    /** Called by any thread when {@code n} queued bytes were consumed or discarded. */
+    public void released(int n) {
+        if (n == 0) {
+            return;
+        }
+        if (buffered.addAndGet(-n) < low && paused) {
+            Loops.run(channel, () -> {
+                if (paused && buffered.get() < low) {
+                    paused = false;
+                    channel.config().setAutoRead(true);
+                    channel.read();
+                }
+            });
+        }
+    }
+
+    /** Bytes queued but not yet read. */
+    public long bufferedBytes() {
+        return buffered.get();
+    }
 }

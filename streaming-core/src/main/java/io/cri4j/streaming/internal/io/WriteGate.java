@@ -12,47 +12,47 @@ import java.io.InterruptedIOException;
  * {@code channelInactive}.
  */
 public final class WriteGate {
-  private final Channel channel;
+    private final Channel channel;
 
-  public WriteGate(Channel channel) {
-    this.channel = channel;
-  }
-
-  /** Wakes writers; call on writability changes and on close. */
-  public synchronized void changed() {
-    notifyAll();
-  }
-
-  /** Writes and flushes {@code msg}, then waits while the channel is not writable. */
-  public void write(Object msg) throws IOException {
-    if (!channel.isActive()) {
-      io.netty.util.ReferenceCountUtil.release(msg);
-      throw new IOException("connection closed");
+    public WriteGate(Channel channel) {
+        this.channel = channel;
     }
-    ChannelFuture f = channel.writeAndFlush(msg);
-    if (channel.eventLoop().inEventLoop()) {
-      return; // never block an event loop
-    }
-    awaitWritable();
-    if (f.isDone() && !f.isSuccess()) {
-      throw new IOException("write failed", f.cause());
-    }
-  }
 
-  /** Waits until the channel is writable again or closed. */
-  public void awaitWritable() throws IOException {
-    synchronized (this) {
-      while (channel.isActive() && !channel.isWritable()) {
-        try {
-          wait(1000);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new InterruptedIOException("interrupted while writing");
+    /** Wakes writers; call on writability changes and on close. */
+    public synchronized void changed() {
+        notifyAll();
+    }
+
+    /** Writes and flushes {@code msg}, then waits while the channel is not writable. */
+    public void write(Object msg) throws IOException {
+        if (!channel.isActive()) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            throw new IOException("connection closed");
         }
-      }
+        ChannelFuture f = channel.writeAndFlush(msg);
+        if (channel.eventLoop().inEventLoop()) {
+            return; // never block an event loop
+        }
+        awaitWritable();
+        if (f.isDone() && !f.isSuccess()) {
+            throw new IOException("write failed", f.cause());
+        }
     }
-    if (!channel.isActive()) {
-      throw new IOException("connection closed");
+
+    /** Waits until the channel is writable again or closed. */
+    public void awaitWritable() throws IOException {
+        synchronized (this) {
+            while (channel.isActive() && !channel.isWritable()) {
+                try {
+                    wait(1000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while writing");
+                }
+            }
+        }
+        if (!channel.isActive()) {
+            throw new IOException("connection closed");
+        }
     }
-  }
 }

@@ -5,7 +5,7 @@ import io.netty.util.AttributeKey;
 
 /** Channel attribute holding a connection's {@link WriteGate}. */
 final class GateHolder {
-  static final AttributeKey<WriteGate> KEY = AttributeKey.valueOf("cri4j.writeGate");
+    static final AttributeKey<WriteGate> KEY = AttributeKey.valueOf("cri4j.writeGate");
 
-  private GateHolder() {}
+    private GateHolder() {}
 }

@@ -18,33 +18,33 @@ import io.netty.util.ReferenceCountUtil;
  * outbound bytes become one binary message per write.
  */
 public final class WsTunnelBridge extends ChannelDuplexHandler {
-  @Override
-  public void channelRead(ChannelHandlerContext c, Object msg) {
-    if (msg instanceof BinaryWebSocketFrame f) {
-      c.fireChannelRead(f.content());
-      return;
+    @Override
+    public void channelRead(ChannelHandlerContext c, Object msg) {
+        if (msg instanceof BinaryWebSocketFrame f) {
+            c.fireChannelRead(f.content());
+            return;
+        }
+        try {
+            if (msg instanceof PingWebSocketFrame p) {
+                c.writeAndFlush(new PongWebSocketFrame(p.content().retain()));
+            } else if (msg instanceof CloseWebSocketFrame) {
+                c.writeAndFlush(new CloseWebSocketFrame(1000, "")).addListener(ChannelFutureListener.CLOSE);
+            } else if (msg instanceof WebSocketFrame && !(msg instanceof PongWebSocketFrame)) {
+                // Text or other data messages are a protocol error for the tunnel.
+                c.writeAndFlush(new CloseWebSocketFrame(1002, "invalid message type received"))
+                        .addListener(ChannelFutureListener.CLOSE);
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
     }
-    try {
-      if (msg instanceof PingWebSocketFrame p) {
-        c.writeAndFlush(new PongWebSocketFrame(p.content().retain()));
-      } else if (msg instanceof CloseWebSocketFrame) {
-        c.writeAndFlush(new CloseWebSocketFrame(1000, "")).addListener(ChannelFutureListener.CLOSE);
-      } else if (msg instanceof WebSocketFrame && !(msg instanceof PongWebSocketFrame)) {
-        // Text or other data messages are a protocol error for the tunnel.
-        c.writeAndFlush(new CloseWebSocketFrame(1002, "invalid message type received"))
-            .addListener(ChannelFutureListener.CLOSE);
-      }
-    } finally {
-      ReferenceCountUtil.release(msg);
-    }
-  }
 
-  @Override
-  public void write(ChannelHandlerContext c, Object msg, ChannelPromise promise) {
-    if (msg instanceof ByteBuf b) {
-      c.write(new BinaryWebSocketFrame(b), promise);
-      return;
+    @Override
+    public void write(ChannelHandlerContext c, Object msg, ChannelPromise promise) {
+        if (msg instanceof ByteBuf b) {
+            c.write(new BinaryWebSocketFrame(b), promise);
+            return;
+        }
+        c.write(msg, promise);
     }
-    c.write(msg, promise);
-  }
 }
