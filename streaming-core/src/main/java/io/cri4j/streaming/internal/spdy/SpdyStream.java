@@ -120,6 +120,7 @@ public final class SpdyStream {
             reset = true;
         }
         in.abort(new IOException("stream " + id + " reset locally"));
+        fireEnd();
         if (sendRst) {
             session.send(new DefaultSpdyRstStreamFrame(id, SpdyStreamStatus.CANCEL));
         }
@@ -129,6 +130,25 @@ public final class SpdyStream {
     // --- called on the event loop by the session ---
 
     private volatile java.util.function.Consumer<byte[]> listener;
+    private volatile Runnable endListener;
+    private final java.util.concurrent.atomic.AtomicBoolean ended =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** Like {@link #listen(java.util.function.Consumer)}, plus {@code onEnd} once at FIN, reset or close. */
+    public void listen(java.util.function.Consumer<byte[]> onData, Runnable onEnd) {
+        this.endListener = onEnd;
+        listen(onData);
+        if (remoteFinished || reset) {
+            fireEnd();
+        }
+    }
+
+    private void fireEnd() {
+        Runnable r = endListener;
+        if (r != null && ended.compareAndSet(false, true)) {
+            r.run();
+        }
+    }
 
     /**
      * Delivers inbound data to {@code onData} on the event loop instead of {@link #input()} (for
@@ -157,12 +177,16 @@ public final class SpdyStream {
     void onRemoteFin() {
         remoteFinished = true;
         in.finish();
+        fireEnd();
         session.maybeRemove(this);
     }
 
     void onRemoteReset(String why) {
         reset = true;
-        in.abort(new IOException("stream " + id + " " + why));
+        // As spdystream: a reset or a closed connection ends the reader with EOF after the data
+        // that already arrived (Go hands every received DATA frame to the reader first).
+        in.finish();
+        fireEnd();
         if (!replied.isDone()) {
             replied.completeExceptionally(new IOException("stream " + id + " " + why));
         }

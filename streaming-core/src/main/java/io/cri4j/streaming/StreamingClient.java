@@ -1,0 +1,310 @@
+package io.cri4j.streaming;
+
+import io.cri4j.streaming.internal.client.LocalForwarder;
+import io.cri4j.streaming.internal.client.SpdyCommandClient;
+import io.cri4j.streaming.internal.client.SpdyPortForwardClient;
+import io.cri4j.streaming.internal.client.Upgrader;
+import io.cri4j.streaming.internal.client.WsCommandClient;
+import io.cri4j.streaming.internal.remotecommand.Protocols;
+import io.cri4j.streaming.internal.spdy.SpdySession;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * A Java client for streaming URLs (ours, kubelet's, containerd's or CRI-O's): exec and attach
+ * with exit codes, TTY and resize, and port-forward, over SPDY/3.1 (what every CRI streaming
+ * server speaks) or WebSocket.
+ *
+ * <pre>{@code
+ * try (StreamingClient client = StreamingClient.builder().build();
+ *      RemoteCommand cmd = client.exec(URI.create(execResponse.getUrl()),
+ *          new CommandOptions(false, true, true, false))) {
+ *   String out = new String(cmd.stdout().readAllBytes(), UTF_8);
+ *   int code = cmd.waitFor();
+ * }
+ * }</pre>
+ */
+public final class StreamingClient implements AutoCloseable {
+    /** The transport of a session. */
+    public enum Transport {
+        /** HTTP upgrade to SPDY/3.1 with X-Stream-Protocol-Version negotiation. */
+        SPDY,
+        /** WebSocket with {@code v5.channel.k8s.io} / {@code v4.channel.k8s.io} (exec and attach). */
+        WEBSOCKET
+    }
+
+    private final Builder b;
+    private final EventLoopGroup group;
+    private final Upgrader upgrader;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private StreamingClient(Builder b) throws SSLException {
+        this.b = b;
+        SslContext ssl = null;
+        if (b.trustManagerFactory != null) {
+            ssl = SslContextBuilder.forClient().trustManager(b.trustManagerFactory).build();
+        }
+        this.group = new MultiThreadIoEventLoopGroup(b.ioThreads,
+                new DefaultThreadFactory("cri4j-streaming-client", true), NioIoHandler.newFactory());
+        this.upgrader = new Upgrader(group, ssl, b.timeout);
+    }
+
+    /** A builder with defaults: SPDY, 30 s timeouts, no TLS trust configured. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts an exec or attach session on a URL from CRI {@code Exec} or {@code Attach}.
+     *
+     * @throws StreamingException when the server refuses (with its HTTP status)
+     */
+    public RemoteCommand exec(URI url, CommandOptions options) throws IOException {
+        Objects.requireNonNull(url, "url");
+        Objects.requireNonNull(options, "options");
+        return b.transport == Transport.WEBSOCKET ? execWebSocket(url, options) : execSpdy(url, options);
+    }
+
+    private RemoteCommand execSpdy(URI url, CommandOptions options) throws IOException {
+        SpdySession session = upgradeSpdy(url, b.remoteCommandProtocols);
+        String protocol = (String) session.channel().attr(NEGOTIATED).get();
+        try {
+            return new SpdyCommandClient(session, protocol, options, b.timeout.toMillis());
+        } catch (IOException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    private static final io.netty.util.AttributeKey<Object> NEGOTIATED =
+            io.netty.util.AttributeKey.valueOf("cri4j.negotiated");
+
+    private SpdySession upgradeSpdy(URI url, List<String> protocols) throws IOException {
+        Channel ch = upgrader.connect(url);
+        FullHttpRequest req = Upgrader.request(HttpMethod.POST, url);
+        req.headers().set(HttpHeaderNames.CONNECTION, "Upgrade");
+        req.headers().set(HttpHeaderNames.UPGRADE, Protocols.SPDY_31);
+        for (String p : protocols) {
+            req.headers().add(Protocols.HEADER_PROTOCOL_VERSION, p);
+        }
+        SpdySession session = new SpdySession(false, s -> s.reset());
+        Upgrader.Upgraded up = upgrader.exchange(ch, req, r -> {
+            ChannelPipeline p = ch.pipeline();
+            p.addAfter(Upgrader.CODEC, "spdy-codec", SpdySession.newCodec());
+            p.addAfter("spdy-codec", "spdy-session", session);
+            p.remove(Upgrader.AGGREGATOR);
+            p.remove(Upgrader.CODEC);
+        });
+        FullHttpResponse resp = up.response();
+        try {
+            if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(resp.status())) {
+                ch.close();
+                throw Upgrader.refused(resp);
+            }
+            String negotiated = resp.headers().get(Protocols.HEADER_PROTOCOL_VERSION, "");
+            if (!negotiated.isEmpty() && !protocols.contains(negotiated)) {
+                ch.close();
+                throw new StreamingException("server chose protocol " + negotiated + ", not one of " + protocols, 0);
+            }
+            ch.attr(NEGOTIATED).set(negotiated.isEmpty() ? Protocols.V1 : negotiated);
+            return session;
+        } finally {
+            resp.release();
+        }
+    }
+
+    private RemoteCommand execWebSocket(URI url, CommandOptions options) throws IOException {
+        Channel ch = upgrader.connect(url);
+        String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
+        URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
+        WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
+                WebSocketVersion.V13, String.join(",", b.webSocketProtocols), false,
+                new DefaultHttpHeaders(), 4 << 20);
+        java.util.concurrent.CompletableFuture<WsCommandClient> result = new java.util.concurrent.CompletableFuture<>();
+        // Switch the pipeline inside the read that delivers the 101, so frames that arrive in
+        // the same read are decoded as WebSocket frames and not lost.
+        ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
+            @Override
+            protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx, FullHttpResponse r) {
+                if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(r.status())) {
+                    result.completeExceptionally(Upgrader.refused(r));
+                    ctx.close();
+                    return;
+                }
+                try {
+                    String protocol = r.headers().get("Sec-WebSocket-Protocol", "");
+                    WsCommandClient client = new WsCommandClient(ch,
+                            protocol.isEmpty() ? Protocols.V1 : protocol, options);
+                    ChannelPipeline p = ctx.pipeline();
+                    p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
+                    p.addLast("ws-command", client);
+                    p.remove(this);
+                    hs.finishHandshake(ch, r);
+                    result.complete(client);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
+                    ctx.close();
+                }
+            }
+
+            @Override
+            public void channelInactive(io.netty.channel.ChannelHandlerContext ctx) {
+                result.completeExceptionally(new StreamingException("connection closed before the upgrade response", 0));
+                ctx.fireChannelInactive();
+            }
+
+            @Override
+            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                result.completeExceptionally(new StreamingException("upgrade failed: " + cause.getMessage(), cause));
+                ctx.close();
+            }
+        });
+        hs.handshake(ch);
+        try {
+            return result.get(b.timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            ch.close();
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new StreamingException("WebSocket upgrade failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ch.close();
+            throw new java.io.InterruptedIOException("interrupted while upgrading");
+        } catch (java.util.concurrent.TimeoutException e) {
+            ch.close();
+            throw new StreamingException("no WebSocket upgrade response within " + b.timeout, e);
+        }
+    }
+
+    /** Opens a port-forward session on a URL from CRI {@code PortForward} (SPDY). */
+    public PortForwardSession portForward(URI url) throws IOException {
+        Objects.requireNonNull(url, "url");
+        return new SpdyPortForwardClient(upgradeSpdy(url, List.of(Protocols.PORT_FORWARD)), b.timeout.toMillis());
+    }
+
+    /**
+     * Listens on {@code listen} (port 0 picks one) and forwards every accepted connection to
+     * {@code remotePort} of the pod sandbox behind {@code url}.
+     */
+    public LocalPortForward forwardLocal(URI url, int remotePort, InetSocketAddress listen) throws IOException {
+        PortForwardSession session = portForward(url);
+        try {
+            return new LocalForwarder(session, remotePort, listen);
+        } catch (IOException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    /** Closes the client's event loops (sessions still open are dropped). Idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Configuration of a {@link StreamingClient}. */
+    public static final class Builder {
+        private Transport transport = Transport.SPDY;
+        private Duration timeout = Duration.ofSeconds(30);
+        private TrustManagerFactory trustManagerFactory;
+        private int ioThreads = 1;
+        private List<String> remoteCommandProtocols = List.of(Protocols.V4, Protocols.V3, Protocols.V2, Protocols.V1);
+        private List<String> webSocketProtocols = List.of(Protocols.V5, Protocols.V4);
+
+        private Builder() {}
+
+        /** SPDY (default) or WebSocket for exec/attach; port-forward always uses SPDY. */
+        public Builder transport(Transport t) {
+            this.transport = Objects.requireNonNull(t, "transport");
+            return this;
+        }
+
+        /** Connect, upgrade and stream-reply timeout. Default 30 s. */
+        public Builder timeout(Duration d) {
+            if (d == null || d.isZero() || d.isNegative()) {
+                throw new IllegalArgumentException("timeout must be positive: " + d);
+            }
+            this.timeout = d;
+            return this;
+        }
+
+        /** Trust for https URLs. */
+        public Builder trust(TrustManagerFactory tmf) {
+            this.trustManagerFactory = Objects.requireNonNull(tmf, "tmf");
+            return this;
+        }
+
+        /** Accepts any server certificate (tests only; the streaming URL is still secret). */
+        public Builder insecureSkipTlsVerify() {
+            this.trustManagerFactory = InsecureTrustManagerFactory.INSTANCE;
+            return this;
+        }
+
+        /** SPDY remotecommand protocols offered, most preferred first. Default v4, v3, v2, v1. */
+        public Builder remoteCommandProtocols(List<String> protocols) {
+            if (protocols == null || protocols.isEmpty()) {
+                throw new IllegalArgumentException("at least one protocol is needed");
+            }
+            this.remoteCommandProtocols = List.copyOf(protocols);
+            return this;
+        }
+
+        /** WebSocket subprotocols offered, most preferred first. Default v5, v4 (binary). */
+        public Builder webSocketProtocols(List<String> protocols) {
+            if (protocols == null || protocols.isEmpty()
+                    || protocols.stream().anyMatch(p -> p.startsWith("base64") || p.contains(".base64."))) {
+                throw new IllegalArgumentException("binary channel protocols only: " + protocols);
+            }
+            this.webSocketProtocols = List.copyOf(protocols);
+            return this;
+        }
+
+        /** Event loop threads. Default 1. */
+        public Builder ioThreads(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("ioThreads must be at least 1");
+            }
+            this.ioThreads = n;
+            return this;
+        }
+
+        public StreamingClient build() {
+            try {
+                return new StreamingClient(this);
+            } catch (SSLException e) {
+                throw new IllegalStateException("cannot set up TLS: " + e.getMessage(), e);
+            }
+        }
+    }
+}
