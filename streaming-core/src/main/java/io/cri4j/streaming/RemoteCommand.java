@@ -14,7 +14,11 @@ public interface RemoteCommand extends AutoCloseable {
     /** The negotiated protocol, e.g. {@code v4.channel.k8s.io}. */
     String protocol();
 
-    /** Stdin of the remote process (a sink that discards when stdin was not requested). */
+    /**
+     * Stdin of the remote process (a sink that discards when stdin was not requested). Closing
+     * it ends the remote stdin, except over WebSocket {@code v4.channel.k8s.io}, which has no
+     * way to say so.
+     */
     OutputStream stdin();
 
     /** Stdout of the remote process (empty when not requested). */

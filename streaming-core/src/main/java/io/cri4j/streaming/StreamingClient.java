@@ -240,7 +240,7 @@ public final class StreamingClient implements AutoCloseable {
         private TrustManagerFactory trustManagerFactory;
         private int ioThreads = 1;
         private List<String> remoteCommandProtocols = List.of(Protocols.V4, Protocols.V3, Protocols.V2, Protocols.V1);
-        private List<String> webSocketProtocols = List.of(Protocols.V5, Protocols.V4);
+        private List<String> webSocketProtocols = List.of(Protocols.V5);
 
         private Builder() {}
 
@@ -280,7 +280,12 @@ public final class StreamingClient implements AutoCloseable {
             return this;
         }
 
-        /** WebSocket subprotocols offered, most preferred first. Default v5, v4 (binary). */
+        /**
+         * WebSocket subprotocols offered, most preferred first. Default v5 only, like client-go:
+         * {@code v4.channel.k8s.io} cannot tell the server that stdin ended (no CLOSE signal), so
+         * a command reading stdin to EOF would never finish; offer v4 only for sessions that do
+         * not need stdin EOF.
+         */
         public Builder webSocketProtocols(List<String> protocols) {
             if (protocols == null || protocols.isEmpty()
                     || protocols.stream().anyMatch(p -> p.startsWith("base64") || p.contains(".base64."))) {
