@@ -109,8 +109,15 @@ class StreamingClientIT {
                 assertThat(n).as(seen.toString()).isPositive();
                 seen.append(new String(buf, 0, n, StandardCharsets.US_ASCII));
             }
-            cmd.stdin().write('q');
-            cmd.stdin().flush();
+            try {
+                cmd.stdin().write('q');
+                cmd.stdin().flush();
+            } catch (IOException e) {
+                // Diagnose a session that ended early: what did the server report?
+                throw new AssertionError(t + ": session ended before 'q'; exit status: "
+                        + cmd.exitCode().handle((c, x) -> x == null ? "code " + c : x.toString())
+                        .get(10, TimeUnit.SECONDS) + "; output: " + seen, e);
+            }
             assertThat(cmd.exitCode().get(30, TimeUnit.SECONDS)).isZero();
             assertThat(runtime.sizes).contains(new TerminalSize(91, 33));
         }
