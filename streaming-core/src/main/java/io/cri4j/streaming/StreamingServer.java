@@ -109,7 +109,7 @@ public final class StreamingServer implements AutoCloseable {
                 NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(b.ioThreads,
                 new DefaultThreadFactory("cri4j-streaming-io", true), NioIoHandler.newFactory());
-        ServerContext ctx = new ServerContext(b.runtime, executor, cache, "/", b.streamCreationTimeout,
+        ServerContext ctx = new ServerContext(b.runtime, executor, cache, pathPrefix(), b.streamCreationTimeout,
                 b.idleTimeout, b.remoteCommandProtocols, b.portForwardProtocols, b.authorizer, sessions);
         try {
             Channel server = new ServerBootstrap()
@@ -128,7 +128,7 @@ public final class StreamingServer implements AutoCloseable {
                             ch.pipeline().addLast(StreamingHttpHandler.CODEC, new HttpServerCodec());
                             ch.pipeline().addLast(StreamingHttpHandler.AGGREGATOR, new HttpObjectAggregator(64 * 1024));
                             ch.pipeline().addLast(StreamingHttpHandler.NAME,
-                                    new StreamingHttpHandler(ctxWithPrefix(ctx)));
+                                    new StreamingHttpHandler(ctx));
                         }
                     })
                     .bind(b.bindAddress).syncUninterruptibly().channel();
@@ -140,11 +140,6 @@ public final class StreamingServer implements AutoCloseable {
         }
         baseUrl = resolveBaseUrl();
         return this;
-    }
-
-    private ServerContext ctxWithPrefix(ServerContext c) {
-        return new ServerContext(c.runtime(), c.executor(), c.cache(), pathPrefix(), c.streamCreationTimeout(),
-                c.idleTimeout(), c.remoteCommandProtocols(), c.portForwardProtocols(), c.authorizer(), c.sessions());
     }
 
     private String pathPrefix() {
