@@ -205,10 +205,73 @@ public final class StreamingClient implements AutoCloseable {
         }
     }
 
-    /** Opens a port-forward session on a URL from CRI {@code PortForward} (SPDY). */
+    /**
+     * Opens a port-forward session on a URL from CRI {@code PortForward}: SPDY, or with the
+     * WEBSOCKET transport SPDY tunnelled in WebSocket ({@code SPDY/3.1+portforward.k8s.io}, as
+     * kubectl 1.31+ speaks to an API server; CRI runtimes themselves usually offer only SPDY).
+     */
     public PortForwardSession portForward(URI url) throws IOException {
         Objects.requireNonNull(url, "url");
-        return new SpdyPortForwardClient(upgradeSpdy(url, List.of(Protocols.PORT_FORWARD)), b.timeout.toMillis());
+        SpdySession session = b.transport == Transport.WEBSOCKET
+                ? upgradeTunnel(url) : upgradeSpdy(url, List.of(Protocols.PORT_FORWARD));
+        return new SpdyPortForwardClient(session, b.timeout.toMillis());
+    }
+
+    private SpdySession upgradeTunnel(URI url) throws IOException {
+        Channel ch = upgrader.connect(url);
+        String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
+        URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
+        WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
+                WebSocketVersion.V13, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, false,
+                new DefaultHttpHeaders(), 4 << 20);
+        SpdySession session = new SpdySession(false, s -> s.reset());
+        java.util.concurrent.CompletableFuture<SpdySession> result = new java.util.concurrent.CompletableFuture<>();
+        ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
+            @Override
+            protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx, FullHttpResponse r) {
+                if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(r.status())) {
+                    result.completeExceptionally(Upgrader.refused(r));
+                    ctx.close();
+                    return;
+                }
+                try {
+                    ChannelPipeline p = ctx.pipeline();
+                    p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
+                    p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
+                    p.addLast("spdy-codec", SpdySession.newCodec());
+                    p.addLast("spdy-session", session);
+                    p.remove(this);
+                    hs.finishHandshake(ch, r);
+                    result.complete(session);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
+                    ctx.close();
+                }
+            }
+
+            @Override
+            public void channelInactive(io.netty.channel.ChannelHandlerContext ctx) {
+                result.completeExceptionally(new StreamingException("connection closed before the upgrade response", 0));
+                ctx.fireChannelInactive();
+            }
+        });
+        hs.handshake(ch);
+        try {
+            return result.get(b.timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            ch.close();
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new StreamingException("WebSocket upgrade failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ch.close();
+            throw new java.io.InterruptedIOException("interrupted while upgrading");
+        } catch (java.util.concurrent.TimeoutException e) {
+            ch.close();
+            throw new StreamingException("no WebSocket upgrade response within " + b.timeout, e);
+        }
     }
 
     /**
@@ -244,7 +307,7 @@ public final class StreamingClient implements AutoCloseable {
 
         private Builder() {}
 
-        /** SPDY (default) or WebSocket for exec/attach; port-forward always uses SPDY. */
+        /** SPDY (default) or WebSocket (exec/attach channels; port-forward as SPDY in WebSocket). */
         public Builder transport(Transport t) {
             this.transport = Objects.requireNonNull(t, "transport");
             return this;

@@ -168,10 +168,11 @@ class StreamingClientIT {
         }
     }
 
-    @org.junit.jupiter.api.Test
-    void localPortForwarderRoundTripsBytes() throws Exception {
+    @ParameterizedTest
+    @EnumSource(StreamingClient.Transport.class)
+    void localPortForwarderRoundTripsBytes(StreamingClient.Transport t) throws Exception {
         try (ServerSocket target = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
-                StreamingClient client = StreamingClient.builder().build()) {
+                StreamingClient client = client(t)) {
             CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
                 for (int i = 0; i < 3; i++) {
                     try (Socket s = target.accept()) {
