@@ -192,6 +192,26 @@ class StreamingServerAbuseIT {
     }
 
     @Test
+    void clientVanishingWhileTheRuntimeIsBlockedOnOutputStopsIt() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        try (StreamingServer s = server(rt)) {
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.webSocket(exec(s, "big", Long.toString(1L << 40)), "v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(101);
+                c.readFrame();
+                c.readFrame(); // some output flows, then the client stops reading and leaves
+            }
+            String result = rt.ended.poll(20, TimeUnit.SECONDS);
+            assertThat(result).startsWith("big ").contains("IOException");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (s.activeSessions() != 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertThat(s.activeSessions()).isZero();
+        }
+    }
+
+    @Test
     void concurrentSessionLimitAnswers429() throws Exception {
         TestRuntime rt = new TestRuntime();
         try (StreamingServer s = StreamingServer.builder(rt).maxConcurrentSessions(1).build().start();

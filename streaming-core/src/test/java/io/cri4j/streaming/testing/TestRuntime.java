@@ -23,11 +23,26 @@ import java.util.concurrent.CountDownLatch;
 public final class TestRuntime implements StreamingRuntime {
     public final List<TerminalSize> sizes = new CopyOnWriteArrayList<>();
     public final List<String> execs = new CopyOnWriteArrayList<>();
+    /** "cmd -> result" for every finished exec, in completion order. */
+    public final java.util.concurrent.BlockingQueue<String> ended =
+            new java.util.concurrent.LinkedBlockingQueue<>();
     public volatile CountDownLatch hangStarted = new CountDownLatch(1);
     public volatile CountDownLatch hangClosed = new CountDownLatch(1);
 
     @Override
     public int exec(String containerId, List<String> cmd, RemoteCommandStreams s) throws Exception {
+        String what = String.join(" ", cmd);
+        try {
+            int code = run(containerId, cmd, s);
+            ended.add(what + " -> " + code);
+            return code;
+        } catch (Exception e) {
+            ended.add(what + " -> " + e);
+            throw e;
+        }
+    }
+
+    private int run(String containerId, List<String> cmd, RemoteCommandStreams s) throws Exception {
         execs.add(containerId + ":" + String.join(" ", cmd));
         String c = cmd.isEmpty() ? "" : cmd.get(0);
         switch (c) {
