@@ -125,6 +125,9 @@ public final class StreamingServer implements AutoCloseable {
                             if (ssl != null) {
                                 ch.pipeline().addLast("ssl", ssl.newHandler(ch.alloc()));
                             }
+                            // A connection must send its request within the stream creation timeout.
+                            ch.pipeline().addLast(StreamingHttpHandler.HTTP_IDLE, new io.netty.handler.timeout.IdleStateHandler(
+                                    b.streamCreationTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
                             ch.pipeline().addLast(StreamingHttpHandler.CODEC, new HttpServerCodec());
                             ch.pipeline().addLast(StreamingHttpHandler.AGGREGATOR, new HttpObjectAggregator(64 * 1024));
                             ch.pipeline().addLast(StreamingHttpHandler.NAME,

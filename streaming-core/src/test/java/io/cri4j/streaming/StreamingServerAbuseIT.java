@@ -244,6 +244,15 @@ class StreamingServerAbuseIT {
     }
 
     @Test
+    void silentConnectionIsClosedAfterTheStreamCreationTimeout() throws Exception {
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .streamCreationTimeout(Duration.ofMillis(300)).build().start();
+                RawConn c = new RawConn(s.baseUrl())) {
+            assertThat(c.readToEof()).isEmpty(); // closed without a request ever arriving
+        }
+    }
+
+    @Test
     void garbageFramesGetProtocolErrorGoAway() throws Exception {
         try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
             c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",

@@ -41,6 +41,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
     public static final String CODEC = "http-codec";
     public static final String AGGREGATOR = "http-aggregator";
     public static final String NAME = "streaming-http";
+    public static final String HTTP_IDLE = "http-idle";
 
     private final ServerContext ctx;
 
@@ -202,6 +203,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         c.writeAndFlush(resp);
 
         ChannelPipeline p = c.pipeline();
+        removeHttpIdle(p);
         p.addAfter(CODEC, "spdy-codec", SpdySession.newCodec());
         p.addAfter("spdy-codec", "idle", idleHandler(ctx));
         p.addAfter("idle", "spdy-session", session);
@@ -239,6 +241,22 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
                 r.run();
             }
         };
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext c, Object evt) {
+        if (evt instanceof io.netty.handler.timeout.IdleStateEvent) {
+            c.close(); // no complete request in time
+            return;
+        }
+        c.fireUserEventTriggered(evt);
+    }
+
+    /** Drops the pre-upgrade read timeout (the upgraded protocol brings its own idle handling). */
+    static void removeHttpIdle(ChannelPipeline p) {
+        if (p.get(HTTP_IDLE) != null) {
+            p.remove(HTTP_IDLE);
+        }
     }
 
     @Override

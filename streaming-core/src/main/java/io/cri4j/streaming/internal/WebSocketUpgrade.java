@@ -136,6 +136,7 @@ final class WebSocketUpgrade {
         }
         ChannelFuture done = hs.handshake(c.channel(), req);
         ChannelPipeline p = c.pipeline();
+        StreamingHttpHandler.removeHttpIdle(p);
         p.addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_MESSAGE));
         p.addLast("idle", StreamingHttpHandler.idleHandler(ctx));
         final List<Integer> fports = ports;
