@@ -24,6 +24,12 @@ class Kubectl120IT extends KubectlContract {
     }
 
     @Override
+    String origin() {
+        return "Debian kubernetes-client unpacked with apt-get download + dpkg-deb -x; "
+                + "set CRI4J_KUBECTL_120 to its usr/bin/kubectl";
+    }
+
+    @Override
     String expectedExecUpgrade() {
         return "SPDY/3.1";
     }

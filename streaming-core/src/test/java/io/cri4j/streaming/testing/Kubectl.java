@@ -37,7 +37,7 @@ public final class Kubectl {
 
     /** A kubectl at an explicit path (skips/fails like {@link #version} when absent). */
     public static Kubectl of(Path binary, String serverUrl, Path tmp) throws IOException {
-        requireBinary(binary);
+        requireBinary(binary, "kubectl");
         Path home = Files.createDirectories(tmp.resolve("home"));
         Path cfg = tmp.resolve("kubeconfig");
         Files.writeString(cfg, String.join("\n",
@@ -61,9 +61,9 @@ public final class Kubectl {
         return new Kubectl(binary, home, cfg);
     }
 
-    public static void requireBinary(Path binary) {
+    public static void requireBinary(Path binary, String origin) {
         if (!Files.isExecutable(binary)) {
-            String why = binary + " is not installed (Google Cloud SDK kubectl package)";
+            String why = binary + " is not installed (" + origin + ")";
             if ("true".equals(System.getenv("CI"))) {
                 fail(why + "; CI=true requires it");
             }
