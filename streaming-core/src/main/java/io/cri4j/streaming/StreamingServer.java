@@ -158,11 +158,10 @@ public final class StreamingServer implements AutoCloseable {
     private URI resolveBaseUrl() {
         if (b.baseUrl != null) {
             URI u = b.baseUrl;
-            if (u.getPort() == 0) {
-                u = URI.create(u.getScheme() + "://" + u.getHost() + ":" + address.getPort()
-                        + (u.getRawPath() == null ? "" : u.getRawPath()));
-            }
-            return u;
+            String path = u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath();
+            int port = u.getPort() == 0 ? address.getPort() : u.getPort();
+            String host = u.getHost().contains(":") && !u.getHost().startsWith("[") ? "[" + u.getHost() + "]" : u.getHost();
+            return URI.create(u.getScheme() + "://" + host + (port > 0 ? ":" + port : "") + path);
         }
         String scheme = b.sslContext != null ? "https" : "http";
         InetAddress a = address.getAddress();

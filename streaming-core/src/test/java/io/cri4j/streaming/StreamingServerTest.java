@@ -76,6 +76,15 @@ class StreamingServerTest {
     }
 
     @Test
+    void baseUrlWithoutPathStillYieldsAbsolutePaths() throws Exception {
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .baseUrl(URI.create("http://node.example:10010")).build().start()) {
+            assertThat(s.getExec(ExecRequest.newBuilder().setContainerId("c").setStdout(true).build())
+                    .getUrl()).matches("http://node\\.example:10010/exec/[A-Za-z0-9_-]{22}");
+        }
+    }
+
+    @Test
     void closedServerRefusesAndCloseIsIdempotent() throws Exception {
         StreamingServer s = StreamingServer.builder(new TestRuntime()).build().start();
         s.close();
