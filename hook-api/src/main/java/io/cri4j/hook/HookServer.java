@@ -1,0 +1,115 @@
+package io.cri4j.hook;
+
+import io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc;
+import io.cri4j.hook.internal.UnixGrpc;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.StatusException;
+import io.grpc.stub.ServerCalls;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Serves Java {@link RuntimeHook}s over a unix socket speaking Koordinator's
+ * {@code runtime.v1alpha1.RuntimeHookService} (so Koordinator's Go runtime proxy can call them)
+ * and cri4j's {@code ExtendedRuntimeHookService}. With several hooks, their answers are merged
+ * as the proxy does ({@link HookDispatcher}); a hook with policy Fail that fails makes the RPC
+ * fail with a status naming it. At post points the hooks are called and an empty response is
+ * returned (errors are logged), as the proxy does. Owns the server socket: close it.
+ */
+public final class HookServer implements AutoCloseable {
+  private final Path socket;
+  private final HookDispatcher dispatcher;
+  private final Server server;
+  private boolean closed;
+
+  private HookServer(Path socket, List<RuntimeHook> hooks) throws IOException {
+    this.socket = socket;
+    this.dispatcher = HookDispatcher.builder().hooks(hooks).build();
+    List<ServerServiceDefinition> defs = List.of(
+        bind(RuntimeHookServiceGrpc.getServiceDescriptor()),
+        bind(ExtendedRuntimeHookServiceGrpc.getServiceDescriptor()));
+    try {
+      this.server = UnixGrpc.startServer(socket, defs, null, null);
+    } catch (IOException | RuntimeException e) {
+      dispatcher.close();
+      throw e;
+    }
+  }
+
+  /** Starts serving {@code hooks} on the unix socket {@code socket}. */
+  public static HookServer start(Path socket, List<? extends RuntimeHook> hooks)
+      throws IOException {
+    Objects.requireNonNull(socket, "socket");
+    if (hooks.isEmpty()) {
+      throw new IllegalArgumentException("no hooks to serve");
+    }
+    return new HookServer(socket, new ArrayList<>(hooks));
+  }
+
+  /** The socket served on. */
+  public Path socket() {
+    return socket;
+  }
+
+  @SuppressWarnings("unchecked")
+  private ServerServiceDefinition bind(ServiceDescriptor svc) {
+    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(svc);
+    for (MethodDescriptor<?, ?> m : svc.getMethods()) {
+      String rpc = m.getBareMethodName();
+      HookPoint point = java.util.Arrays.stream(HookPoint.values())
+          .filter(p -> p.rpcName().equals(rpc)).findFirst().orElseThrow();
+      if (point.kind() == HookPoint.Kind.POD) {
+        b.addMethod((MethodDescriptor<PodSandboxHookRequest, PodSandboxHookResponse>) m,
+            ServerCalls.asyncUnaryCall((req, obs) -> {
+              try {
+                obs.onNext(dispatcher.dispatchPod(point, req));
+                obs.onCompleted();
+              } catch (StatusException e) {
+                obs.onError(e);
+              }
+            }));
+      } else {
+        b.addMethod(
+            (MethodDescriptor<ContainerResourceHookRequest, ContainerResourceHookResponse>) m,
+            ServerCalls.asyncUnaryCall((req, obs) -> {
+              try {
+                obs.onNext(dispatcher.dispatchContainer(point, req)
+                    .response());
+                obs.onCompleted();
+              } catch (StatusException e) {
+                obs.onError(e);
+              }
+            }));
+      }
+    }
+    return b.build();
+  }
+
+  /** Stops serving and removes the socket; idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    server.shutdownNow();
+    try {
+      server.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    dispatcher.close();
+  }
+}

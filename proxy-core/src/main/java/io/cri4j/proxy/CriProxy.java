@@ -1,0 +1,348 @@
+package io.cri4j.proxy;
+
+import io.cri4j.cri.v1.ImageServiceGrpc;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.HookConfigDirectory;
+import io.cri4j.hook.HookConflict;
+import io.cri4j.hook.HookDispatcher;
+import io.cri4j.hook.InProcessHooks;
+import io.cri4j.hook.RuntimeHook;
+import io.cri4j.hook.internal.CheckpointStore;
+import io.cri4j.hook.internal.CriHookInterceptor;
+import io.cri4j.hook.internal.UnixGrpc;
+import io.cri4j.proxy.internal.InterceptedService;
+import io.cri4j.proxy.internal.RawForwarder;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A CRI proxy: listens on a unix socket (kubelet or crictl talk to it), runs intercepted calls
+ * through the interceptor chain and the runtime hooks, and forwards everything to the backend
+ * runtime (containerd, CRI-O). Calls no interceptor or hook wants, including the whole
+ * ImageService, server-streaming RPCs and services or methods the proxy does not know, are
+ * relayed as raw bytes without decoding. Serves {@code runtime.v1} and, when the backend answers
+ * {@code runtime.v1alpha2} Version at start, v1alpha2 hooks too.
+ *
+ * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
+ * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
+ *
+ * <pre>{@code
+ * try (CriProxy proxy = CriProxy.builder()
+ *     .listen(Path.of("/var/run/cri4j/proxy.sock"))
+ *     .backend(Path.of("/run/containerd/containerd.sock"))
+ *     .hookConfigDir(HookConfigDirectory.DEFAULT_DIR)
+ *     .build()) {
+ *   proxy.start();
+ *   proxy.awaitTermination();
+ * }
+ * }</pre>
+ */
+public final class CriProxy implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
+
+  private final Builder config;
+  private final ManagedChannel backend;
+  private final ExecutorService executor;
+  private final CheckpointStore store = new CheckpointStore();
+  private HookConfigDirectory configDir;
+  private HookDispatcher dispatcher;
+  private Server server;
+  private boolean v1alpha2;
+  private boolean started;
+  private boolean closed;
+
+  private CriProxy(Builder b) {
+    this.config = b;
+    this.backend = UnixGrpc.channelBuilder(b.backend).directExecutor().build();
+    AtomicInteger n = new AtomicInteger();
+    this.executor = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** A builder; {@code listen} and {@code backend} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Probes the backend, rebuilds the checkpoint store from it, starts watching the hook config
+   * directory and starts serving. A backend that is down at start is not fatal: the store is
+   * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
+   *
+   * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
+   */
+  public synchronized CriProxy start() throws IOException {
+    if (started) {
+      throw new IllegalStateException("already started");
+    }
+    started = true;
+    List<RuntimeHook> fixed = new ArrayList<>(config.hooks);
+    if (config.serviceLoader != null) {
+      fixed.addAll(InProcessHooks.load(config.serviceLoader));
+    }
+    if (config.hookConfigDir != null) {
+      configDir = HookConfigDirectory.watch(config.hookConfigDir);
+    }
+    HookConfigDirectory dirRef = configDir;
+    List<RuntimeHook> fixedCopy = List.copyOf(fixed);
+    dispatcher = HookDispatcher.builder()
+        .hooks(() -> {
+          if (dirRef == null) {
+            return fixedCopy;
+          }
+          List<RuntimeHook> all = new ArrayList<>(fixedCopy);
+          all.addAll(dirRef.get());
+          return all;
+        })
+        .onConflict(config.conflictListener)
+        .build();
+    v1alpha2 = probeV1alpha2();
+    try {
+      store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+    } catch (StatusRuntimeException e) {
+      LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
+          e.getStatus());
+    }
+    List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    chain.add(new CriHookInterceptor(dispatcher, store));
+    InterceptedService intercepted = new InterceptedService(backend, chain, executor);
+    List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
+    methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
+    methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
+    if (v1alpha2) {
+      methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
+          .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
+      methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
+          .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
+    }
+    List<ServerServiceDefinition> defs = intercepted.definitions(methods);
+    try {
+      server = UnixGrpc.startServer(config.listen, defs, new RawForwarder(backend),
+          UnixGrpc.DIRECT);
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
+    LOG.info("CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
+        + " {})", config.listen, config.backend, v1alpha2,
+        defs.stream().mapToInt(d -> d.getMethods().size()).sum());
+    return this;
+  }
+
+  /**
+   * The v1alpha2 methods the backend serves, presented with the v1 message classes (the two
+   * versions are wire-compatible for every v1alpha2 message).
+   */
+  private static List<MethodDescriptor<?, ?>> asV1alpha2(
+      java.util.Collection<MethodDescriptor<?, ?>> alpha,
+      java.util.Collection<MethodDescriptor<?, ?>> v1) {
+    Map<String, MethodDescriptor<?, ?>> byName = new HashMap<>();
+    for (MethodDescriptor<?, ?> m : v1) {
+      byName.put(m.getBareMethodName(), m);
+    }
+    List<MethodDescriptor<?, ?>> out = new ArrayList<>();
+    for (MethodDescriptor<?, ?> a : alpha) {
+      MethodDescriptor<?, ?> m = byName.get(a.getBareMethodName());
+      if (m != null && m.getType() == a.getType()) {
+        out.add(m.toBuilder().setFullMethodName(a.getFullMethodName())
+            .setSchemaDescriptor(null).build());
+      }
+    }
+    return out;
+  }
+
+  private boolean probeV1alpha2() {
+    try {
+      io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
+          .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+          .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
+      return true;
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() != Status.Code.UNIMPLEMENTED) {
+        LOG.warn("v1alpha2 probe of backend {} failed ({}); v1alpha2 calls pass through unhooked",
+            config.backend, e.getStatus());
+      }
+      return false;
+    }
+  }
+
+  /** True when the backend answered v1alpha2 Version at start (v1alpha2 calls are hooked). */
+  public synchronized boolean backendServesV1alpha2() {
+    return v1alpha2;
+  }
+
+  /** The socket the proxy listens on. */
+  public Path listenSocket() {
+    return config.listen;
+  }
+
+  /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
+  public int[] checkpointCounts() {
+    return new int[] {store.podCount(), store.containerCount()};
+  }
+
+  /** The hook config directory being watched, if one was configured and the proxy started. */
+  public synchronized java.util.Optional<HookConfigDirectory> hookConfigDirectory() {
+    return java.util.Optional.ofNullable(configDir);
+  }
+
+  /** Blocks until the proxy is closed. */
+  public void awaitTermination() throws InterruptedException {
+    Server s;
+    synchronized (this) {
+      s = server;
+    }
+    if (s != null) {
+      s.awaitTermination();
+    }
+  }
+
+  /** Stops serving, removes the socket, closes the backend channel and hooks; idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    if (server != null) {
+      server.shutdownNow();
+      try {
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    backend.shutdownNow();
+    executor.shutdownNow();
+    if (dispatcher != null) {
+      dispatcher.close();
+    }
+    if (configDir != null) {
+      configDir.close();
+    }
+  }
+
+  /** Configures a {@link CriProxy}. */
+  public static final class Builder {
+    private Path listen;
+    private Path backend;
+    private final List<CriInterceptor> interceptors = new ArrayList<>();
+    private final List<RuntimeHook> hooks = new ArrayList<>();
+    private ClassLoader serviceLoader;
+    private Path hookConfigDir;
+    private Consumer<HookConflict> conflictListener =
+        c -> LOG.warn("hook conflict: {}", c.describe());
+    private long probeTimeoutMillis = 2000;
+
+    private Builder() {}
+
+    /** The unix socket to serve on (required). */
+    public Builder listen(Path socket) {
+      this.listen = Objects.requireNonNull(socket, "socket");
+      return this;
+    }
+
+    /** The unix socket to serve on, as {@code unix:///path} or {@code /path}. */
+    public Builder listen(String endpoint) {
+      return listen(unixPath(endpoint, "listen"));
+    }
+
+    /** The backend runtime's unix socket (required). */
+    public Builder backend(Path socket) {
+      this.backend = Objects.requireNonNull(socket, "socket");
+      return this;
+    }
+
+    /** The backend runtime's unix socket, as {@code unix:///path} or {@code /path}. */
+    public Builder backend(String endpoint) {
+      return backend(unixPath(endpoint, "backend"));
+    }
+
+    /** Adds an interceptor; interceptors run in the order added, before the hooks. */
+    public Builder addInterceptor(CriInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /** Adds an in-process hook. */
+    public Builder addHook(RuntimeHook hook) {
+      hooks.add(Objects.requireNonNull(hook, "hook"));
+      return this;
+    }
+
+    /** Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start. */
+    public Builder loadHooks(ClassLoader loader) {
+      this.serviceLoader = Objects.requireNonNull(loader, "loader");
+      return this;
+    }
+
+    /** Watches this directory for remote hook configs ({@code *.json}). */
+    public Builder hookConfigDir(Path dir) {
+      this.hookConfigDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /** Told about every hook conflict (default: logged). */
+    public Builder onConflict(Consumer<HookConflict> listener) {
+      this.conflictListener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** How long the start-up v1alpha2 probe waits (default 2000 ms). */
+    public Builder probeTimeoutMillis(long millis) {
+      if (millis <= 0) {
+        throw new IllegalArgumentException("probe timeout must be positive, got " + millis);
+      }
+      this.probeTimeoutMillis = millis;
+      return this;
+    }
+
+    /** Validates and creates the proxy (not yet started). */
+    public CriProxy build() {
+      if (listen == null) {
+        throw new IllegalStateException("listen socket not set");
+      }
+      if (backend == null) {
+        throw new IllegalStateException("backend socket not set");
+      }
+      if (listen.toAbsolutePath().equals(backend.toAbsolutePath())) {
+        throw new IllegalStateException("listen and backend are the same socket: " + listen);
+      }
+      return new CriProxy(this);
+    }
+
+    private static Path unixPath(String endpoint, String what) {
+      Objects.requireNonNull(endpoint, what);
+      String p = endpoint.startsWith("unix://") ? endpoint.substring("unix://".length()) : endpoint;
+      if (!p.startsWith("/")) {
+        throw new IllegalArgumentException(what + " must be a unix socket (unix:///path or /path),"
+            + " got \"" + endpoint + "\"");
+      }
+      return Path.of(p);
+    }
+  }
+}
