@@ -1,14 +1,14 @@
 package io.cri4j.hook;
 
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
 import io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc;
-import io.cri4j.hook.internal.UnixGrpc;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc;
 import io.grpc.MethodDescriptor;
-import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.StatusException;
@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Serves Java {@link RuntimeHook}s over a unix socket speaking Koordinator's
@@ -31,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 public final class HookServer implements AutoCloseable {
   private final Path socket;
   private final HookDispatcher dispatcher;
-  private final Server server;
+  private final CriServer server;
   private boolean closed;
 
   private HookServer(Path socket, List<RuntimeHook> hooks) throws IOException {
@@ -41,7 +40,9 @@ public final class HookServer implements AutoCloseable {
         bind(RuntimeHookServiceGrpc.getServiceDescriptor()),
         bind(ExtendedRuntimeHookServiceGrpc.getServiceDescriptor()));
     try {
-      this.server = UnixGrpc.startServer(socket, defs, null, null);
+      CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket));
+      defs.forEach(sb::addService);
+      this.server = sb.build().start();
     } catch (IOException | RuntimeException e) {
       dispatcher.close();
       throw e;
@@ -104,12 +105,7 @@ public final class HookServer implements AutoCloseable {
       return;
     }
     closed = true;
-    server.shutdownNow();
-    try {
-      server.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    server.close();
     dispatcher.close();
   }
 }

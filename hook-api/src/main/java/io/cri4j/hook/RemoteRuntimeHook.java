@@ -1,7 +1,8 @@
 package io.cri4j.hook;
 
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
 import io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc;
-import io.cri4j.hook.internal.UnixGrpc;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
@@ -12,7 +13,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
 import io.grpc.stub.ClientCalls;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +30,7 @@ public final class RemoteRuntimeHook implements RuntimeHook, AutoCloseable {
   /** Connects lazily to {@code config.remoteEndpoint()}. */
   public RemoteRuntimeHook(HookConfig config) {
     this.config = config;
-    this.channel = UnixGrpc.channel(Path.of(config.remoteEndpoint()));
+    this.channel = CriChannels.newChannel(CriEndpoint.parse(config.remoteEndpoint()));
   }
 
   /** The config this hook was made from. */

@@ -1,5 +1,9 @@
 package io.cri4j.proxy;
 
+import com.google.common.util.concurrent.MoreExecutors;
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.hook.CriInterceptor;
@@ -10,12 +14,10 @@ import io.cri4j.hook.InProcessHooks;
 import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.internal.CheckpointStore;
 import io.cri4j.hook.internal.CriHookInterceptor;
-import io.cri4j.hook.internal.UnixGrpc;
 import io.cri4j.proxy.internal.InterceptedService;
 import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
-import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -65,14 +67,14 @@ public final class CriProxy implements AutoCloseable {
   private final CheckpointStore store = new CheckpointStore();
   private HookConfigDirectory configDir;
   private HookDispatcher dispatcher;
-  private Server server;
+  private CriServer server;
   private boolean v1alpha2;
   private boolean started;
   private boolean closed;
 
   private CriProxy(Builder b) {
     this.config = b;
-    this.backend = UnixGrpc.channelBuilder(b.backend).directExecutor().build();
+    this.backend = CriChannels.builder(b.backend).directExecutor().build();
     AtomicInteger n = new AtomicInteger();
     this.executor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
@@ -139,8 +141,13 @@ public final class CriProxy implements AutoCloseable {
     }
     List<ServerServiceDefinition> defs = intercepted.definitions(methods);
     try {
-      server = UnixGrpc.startServer(config.listen, defs, new RawForwarder(backend),
-          UnixGrpc.DIRECT);
+      CriServer.Builder sb = CriServer.builder(config.listen)
+          .fallbackHandlerRegistry(new RawForwarder(backend))
+          .socketMode(config.socketMode)
+          // forwarding never blocks: run it on the transport threads; interceptors get a pool
+          .executor(MoreExecutors.directExecutor());
+      defs.forEach(sb::addService);
+      server = sb.build().start();
     } catch (IOException | RuntimeException e) {
       close();
       throw e;
@@ -193,9 +200,9 @@ public final class CriProxy implements AutoCloseable {
     return v1alpha2;
   }
 
-  /** The socket the proxy listens on. */
-  public Path listenSocket() {
-    return config.listen;
+  /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */
+  public synchronized CriEndpoint listenEndpoint() {
+    return server != null ? server.endpoint() : config.listen;
   }
 
   /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
@@ -210,7 +217,7 @@ public final class CriProxy implements AutoCloseable {
 
   /** Blocks until the proxy is closed. */
   public void awaitTermination() throws InterruptedException {
-    Server s;
+    CriServer s;
     synchronized (this) {
       s = server;
     }
@@ -229,12 +236,7 @@ public final class CriProxy implements AutoCloseable {
       closed = true;
     }
     if (server != null) {
-      server.shutdownNow();
-      try {
-        server.awaitTermination(5, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      server.close();
     }
     backend.shutdownNow();
     executor.shutdownNow();
@@ -248,8 +250,9 @@ public final class CriProxy implements AutoCloseable {
 
   /** Configures a {@link CriProxy}. */
   public static final class Builder {
-    private Path listen;
-    private Path backend;
+    private CriEndpoint listen;
+    private CriEndpoint backend;
+    private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
     private final List<CriInterceptor> interceptors = new ArrayList<>();
     private final List<RuntimeHook> hooks = new ArrayList<>();
     private ClassLoader serviceLoader;
@@ -260,26 +263,42 @@ public final class CriProxy implements AutoCloseable {
 
     private Builder() {}
 
-    /** The unix socket to serve on (required). */
-    public Builder listen(Path socket) {
-      this.listen = Objects.requireNonNull(socket, "socket");
+    /** Where to serve (required): a unix socket, or TCP for tests. */
+    public Builder listen(CriEndpoint endpoint) {
+      this.listen = Objects.requireNonNull(endpoint, "listen");
       return this;
     }
 
-    /** The unix socket to serve on, as {@code unix:///path} or {@code /path}. */
+    /** Where to serve: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
     public Builder listen(String endpoint) {
-      return listen(unixPath(endpoint, "listen"));
+      return listen(CriEndpoint.parse(endpoint));
     }
 
-    /** The backend runtime's unix socket (required). */
-    public Builder backend(Path socket) {
-      this.backend = Objects.requireNonNull(socket, "socket");
+    /** The unix socket to serve on. */
+    public Builder listen(Path socket) {
+      return listen(CriEndpoint.unix(socket));
+    }
+
+    /** The backend runtime (required). */
+    public Builder backend(CriEndpoint endpoint) {
+      this.backend = Objects.requireNonNull(endpoint, "backend");
       return this;
     }
 
-    /** The backend runtime's unix socket, as {@code unix:///path} or {@code /path}. */
+    /** The backend runtime: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
     public Builder backend(String endpoint) {
-      return backend(unixPath(endpoint, "backend"));
+      return backend(CriEndpoint.parse(endpoint));
+    }
+
+    /** The backend runtime's unix socket. */
+    public Builder backend(Path socket) {
+      return backend(CriEndpoint.unix(socket));
+    }
+
+    /** Permissions of the listen socket (default {@code rw-rw----}). */
+    public Builder socketMode(String mode) {
+      this.socketMode = Objects.requireNonNull(mode, "mode");
+      return this;
     }
 
     /** Adds an interceptor; interceptors run in the order added, before the hooks. */
@@ -329,20 +348,10 @@ public final class CriProxy implements AutoCloseable {
       if (backend == null) {
         throw new IllegalStateException("backend socket not set");
       }
-      if (listen.toAbsolutePath().equals(backend.toAbsolutePath())) {
+      if (listen.equals(backend)) {
         throw new IllegalStateException("listen and backend are the same socket: " + listen);
       }
       return new CriProxy(this);
-    }
-
-    private static Path unixPath(String endpoint, String what) {
-      Objects.requireNonNull(endpoint, what);
-      String p = endpoint.startsWith("unix://") ? endpoint.substring("unix://".length()) : endpoint;
-      if (!p.startsWith("/")) {
-        throw new IllegalArgumentException(what + " must be a unix socket (unix:///path or /path),"
-            + " got \"" + endpoint + "\"");
-      }
-      return Path.of(p);
     }
   }
 }

@@ -32,7 +32,8 @@ import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
-import io.cri4j.hook.internal.UnixGrpc;
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
 import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
@@ -84,7 +85,7 @@ class CriProxyIT {
 
   private RuntimeServiceGrpc.RuntimeServiceBlockingStub start(CriProxy.Builder b) throws Exception {
     proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
-    client = UnixGrpc.channel(proxy.listenSocket());
+    client = CriChannels.newChannel(proxy.listenEndpoint());
     return RuntimeServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
 
@@ -406,7 +407,7 @@ class CriProxyIT {
   @Test
   void checkpointStoreIsRebuiltFromTheBackendAtStart() throws Exception {
     // create a pod and a container directly on the backend, before the proxy exists
-    ManagedChannel direct = UnixGrpc.channel(backend.socket);
+    ManagedChannel direct = CriChannels.newChannel(CriEndpoint.unix(backend.socket));
     try {
       RuntimeServiceGrpc.RuntimeServiceBlockingStub d = RuntimeServiceGrpc.newBlockingStub(direct);
       RunPodSandboxRequest p = pod("old", "app", "old");

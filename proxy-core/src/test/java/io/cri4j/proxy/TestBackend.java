@@ -26,13 +26,13 @@ import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
 import io.cri4j.cri.v1.UpdateContainerResourcesResponse;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
-import io.cri4j.hook.internal.UnixGrpc;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
 import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
@@ -69,7 +69,7 @@ final class TestBackend implements AutoCloseable {
   final Map<String, Container> containers = new ConcurrentHashMap<>();
   final Map<String, io.cri4j.cri.v1.LinuxContainerResources> resources = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
-  private Server server;
+  private CriServer server;
 
   TestBackend(Path socket, boolean v1alpha2) {
     this.socket = socket;
@@ -107,7 +107,9 @@ final class TestBackend implements AutoCloseable {
               obs.onCompleted();
             }))
         .build());
-    server = UnixGrpc.startServer(socket, defs, null, null);
+    CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket));
+    defs.forEach(sb::addService);
+    server = sb.build().start();
     return this;
   }
 
@@ -119,8 +121,7 @@ final class TestBackend implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     if (server != null) {
-      server.shutdownNow();
-      server.awaitTermination(5, TimeUnit.SECONDS);
+      server.close();
       server = null;
     }
   }
