@@ -1,7 +1,5 @@
 package io.cri4j.proxy;
 
-import com.google.common.util.concurrent.MoreExecutors;
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.ImageServiceGrpc;
@@ -15,6 +13,7 @@ import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.internal.CheckpointStore;
 import io.cri4j.hook.internal.CriHookInterceptor;
 import io.cri4j.proxy.internal.InterceptedService;
+import io.cri4j.proxy.internal.ProxyTransport;
 import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -62,19 +61,20 @@ public final class CriProxy implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
 
   private final Builder config;
+  private final ProxyTransport transport;
   private final ManagedChannel backend;
   private final ExecutorService executor;
   private final CheckpointStore store = new CheckpointStore();
   private HookConfigDirectory configDir;
   private HookDispatcher dispatcher;
-  private CriServer server;
   private boolean v1alpha2;
   private boolean started;
   private boolean closed;
 
   private CriProxy(Builder b) {
     this.config = b;
-    this.backend = CriChannels.builder(b.backend).directExecutor().build();
+    this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
+    this.backend = transport.backend();
     AtomicInteger n = new AtomicInteger();
     this.executor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
@@ -141,13 +141,9 @@ public final class CriProxy implements AutoCloseable {
     }
     List<ServerServiceDefinition> defs = intercepted.definitions(methods);
     try {
-      CriServer.Builder sb = CriServer.builder(config.listen)
-          .fallbackHandlerRegistry(new RawForwarder(backend))
-          .socketMode(config.socketMode)
-          // forwarding never blocks: run it on the transport threads; interceptors get a pool
-          .executor(MoreExecutors.directExecutor());
-      defs.forEach(sb::addService);
-      server = sb.build().start();
+      // forwarding never blocks: it runs on the transport thread; interceptors get a pool
+      transport.start(defs, new RawForwarder(backend), config.socketMode);
+
     } catch (IOException | RuntimeException e) {
       close();
       throw e;
@@ -202,7 +198,7 @@ public final class CriProxy implements AutoCloseable {
 
   /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */
   public synchronized CriEndpoint listenEndpoint() {
-    return server != null ? server.endpoint() : config.listen;
+    return transport.endpoint();
   }
 
   /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
@@ -217,13 +213,7 @@ public final class CriProxy implements AutoCloseable {
 
   /** Blocks until the proxy is closed. */
   public void awaitTermination() throws InterruptedException {
-    CriServer s;
-    synchronized (this) {
-      s = server;
-    }
-    if (s != null) {
-      s.awaitTermination();
-    }
+    transport.awaitTermination();
   }
 
   /** Stops serving, removes the socket, closes the backend channel and hooks; idempotent. */
@@ -235,10 +225,7 @@ public final class CriProxy implements AutoCloseable {
       }
       closed = true;
     }
-    if (server != null) {
-      server.close();
-    }
-    backend.shutdownNow();
+    transport.close();
     executor.shutdownNow();
     if (dispatcher != null) {
       dispatcher.close();
@@ -260,6 +247,7 @@ public final class CriProxy implements AutoCloseable {
     private Consumer<HookConflict> conflictListener =
         c -> LOG.warn("hook conflict: {}", c.describe());
     private long probeTimeoutMillis = 2000;
+    private int ioThreads = 1;
 
     private Builder() {}
 
@@ -337,6 +325,18 @@ public final class CriProxy implements AutoCloseable {
         throw new IllegalArgumentException("probe timeout must be positive, got " + millis);
       }
       this.probeTimeoutMillis = millis;
+      return this;
+    }
+
+    /**
+     * Event loop threads shared by the listening socket and the backend channel (default 1:
+     * relaying on one thread avoids hand-offs; blocking interceptor work runs on a pool).
+     */
+    public Builder ioThreads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("ioThreads must be at least 1, got " + threads);
+      }
+      this.ioThreads = threads;
       return this;
     }
 
