@@ -247,4 +247,108 @@ class ContainerdProxyIT {
       ctx.cancel(null);
     }
   }
+
+  /** Labels pods; can be told to hang. */
+  static final class RemoteLabelHook implements RuntimeHook {
+    volatile java.util.concurrent.CountDownLatch hang;
+
+    @Override public String name() { return "remote-label"; }
+
+    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_RUN_POD_SANDBOX); }
+
+    @Override
+    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r)
+        throws InterruptedException {
+      if (hang != null) {
+        hang.await();
+      }
+      return PodSandboxHookResponse.newBuilder().putLabels("cri4j.io/remote", "yes").build();
+    }
+  }
+
+  @Test
+  void remoteHookFailAndIgnoreInFrontOfContainerd() throws Exception {
+    Path hooks = dir.resolve("hooks");
+    java.nio.file.Files.createDirectories(hooks);
+    Path hookSocket = dir.resolve("hook.sock");
+    RemoteLabelHook hook = new RemoteLabelHook();
+    io.cri4j.hook.HookServer server = io.cri4j.hook.HookServer.start(hookSocket, List.of(hook));
+    java.util.concurrent.LinkedBlockingQueue<io.cri4j.hook.HookConfigDirectory.Snapshot> snaps =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    try (CriProxy remote = CriProxy.builder().listen(dir.resolve("remote-proxy.sock"))
+        .backend(CONTAINERD.endpoint()).hookConfigDir(hooks).build().start()) {
+      remote.hookConfigDirectory().orElseThrow().addListener(snaps::add);
+      ManagedChannel ch = CriChannels.newChannel(remote.listenEndpoint());
+      try {
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = RuntimeServiceGrpc.newBlockingStub(ch);
+        writeHookConfig(hooks, hookSocket, "Fail");
+        awaitPolicy(snaps, FailurePolicy.FAIL);
+        String podId = stub.withDeadlineAfter(60, TimeUnit.SECONDS).runPodSandbox(
+            RunPodSandboxRequest.newBuilder().setConfig(podConfig("remote-ok")).build())
+            .getPodSandboxId();
+        assertThat(podLabels(podId)).containsEntry("cri4j.io/remote", "yes");
+        removePod(podId);
+
+        // hung past its 300 ms timeout with Fail: no pod is created
+        hook.hang = new java.util.concurrent.CountDownLatch(1);
+        int before = rt().listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsCount();
+        assertThatThrownBy(() -> stub.withDeadlineAfter(60, TimeUnit.SECONDS).runPodSandbox(
+            RunPodSandboxRequest.newBuilder().setConfig(podConfig("remote-hung")).build()))
+            .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(
+                e.getStatus().getDescription()).contains("hook remote failed at PreRunPodSandbox"));
+        assertThat(rt().listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsCount())
+            .isEqualTo(before);
+        hook.hang.countDown();
+        hook.hang = null;
+
+        // killed with Ignore: the pod is created, unmodified
+        server.close();
+        writeHookConfig(hooks, hookSocket, "Ignore");
+        awaitPolicy(snaps, FailurePolicy.IGNORE);
+        String plain = stub.withDeadlineAfter(60, TimeUnit.SECONDS).runPodSandbox(
+            RunPodSandboxRequest.newBuilder().setConfig(podConfig("remote-dead")).build())
+            .getPodSandboxId();
+        assertThat(podLabels(plain)).doesNotContainKey("cri4j.io/remote");
+        removePod(plain);
+      } finally {
+        ch.shutdownNow();
+      }
+    } finally {
+      server.close();
+    }
+  }
+
+  private static void writeHookConfig(Path hooks, Path socket, String policy) throws Exception {
+    Path tmp = hooks.resolve(".remote.tmp");
+    java.nio.file.Files.writeString(tmp, "{\"remote-endpoint\": \"" + socket
+        + "\", \"failure-policy\": \"" + policy
+        + "\", \"runtime-hooks\": [\"PreRunPodSandbox\"], \"timeout\": \"300ms\"}");
+    java.nio.file.Files.move(tmp, hooks.resolve("remote.json"),
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static void awaitPolicy(
+      java.util.concurrent.BlockingQueue<io.cri4j.hook.HookConfigDirectory.Snapshot> snaps,
+      FailurePolicy policy) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      var s = snaps.poll(100, TimeUnit.MILLISECONDS);
+      if (s != null && s.configs().containsKey("remote")
+          && s.configs().get("remote").failurePolicy() == policy) {
+        return;
+      }
+    }
+    throw new AssertionError("hook config with policy " + policy + " not applied in 10 s");
+  }
+
+  private java.util.Map<String, String> podLabels(String podId) {
+    return rt().podSandboxStatus(io.cri4j.cri.v1.PodSandboxStatusRequest.newBuilder()
+        .setPodSandboxId(podId).build()).getStatus().getLabelsMap();
+  }
+
+  private void removePod(String podId) {
+    rt().stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+    rt().removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+  }
 }
