@@ -285,7 +285,7 @@ class CriProxyIT {
     TestHook hook = new TestHook("inject", 0, FailurePolicy.FAIL, HookPoint.PRE_CREATE_CONTAINER,
         HookPoint.PRE_START_CONTAINER, HookPoint.POST_START_CONTAINER);
     hook.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-            .putContainerAnnotations("injected", "yes")
+            .putContainerAnnotations("injected", "yes").setPodCgroupParent("/kubepods/besteffort")
             .setContainerResources(LinuxContainerResources.newBuilder().setCpuShares(1024)
                 .setCpusetCpus("").setOomScoreAdj(0).setMemoryLimitInBytes(1 << 28))
             .build())
@@ -309,6 +309,8 @@ class CriProxyIT {
     assertThat(res.getOomScoreAdj()).as("0 oom_score_adj must not clobber").isEqualTo(-998);
     assertThat(sent.getConfig().getMountsList()).extracting(Mount::getContainerPath)
         .containsExactly("/data");
+    assertThat(sent.getSandboxConfig().getLinux().getCgroupParent())
+        .isEqualTo("/kubepods/besteffort");
 
     ContainerResourceHookRequest seen = (ContainerResourceHookRequest) hook.seen.get(0);
     assertThat(seen.getPodMeta().getName()).isEqualTo("web");

@@ -200,7 +200,13 @@ public final class CriHookInterceptor implements CriInterceptor {
               ? pod.get().cgroupParent() : sandbox.getLinux().getCgroupParent());
       hr = b.build();
       ContainerHookResult merged = dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, hr);
-      toSend = req.toBuilder().setConfig(applyContainer(cfg, merged)).build();
+      CreateContainerRequest.Builder out = req.toBuilder().setConfig(applyContainer(cfg, merged));
+      String cgroupParent = merged.response().getPodCgroupParent();
+      if (!cgroupParent.isEmpty()) {
+        // as Koordinator does: the pod's cgroup parent as the runtime sees it at create
+        out.getSandboxConfigBuilder().getLinuxBuilder().setCgroupParent(cgroupParent);
+      }
+      toSend = out.build();
     }
     CreateContainerResponse resp = (CreateContainerResponse) chain.proceed(toSend);
     ContainerConfig sent = toSend.getConfig();
