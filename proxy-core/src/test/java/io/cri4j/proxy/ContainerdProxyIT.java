@@ -351,4 +351,69 @@ class ContainerdProxyIT {
     rt().stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
     rt().removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
   }
+
+  @Test
+  void checkpointStoreRebuiltFromContainerdKeepsWhatHooksNeed() throws Exception {
+    String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
+    ManagedChannel direct = CriChannels.newChannel(CONTAINERD.endpoint());
+    String podId;
+    String ctr;
+    try {
+      RuntimeServiceGrpc.RuntimeServiceBlockingStub d = RuntimeServiceGrpc.newBlockingStub(direct)
+          .withDeadlineAfter(60, TimeUnit.SECONDS);
+      ImageServiceGrpc.newBlockingStub(direct).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
+          PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
+      PodSandboxConfig pod = podConfig("before-proxy").toBuilder()
+          .putLabels("app", "legacy").putAnnotations("team", "node").build();
+      podId = d.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+          .getPodSandboxId();
+      ContainerConfig.Builder c = ContainerConfig.newBuilder()
+          .setMetadata(ContainerMetadata.newBuilder().setName("old-app"))
+          .setImage(ImageSpec.newBuilder().setImage(image))
+          .addCommand("sleep").addArgs("3600").setLogPath("old.log")
+          .putAnnotations("ctr-note", "kept");
+      c.getLinuxBuilder().getResourcesBuilder().setCpuShares(512)
+          .setMemoryLimitInBytes(64L << 20);
+      ctr = d.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
+          .setSandboxConfig(pod).setConfig(c).build()).getContainerId();
+    } finally {
+      direct.shutdownNow();
+    }
+    List<ContainerResourceHookRequest> seen = new CopyOnWriteArrayList<>();
+    RuntimeHook recorder = new RuntimeHook() {
+      @Override public String name() { return "recorder"; }
+
+      @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_START_CONTAINER); }
+
+      @Override
+      public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
+        seen.add(r);
+        return ContainerHookResult.of(ContainerResourceHookResponse.getDefaultInstance());
+      }
+    };
+    try (CriProxy late = CriProxy.builder().listen(dir.resolve("late.sock"))
+        .backend(CONTAINERD.endpoint()).addHook(recorder).build().start()) {
+      assertThat(late.checkpointCounts()[0]).isGreaterThanOrEqualTo(1);
+      ManagedChannel ch = CriChannels.newChannel(late.listenEndpoint());
+      try {
+        RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS)
+            .startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+      } finally {
+        ch.shutdownNow();
+      }
+    }
+    assertThat(seen).singleElement().satisfies(r -> {
+      assertThat(r.getContainerMata().getId()).isEqualTo(ctr);
+      assertThat(r.getContainerMata().getName()).isEqualTo("old-app");
+      assertThat(r.getContainerAnnotationsMap()).containsEntry("ctr-note", "kept");
+      assertThat(r.getContainerResources().getCpuShares()).isEqualTo(512);
+      assertThat(r.getContainerResources().getMemoryLimitInBytes()).isEqualTo(64L << 20);
+      assertThat(r.getPodMeta().getName()).isEqualTo("before-proxy");
+      assertThat(r.getPodLabelsMap()).containsEntry("app", "legacy");
+      assertThat(r.getPodAnnotationsMap()).containsEntry("team", "node");
+    });
+    rt().stopContainer(StopContainerRequest.newBuilder().setContainerId(ctr).setTimeout(1).build());
+    rt().removeContainer(RemoveContainerRequest.newBuilder().setContainerId(ctr).build());
+    removePod(podId);
+  }
 }
