@@ -290,7 +290,9 @@ class CriProxyIT {
                 .setCpusetCpus("").setOomScoreAdj(0).setMemoryLimitInBytes(1 << 28))
             .build())
         .withEnvs(List.of(kv("B", "two"), kv("D", "4")))
-        .withMounts(List.of(Mount.newBuilder().setContainerPath("/data").setHostPath("/tmp").build()));
+        .withMounts(List.of(Mount.newBuilder().setContainerPath("/data").setHostPath("/tmp").build()))
+        .withDevices(List.of(io.cri4j.cri.v1.Device.newBuilder().setContainerPath("/dev/fuse")
+            .setHostPath("/dev/fuse").setPermissions("rwm").build()));
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
     RunPodSandboxRequest p = pod("web", "app", "web");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
@@ -309,6 +311,8 @@ class CriProxyIT {
     assertThat(res.getOomScoreAdj()).as("0 oom_score_adj must not clobber").isEqualTo(-998);
     assertThat(sent.getConfig().getMountsList()).extracting(Mount::getContainerPath)
         .containsExactly("/data");
+    assertThat(sent.getConfig().getDevicesList()).extracting(io.cri4j.cri.v1.Device::getHostPath)
+        .containsExactly("/dev/fuse");
     assertThat(sent.getSandboxConfig().getLinux().getCgroupParent())
         .isEqualTo("/kubepods/besteffort");
 
