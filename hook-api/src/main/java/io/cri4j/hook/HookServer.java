@@ -23,8 +23,9 @@ import java.util.Objects;
  * Serves Java {@link RuntimeHook}s over a unix socket speaking Koordinator's
  * {@code runtime.v1alpha1.RuntimeHookService} (so Koordinator's Go runtime proxy can call them)
  * and cri4j's {@code ExtendedRuntimeHookService}. With several hooks, their answers are merged
- * as the proxy does ({@link HookDispatcher}); a hook with policy Fail that fails makes the RPC
- * fail with a status naming it. At post points the hooks are called and an empty response is
+ * as the proxy does ({@link HookDispatcher}); at a pre point, a hook that fails or exceeds its
+ * timeout makes the RPC fail with INTERNAL naming the hook and its error (the calling proxy
+ * applies its own failure policy). At post points the hooks are called and an empty response is
  * returned (errors are logged), as the proxy does. Owns the server socket: close it.
  */
 public final class HookServer implements AutoCloseable {
@@ -35,7 +36,9 @@ public final class HookServer implements AutoCloseable {
 
   private HookServer(Path socket, List<RuntimeHook> hooks) throws IOException {
     this.socket = socket;
-    this.dispatcher = HookDispatcher.builder().hooks(hooks).build();
+    // the caller applies its own failure policy: a served hook's error always reaches it
+    this.dispatcher = HookDispatcher.builder()
+        .hooks(hooks.stream().map(HookServer::failing).toList()).build();
     List<ServerServiceDefinition> defs = List.of(
         bind(RuntimeHookServiceGrpc.getServiceDescriptor()),
         bind(ExtendedRuntimeHookServiceGrpc.getServiceDescriptor()));
@@ -57,6 +60,32 @@ public final class HookServer implements AutoCloseable {
       throw new IllegalArgumentException("no hooks to serve");
     }
     return new HookServer(socket, new ArrayList<>(hooks));
+  }
+
+  private static RuntimeHook failing(RuntimeHook h) {
+    return new RuntimeHook() {
+      @Override public String name() { return h.name(); }
+
+      @Override public java.util.Set<HookPoint> points() { return h.points(); }
+
+      @Override public int index() { return h.index(); }
+
+      @Override public FailurePolicy failurePolicy() { return FailurePolicy.FAIL; }
+
+      @Override public java.time.Duration timeout() { return h.timeout(); }
+
+      @Override
+      public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r)
+          throws Exception {
+        return h.onPodSandbox(p, r);
+      }
+
+      @Override
+      public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r)
+          throws Exception {
+        return h.onContainer(p, r);
+      }
+    };
   }
 
   /** The socket served on. */
