@@ -95,12 +95,10 @@ public final class InterceptedService {
             R resp = callFrom(0, m, req, headers);
             obs.onNext(resp);
             obs.onCompleted();
-          } catch (StatusException e) {
-            obs.onError(e);
-          } catch (StatusRuntimeException e) {
-            obs.onError(e);
+          } catch (StatusException | StatusRuntimeException e) {
+            fail(obs, e);
           } catch (RuntimeException e) {
-            obs.onError(Status.INTERNAL.withDescription("interceptor failed on "
+            fail(obs, Status.INTERNAL.withDescription("interceptor failed on "
                 + m.getFullMethodName() + ": " + e).withCause(e).asException());
           }
         }));
@@ -112,11 +110,20 @@ public final class InterceptedService {
           try {
             streamFrom(0, m, req, headers, obs);
           } catch (RuntimeException e) {
-            obs.onError(Status.INTERNAL.withDescription("interceptor failed on "
+            fail(obs, Status.INTERNAL.withDescription("interceptor failed on "
                 + m.getFullMethodName() + ": " + e).withCause(e).asException());
           }
         }));
       }));
+    }
+  }
+
+  /** Fails the call; a call the client already cancelled has nobody to tell. */
+  private static void fail(StreamObserver<?> obs, Throwable error) {
+    try {
+      obs.onError(error);
+    } catch (RuntimeException alreadyCancelled) {
+      // the client went away (CANCELLED): nothing to report to
     }
   }
 
