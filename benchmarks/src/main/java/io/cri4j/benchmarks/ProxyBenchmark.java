@@ -92,7 +92,7 @@ public class ProxyBenchmark {
                     }
                 }).build().start();
         proxy = CriProxy.builder().listen(dir.resolve("proxy.sock"))
-                .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).build().start();
+                .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
         directChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
         proxyChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
         direct = RuntimeServiceGrpc.newBlockingStub(directChannel);

@@ -48,7 +48,7 @@ public final class ProxyLatencyRatio {
                     }
                 }).build().start();
         CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(dir.resolve("b.sock"))
-                .addHook(new ProxyBenchmark.AnnotateHook()).build().start();
+                .addHook(new ProxyBenchmark.AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
         ManagedChannel dc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("b.sock")));
         ManagedChannel pc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
