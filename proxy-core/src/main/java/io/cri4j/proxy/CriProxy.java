@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * through the interceptor chain and the runtime hooks, and forwards everything to the backend
  * runtime (containerd, CRI-O). Calls no interceptor or hook wants, including the whole
  * ImageService, server-streaming RPCs and services or methods the proxy does not know, are
- * relayed as raw bytes without decoding. Serves {@code runtime.v1} and, when the backend answers
- * {@code runtime.v1alpha2} Version at start, v1alpha2 hooks too.
+ * relayed as raw bytes without decoding. Serves {@code runtime.v1} and {@code runtime.v1alpha2};
+ * hooks run on v1alpha2 calls once the backend answered v1alpha2 Version (probed at start, and
+ * again on the next v1alpha2 call while the backend could not be reached).
  *
  * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
  * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
@@ -67,7 +68,8 @@ public final class CriProxy implements AutoCloseable {
   private final CheckpointStore store = new CheckpointStore();
   private HookConfigDirectory configDir;
   private HookDispatcher dispatcher;
-  private boolean v1alpha2;
+  /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
+  private volatile Boolean v1alpha2;
   private boolean started;
   private boolean closed;
 
@@ -128,17 +130,17 @@ public final class CriProxy implements AutoCloseable {
           e.getStatus());
     }
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
-    chain.add(new CriHookInterceptor(dispatcher, store));
+    chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
     InterceptedService intercepted = new InterceptedService(backend, chain, executor);
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
-    if (v1alpha2) {
-      methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
-          .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
-      methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
-          .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
-    }
+    // v1alpha2 methods are served decoded like v1 ones; hooks run on them only once a probe
+    // showed the backend serves v1alpha2 (V1alpha2Gate)
+    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
+        .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
+    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
+        .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
     List<ServerServiceDefinition> defs = intercepted.definitions(methods);
     try {
       // forwarding never blocks: it runs on the transport thread; interceptors get a pool
@@ -176,24 +178,64 @@ public final class CriProxy implements AutoCloseable {
     return out;
   }
 
-  private boolean probeV1alpha2() {
+  /** TRUE/FALSE when the backend answered (or refused) v1alpha2 Version; null if unreachable. */
+  private Boolean probeV1alpha2() {
     try {
       io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
           .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
           .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
-      return true;
+      return Boolean.TRUE;
     } catch (StatusRuntimeException e) {
-      if (e.getStatus().getCode() != Status.Code.UNIMPLEMENTED) {
-        LOG.warn("v1alpha2 probe of backend {} failed ({}); v1alpha2 calls pass through unhooked",
-            config.backend, e.getStatus());
+      if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+        return Boolean.FALSE;
       }
-      return false;
+      LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
+          config.backend, e.getStatus());
+      return null;
     }
   }
 
-  /** True when the backend answered v1alpha2 Version at start (v1alpha2 calls are hooked). */
-  public synchronized boolean backendServesV1alpha2() {
-    return v1alpha2;
+  /** Whether v1alpha2 calls get hooks: probes the backend when no probe was conclusive yet. */
+  private boolean v1alpha2Hooked() {
+    Boolean known = v1alpha2;
+    if (known == null) {
+      synchronized (this) {
+        known = v1alpha2;
+        if (known == null) {
+          known = probeV1alpha2();
+          v1alpha2 = known;
+        }
+      }
+    }
+    return Boolean.TRUE.equals(known);
+  }
+
+  /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */
+  private final class V1alpha2Gate implements CriInterceptor {
+    private final CriInterceptor hooks;
+
+    V1alpha2Gate(CriInterceptor hooks) {
+      this.hooks = hooks;
+    }
+
+    @Override
+    public boolean intercepts(MethodDescriptor<?, ?> method) {
+      return hooks.intercepts(method);
+    }
+
+    @Override
+    public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws io.grpc.StatusException {
+      String svc = chain.method().getServiceName();
+      if (svc != null && svc.startsWith("runtime.v1alpha2.") && !v1alpha2Hooked()) {
+        return chain.proceed(chain.request());
+      }
+      return hooks.interceptUnary(chain);
+    }
+  }
+
+  /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
+  public boolean backendServesV1alpha2() {
+    return Boolean.TRUE.equals(v1alpha2);
   }
 
   /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */

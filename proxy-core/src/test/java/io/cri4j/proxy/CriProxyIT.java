@@ -222,6 +222,10 @@ class CriProxyIT {
     stub.getContainerEvents(GetEventsRequest.getDefaultInstance())
         .forEachRemaining(e -> ids.add(e.getContainerId()));
     assertThat(ids).containsExactly("x-ctr-event-0", "x-ctr-event-1", "x-ctr-event-2");
+    proxy.close();
+    proxy.close(); // idempotent
+    assertThat(java.nio.file.Files.exists(dir.resolve("proxy.sock")))
+        .as("the listen socket is removed on close").isFalse();
   }
 
   /** A hook for tests: fixed answers, optional failure or hang. */
@@ -483,5 +487,36 @@ class CriProxyIT {
     assertThat(got.getConfig().getLabelsMap()).containsEntry("hooked", "v1alpha2")
         .containsEntry("app", "x");
     assertThat(hook.seen).containsExactly("PRE_RUN_POD_SANDBOX:old-kubelet");
+  }
+
+  @Test
+  void v1alpha2IsProbedAgainWhenTheBackendWasDownAtStart() throws Exception {
+    backend.close();
+    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
+    hook.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("late", "probe").build();
+    start(CriProxy.builder().addHook(hook).probeTimeoutMillis(500));
+    assertThat(proxy.backendServesV1alpha2()).isFalse();
+    backend = new TestBackend(dir.resolve("backend.sock"), true).start();
+    var alpha = io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client);
+    io.cri4j.cri.v1alpha2.RunPodSandboxRequest req = io.cri4j.cri.v1alpha2.RunPodSandboxRequest
+        .newBuilder().setConfig(io.cri4j.cri.v1alpha2.PodSandboxConfig.newBuilder()
+            .setMetadata(io.cri4j.cri.v1alpha2.PodSandboxMetadata.newBuilder().setName("late")))
+        .build();
+    // the channel reconnects with backoff: wait (bounded) for the backend to be reachable
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    io.cri4j.cri.v1alpha2.RunPodSandboxResponse r = null;
+    while (r == null && System.nanoTime() < deadline) {
+      try {
+        r = alpha.withWaitForReady().withDeadlineAfter(2, TimeUnit.SECONDS).runPodSandbox(req);
+      } catch (StatusRuntimeException e) {
+        assertThat(e.getStatus().getCode()).isIn(Status.Code.UNAVAILABLE,
+            Status.Code.DEADLINE_EXCEEDED);
+      }
+    }
+    assertThat(r).isNotNull();
+    assertThat(proxy.backendServesV1alpha2()).isTrue();
+    List<io.cri4j.cri.v1alpha2.RunPodSandboxRequest> got =
+        backend.received(io.cri4j.cri.v1alpha2.RunPodSandboxRequest.class);
+    assertThat(got.get(got.size() - 1).getConfig().getLabelsMap()).containsEntry("late", "probe");
   }
 }
