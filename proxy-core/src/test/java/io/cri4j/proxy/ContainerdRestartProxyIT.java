@@ -105,6 +105,28 @@ class ContainerdRestartProxyIT {
         .isEqualTo("containerd");
     Path config = CONTAINERD.containerd().directory().resolve("config.toml");
     long pid = CONTAINERD.containerd().pid();
+    // a caller keeps calling through the proxy across the kill and the restart
+    java.util.concurrent.ConcurrentLinkedQueue<Status.Code> background =
+        new java.util.concurrent.ConcurrentLinkedQueue<>();
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch> okSignal =
+        new java.util.concurrent.atomic.AtomicReference<>(new java.util.concurrent.CountDownLatch(0));
+    Thread caller = new Thread(() -> {
+      while (!stop.get()) {
+        long t0 = System.nanoTime();
+        try {
+          runtime.withDeadlineAfter(5, TimeUnit.SECONDS).listContainers(
+              io.cri4j.cri.v1.ListContainersRequest.getDefaultInstance());
+          background.add(Status.Code.OK);
+          okSignal.get().countDown();
+        } catch (StatusRuntimeException e) {
+          background.add(e.getStatus().getCode());
+          slowest.accumulateAndGet(System.nanoTime() - t0, Math::max);
+        }
+      }
+    }, "background-caller");
+    caller.start();
     Process kill = new ProcessBuilder("kill", "-9", Long.toString(pid)).start();
     assertThat(kill.waitFor()).isZero();
     // calls during the outage fail fast with UNAVAILABLE
@@ -140,7 +162,23 @@ class ContainerdRestartProxyIT {
       assertThat(name).as("proxy serves again after restart; errors meanwhile: %s", seen)
           .isEqualTo("containerd");
       assertThat(rt().listPodSandbox(ListPodSandboxRequest.getDefaultInstance())).isNotNull();
+      // the background caller saw successes, fast UNAVAILABLE failures, and successes again
+      java.util.concurrent.CountDownLatch threeMore = new java.util.concurrent.CountDownLatch(3);
+      okSignal.set(threeMore);
+      long okBefore = background.stream().filter(c -> c == Status.Code.OK).count();
+      assertThat(threeMore.await(10, TimeUnit.SECONDS))
+          .as("the background caller succeeds again after the restart").isTrue();
+      stop.set(true);
+      caller.join(10_000);
+      assertThat(new java.util.HashSet<>(background))
+          .as("a call during the outage fails with UNAVAILABLE, never hangs or fails otherwise")
+          .containsExactlyInAnyOrder(Status.Code.OK, Status.Code.UNAVAILABLE);
+      assertThat(Duration.ofNanos(slowest.get())).isLessThan(Duration.ofSeconds(2));
+      assertThat(background.stream().filter(c -> c == Status.Code.OK).count())
+          .isGreaterThan(okBefore);
     } finally {
+      stop.set(true);
+      caller.join(10_000);
       restarted.destroy();
       if (!restarted.waitFor(15, TimeUnit.SECONDS)) {
         restarted.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
