@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
  * (in-process hooks listed in {@code META-INF/services/io.cri4j.hook.RuntimeHook}). Runs until
  * interrupted (SIGINT/SIGTERM).
  */
-@Command(name = "proxy", description = "Serve a CRI proxy with hooks in front of a runtime.")
+@Command(name = "proxy", mixinStandardHelpOptions = true,
+        description = "Serve a CRI proxy with hooks in front of a runtime.")
 final class ProxyCommand implements Callable<Integer> {
 
     @Spec
@@ -68,7 +69,7 @@ final class ProxyCommand implements Callable<Integer> {
             p.start();
             proxy = p;
             out.println("cri4j proxy: serving " + p.listenEndpoint() + " -> " + backend
-                    + (p.backendServesV1alpha2() ? " (v1 and v1alpha2)" : " (v1)"));
+                    + (p.backendServesV1alpha2() ? " (v1 and v1alpha2 hooked)" : " (v1; v1alpha2 hooked once the backend answers it)"));
             out.flush();
             started.countDown();
             p.awaitTermination();
