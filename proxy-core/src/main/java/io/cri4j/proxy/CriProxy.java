@@ -195,8 +195,11 @@ public final class CriProxy implements AutoCloseable {
     }
   }
 
-  /** Whether v1alpha2 calls get hooks: probes the backend when no probe was conclusive yet. */
-  private boolean v1alpha2Hooked() {
+  /**
+   * Whether the backend serves v1alpha2, probing it when no probe was conclusive yet; null while
+   * the backend cannot be reached.
+   */
+  private Boolean v1alpha2Known() {
     Boolean known = v1alpha2;
     if (known == null) {
       synchronized (this) {
@@ -207,7 +210,7 @@ public final class CriProxy implements AutoCloseable {
         }
       }
     }
-    return Boolean.TRUE.equals(known);
+    return known;
   }
 
   /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */
@@ -226,8 +229,16 @@ public final class CriProxy implements AutoCloseable {
     @Override
     public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws io.grpc.StatusException {
       String svc = chain.method().getServiceName();
-      if (svc != null && svc.startsWith("runtime.v1alpha2.") && !v1alpha2Hooked()) {
-        return chain.proceed(chain.request());
+      if (svc != null && svc.startsWith("runtime.v1alpha2.")) {
+        Boolean served = v1alpha2Known();
+        if (served == null) {
+          // never let a call pass unhooked because the probe raced a reconnecting backend
+          throw Status.UNAVAILABLE.withDescription("backend " + config.backend
+              + " is unreachable (cannot tell whether it serves runtime.v1alpha2)").asException();
+        }
+        if (!served) {
+          return chain.proceed(chain.request());
+        }
       }
       return hooks.interceptUnary(chain);
     }
