@@ -50,6 +50,14 @@ public interface ImagePullBackend extends AutoCloseable {
         void layer(String id, String status, long done, long total);
 
         /**
+         * The image's exact layers are known (from its manifest) and all are complete: replaces
+         * the layers reported so far (which may include ones a backend could not attribute).
+         *
+         * @param layerSizes layer id to size, in manifest order
+         */
+        void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes);
+
+        /**
          * The backend cannot observe byte progress for this attempt.
          *
          * @param reason why, for the progress message

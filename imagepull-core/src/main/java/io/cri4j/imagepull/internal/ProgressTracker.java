@@ -55,6 +55,13 @@ public final class ProgressTracker {
         sample(now);
     }
 
+    /** Replaces the layers with the image's exact, complete layer set. */
+    void resolved(java.util.Map<String, Long> sizes, Instant now) {
+        layers.clear();
+        sizes.forEach((id, size) -> layers.put(id, new Layer("Complete", size, size)));
+        sample(now);
+    }
+
     void unknown() {
         unknown = true;
     }

@@ -262,6 +262,16 @@ public final class PullJobImpl implements PullJob {
             }
 
             @Override
+            public void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes) {
+                synchronized (PullJobImpl.this) {
+                    if (attempt == n && phase == Phase.PULLING) {
+                        tracker.resolved(layerSizes, scheduler.now());
+                        publish();
+                    }
+                }
+            }
+
+            @Override
             public void unknown(String reason) {
                 synchronized (PullJobImpl.this) {
                     if (attempt == n && phase == Phase.PULLING) {
