@@ -116,7 +116,9 @@ public final class CriImagePullBackend implements ImagePullBackend {
         }
         PullImageRequest.Builder req = PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image));
         credential.ifPresent(c -> {
-            AuthConfig.Builder a = AuthConfig.newBuilder().setServerAddress(c.registry());
+            // server_address stays empty: the credential was matched to the registry already, and
+            // containerd 1.6 parses the field as a URL (a bare host:port fails to parse)
+            AuthConfig.Builder a = AuthConfig.newBuilder();
             if (!c.identityToken().isEmpty()) {
                 a.setIdentityToken(c.identityToken());
             }
@@ -136,7 +138,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
                 PullImageResponse.class);
         CompletableFuture<ImageInfo> result = call.thenCompose(resp -> imageStatus(image).thenApply(info -> info.orElseGet(
                 () -> new ImageInfo(resp.getImageRef(), java.util.List.of(), java.util.List.of(), 0))))
-                .thenCompose(info -> resolveLayers(info, progress).handle((v, e) -> info));
+                .thenCompose(info -> resolveLayers(info, image, progress).handle((v, e) -> info));
         result.whenComplete((r, e) -> {
             if (tracked != null) {
                 tracked.close();
@@ -149,11 +151,12 @@ public final class CriImagePullBackend implements ImagePullBackend {
     }
 
     /** Reads the pulled image's manifest from containerd so the final layer list is exact. */
-    private CompletableFuture<Void> resolveLayers(ImageInfo info, ProgressSink progress) {
-        if (content == null || content.unavailableReason() != null || info.digest().isEmpty()) {
+    private CompletableFuture<Void> resolveLayers(ImageInfo info, String image, ProgressSink progress) {
+        String digest = info.digestFor(image);
+        if (content == null || content.unavailableReason() != null || digest.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return content.readBlob(info.digest()).thenCompose(top -> {
+        return content.readBlob(digest).thenCompose(top -> {
             String platform = Manifests.pickFromIndex(top);
             return platform == null ? CompletableFuture.completedFuture(top) : content.readBlob(platform);
         }).thenAccept(manifest -> {

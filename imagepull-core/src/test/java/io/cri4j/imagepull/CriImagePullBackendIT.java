@@ -167,7 +167,7 @@ class CriImagePullBackendIT {
             assertThat(req.getImage().getImage()).isEqualTo("registry.test:5000/big:1");
             assertThat(req.getAuth().getUsername()).isEqualTo("alice");
             assertThat(req.getAuth().getPassword()).isEqualTo("pw");
-            assertThat(req.getAuth().getServerAddress()).isEqualTo("registry.test:5000");
+            assertThat(req.getAuth().getServerAddress()).as("containerd parses it as a URL; left empty").isEmpty();
 
             ctrd.statuses.set(List.of(ingest(LAYER_A, 50, 100)));
             PullProgress p1 = watch.await("layer a half done", p -> p.bytesDone() == 50);

@@ -369,7 +369,7 @@ public final class PullJobImpl implements PullJob {
         PullResult r;
         synchronized (this) {
             Duration elapsed = Duration.between(submitted, scheduler.now());
-            r = new PullResult(request.image(), info.id(), info.digest(), info.size(), elapsed, attempt, present);
+            r = new PullResult(request.image(), info.id(), info.digestFor(request.image()), info.size(), elapsed, attempt, present);
         }
         finish(Phase.SUCCEEDED, present ? "already present" : "pulled " + info.id(), null, r);
     }
