@@ -327,7 +327,7 @@ public final class PullJobImpl implements PullJob {
                 backoffs.add(wait);
                 phase = Phase.BACKING_OFF;
                 message = "attempt " + n + " failed: " + why + "; retrying in " + human(wait);
-                LOG.warn("pulling {}: {}", request.image(), message);
+                LOG.info("pulling {}: {}", request.image(), message);
                 releaseSlot();
                 backoffTimer = scheduler.schedule(wait, this::afterBackoff);
                 publish();
@@ -415,7 +415,8 @@ public final class PullJobImpl implements PullJob {
             case CANCELLED -> result.completeExceptionally(new CancellationException(
                     "pull of " + request.image() + " was cancelled"));
             default -> {
-                LOG.warn("{}", why);
+                // the caller gets the failure from the result; logged at info so a CLI shows it once
+                LOG.info("{}", why);
                 result.completeExceptionally(new ImagePullException(request.image(), attempt, why, cause));
             }
         }
