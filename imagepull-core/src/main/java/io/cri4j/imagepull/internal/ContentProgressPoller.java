@@ -16,7 +16,9 @@ import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -33,10 +35,10 @@ import org.slf4j.LoggerFactory;
  * pulls are tracked and hands each layer ingest ({@code layer-sha256:...} refs) to the tracked
  * pulls. An ingest that disappears between polls was committed and is reported complete.
  *
- * <p>Attribution: an ingest goes to every pull tracked when it was seen that started before the
- * ingest did. With one pull at a time that is exact; with concurrent pulls on one containerd
- * a pull's running figures can include another's layers until the pull completes and its exact
- * layers are read from its manifest ({@link #readBlob(String)}).
+ * <p>Attribution: with one pull tracked, every layer ingest is its own (exact). With several
+ * pulls running at once on one containerd, an ingest goes to each tracked pull that started
+ * before the ingest did, so a pull's running figures can include another's layers until it
+ * completes and its exact layers are read from its manifest ({@link #readBlob(String)}).
  */
 public final class ContentProgressPoller implements AutoCloseable {
 
@@ -178,7 +180,10 @@ public final class ContentProgressPoller implements AutoCloseable {
                 layers.put(shortId(digest), s);
             }
         }
-        for (Tracked t : tracked) {
+        List<Tracked> all = new ArrayList<>(tracked);
+        // a lone pull owns every ingest, including one resumed from its own earlier attempt
+        Tracked alone = all.size() == 1 ? all.get(0) : null;
+        for (Tracked t : all) {
             synchronized (t) {
                 // completions first, so no snapshot shows new bytes beside a stale finished layer
                 for (Map.Entry<String, Long> e : t.seen.entrySet()) {
@@ -189,8 +194,8 @@ public final class ContentProgressPoller implements AutoCloseable {
                 for (Map.Entry<String, Status> e : layers.entrySet()) {
                     Status s = e.getValue();
                     Instant started = Instant.ofEpochSecond(s.getStartedAt().getSeconds(), s.getStartedAt().getNanos());
-                    if (s.hasStartedAt() && started.isBefore(t.start) && !t.seen.containsKey(e.getKey())) {
-                        continue; // an ingest older than this pull belongs to another
+                    if (alone == null && s.hasStartedAt() && started.isBefore(t.start) && !t.seen.containsKey(e.getKey())) {
+                        continue; // with other pulls running, an ingest older than this pull belongs to another
                     }
                     long total = s.getTotal() > 0 ? s.getTotal() : -1;
                     t.seen.put(e.getKey(), total);

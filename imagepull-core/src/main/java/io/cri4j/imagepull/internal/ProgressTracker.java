@@ -49,12 +49,6 @@ public final class ProgressTracker {
         sample(now);
     }
 
-    /** Marks a layer complete with its final size. */
-    void complete(String id, long size, Instant now) {
-        layers.put(id, new Layer("Complete", size, size));
-        sample(now);
-    }
-
     /** Replaces the layers with the image's exact, complete layer set. */
     void resolved(java.util.Map<String, Long> sizes, Instant now) {
         layers.clear();
