@@ -208,6 +208,11 @@ public final class CriImagePullBackend implements ImagePullBackend {
         if (content != null) {
             content.close();
             poller.shutdownNow();
+            try {
+                poller.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (ownsChannel) {
             channel.shutdownNow();

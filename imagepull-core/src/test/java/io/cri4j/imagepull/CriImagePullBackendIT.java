@@ -197,6 +197,8 @@ class CriImagePullBackendIT {
                     new LayerProgress("bbbbbbbbbbbb", "Complete", 300, 300));
             assertThat(last.bytesDone()).isEqualTo(400).isEqualTo(last.bytesTotal());
             watch.assertMonotonic();
+            puller.close();
+            Threads.assertNoneLeft();
             assertThat(ctrd.namespaces).containsEntry("containerd.services.content.v1.Content/ListStatuses", "k8s.io")
                     .containsEntry("containerd.services.content.v1.Content/Read", "k8s.io");
         }

@@ -120,6 +120,19 @@ class DockerImagePullBackendIT {
     }
 
     @Test
+    void closingLeavesNoThreads() throws Exception {
+        Path sock = dir.resolve("docker.sock");
+        try (FakeDockerd dockerd = new FakeDockerd(sock)) {
+            dockerd.stream = resource("pull-two-layers.jsonl");
+            ImagePuller puller = ImagePuller.builder(DockerImagePullBackend.create(sock)).build();
+            puller.pull("registry.test:5000/team/app:1.0").result().get(10, TimeUnit.SECONDS);
+            puller.close();
+            puller.close();
+            Threads.assertNoneLeft();
+        }
+    }
+
+    @Test
     void unreachableDaemonIsAClearError() throws Exception {
         try (DockerImagePullBackend backend = DockerImagePullBackend.create(dir.resolve("none.sock"))) {
             try {

@@ -29,9 +29,10 @@ class ImagePrewarmerTest {
     }
 
     @AfterEach
-    void close() {
+    void close() throws InterruptedException {
         prewarmer.close();
         puller.close();
+        Threads.assertNoneLeft();
     }
 
     private PrewarmStatus awaitEvent(String what, Predicate<PrewarmStatus> p) throws InterruptedException {

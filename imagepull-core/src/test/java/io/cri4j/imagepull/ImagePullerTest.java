@@ -23,9 +23,10 @@ class ImagePullerTest {
     private ImagePuller puller = ImagePuller.builder(backend).scheduler(time).build();
 
     @AfterEach
-    void close() {
+    void close() throws InterruptedException {
         puller.close();
         assertThat(backend.closed).isTrue();
+        Threads.assertNoneLeft();
     }
 
     private static <T> T await(java.util.concurrent.CompletableFuture<T> f) throws Exception {

@@ -36,5 +36,10 @@ public final class SystemScheduler implements PullScheduler, AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        try {
+            timer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -44,7 +44,12 @@ public final class UnixHttpClient implements AutoCloseable {
     }
 
     private final Path socket;
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
+            new io.netty.util.concurrent.DefaultThreadFactory("cri4j-imagepull-docker-io", true),
+            EpollIoHandler.newFactory());
+    /** Completions leave the event loop: callers' callbacks may take locks or wait. */
+    private final java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newCachedThreadPool(
+            new io.netty.util.concurrent.DefaultThreadFactory("cri4j-imagepull-docker-cb", true));
 
     /** @param socket the unix socket path */
     public UnixHttpClient(Path socket) {
@@ -74,6 +79,19 @@ public final class UnixHttpClient implements AutoCloseable {
                 });
         ChannelFuture connect = b.connect(new DomainSocketAddress(socket.toString()));
         result.whenComplete((r, e) -> connect.channel().close());
+        CompletableFuture<Response> out = new CompletableFuture<>();
+        result.whenCompleteAsync((r, e) -> {
+            if (e != null) {
+                out.completeExceptionally(e);
+            } else {
+                out.complete(r);
+            }
+        }, callbacks);
+        out.whenComplete((r, e) -> {
+            if (out.isCancelled()) {
+                result.cancel(true);
+            }
+        });
         connect.addListener(f -> {
             if (!f.isSuccess()) {
                 result.completeExceptionally(new java.io.IOException("cannot connect to " + socket + ": "
@@ -92,7 +110,7 @@ public final class UnixHttpClient implements AutoCloseable {
                 }
             });
         });
-        return result;
+        return out;
     }
 
     private static final class Handler extends SimpleChannelInboundHandler<HttpObject> {
@@ -184,5 +202,14 @@ public final class UnixHttpClient implements AutoCloseable {
     @Override
     public void close() {
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        callbacks.shutdown();
+        try {
+            if (!callbacks.awaitTermination(5, TimeUnit.SECONDS)) {
+                callbacks.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            callbacks.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
     }
 }
