@@ -127,7 +127,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
             }
             req.setAuth(a);
         });
-        ContentProgressPoller.Tracked tracked = content == null ? null : content.track(progress);
+        ContentProgressPoller.Tracked tracked = content == null ? null : content.track(image, progress);
         if (content == null) {
             progress.unknown("CRI PullImage reports no byte progress");
         }

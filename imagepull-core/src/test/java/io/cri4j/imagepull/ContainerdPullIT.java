@@ -138,10 +138,38 @@ class ContainerdPullIT {
         assertThat(watch.all).as("real bytes seen while pulling")
                 .anyMatch(p -> p.phase() == PullProgress.Phase.PULLING && p.bytesDone() > 0
                         && p.bytesDone() < image.layersSize());
+        assertThat(watch.all).as("a download rate was reported").anyMatch(p -> p.bytesPerSecond() > 0);
         assertThat(last.percent()).isEqualTo(100);
         assertThat(last.bytesDone()).isEqualTo(image.layersSize()).isEqualTo(last.bytesTotal());
         assertThat(layersOf(last)).isEqualTo(expectedLayers(image));
         assertThat(r.imageId()).isEqualTo(image.config().digest());
+    }
+
+    @Test
+    void concurrentPullsEachSeeOnlyTheirOwnLayers() throws Exception {
+        PushedImage a = CONTAINERD.registry().push(TestImage.large());
+        PushedImage b = CONTAINERD.registry().push(TestImage.busyboxDocker()); // another repository
+        removeImage(a.reference());
+        removeImage(b.reference());
+        PullJob ja = puller.pull(a.reference());
+        PullJob jb = puller.pull(b.reference());
+        ProgressWatch wa = new ProgressWatch(ja);
+        ProgressWatch wb = new ProgressWatch(jb);
+        ja.result().get(120, TimeUnit.SECONDS);
+        jb.result().get(120, TimeUnit.SECONDS);
+        wa.await("a done", p -> p.phase().terminal());
+        wb.await("b done", p -> p.phase().terminal());
+        for (var pair : List.of(Map.entry(a, wa), Map.entry(b, wb))) {
+            Map<String, Long> own = expectedLayers(pair.getKey());
+            pair.getValue().assertMonotonic();
+            for (PullProgress p : pair.getValue().all) {
+                assertThat(own.keySet()).as("layers of %s in %s", pair.getKey().reference(), p)
+                        .containsAll(p.layers().stream().map(LayerProgress::id).toList());
+            }
+        }
+        assertThat(wa.all).as("live bytes of the large image, against its exact total from the start")
+                .anyMatch(p -> p.phase() == PullProgress.Phase.PULLING && p.bytesDone() > 0
+                        && p.bytesTotal() == a.layersSize() && p.percent() < 100);
     }
 
     @Test

@@ -3,6 +3,11 @@ package io.cri4j.imagepull.internal;
 import com.google.protobuf.ByteString;
 import io.cri4j.imagepull.ImagePullBackend.ProgressSink;
 import io.cri4j.imagepull.internal.containerd.ContentGrpc;
+import io.cri4j.imagepull.internal.containerd.Info;
+import io.cri4j.imagepull.internal.containerd.InfoRequest;
+import io.cri4j.imagepull.internal.containerd.InfoResponse;
+import io.cri4j.imagepull.internal.containerd.ListContentRequest;
+import io.cri4j.imagepull.internal.containerd.ListContentResponse;
 import io.cri4j.imagepull.internal.containerd.ListStatusesRequest;
 import io.cri4j.imagepull.internal.containerd.ListStatusesResponse;
 import io.cri4j.imagepull.internal.containerd.ReadContentRequest;
@@ -18,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,15 +36,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Byte progress of containerd pulls: polls {@code containerd.services.content.v1.Content/ListStatuses}
- * (in the namespace given by the {@code containerd-namespace} header, {@code k8s.io} for CRI) while
- * pulls are tracked and hands each layer ingest ({@code layer-sha256:...} refs) to the tracked
- * pulls. An ingest that disappears between polls was committed and is reported complete.
+ * Byte progress of containerd pulls from containerd's content service, in the namespace given by
+ * the {@code containerd-namespace} header ({@code k8s.io} for CRI), polled while pulls are tracked.
  *
- * <p>Attribution: with one pull tracked, every layer ingest is its own (exact). With several
- * pulls running at once on one containerd, an ingest goes to each tracked pull that started
- * before the ingest did, so a pull's running figures can include another's layers until it
- * completes and its exact layers are read from its manifest ({@link #readBlob(String)}).
+ * <p>Each poll lists the ingests in progress ({@code Content/ListStatuses}, refs
+ * {@code layer-sha256:...}). To know which ingests belong to which pull, the poller finds the
+ * pull's manifest as soon as containerd has stored it: a blob created since the pull started
+ * whose {@code containerd.io/distribution.source.<host>} label names the pull's repository and
+ * which carries {@code containerd.io/gc.ref.content.l.*} labels (a manifest; found with
+ * {@code Content/List} and a label filter), read with {@code Content/Read}. From then on the pull
+ * has its exact layer list with sizes: a layer is downloading (an ingest), complete (committed:
+ * {@code Content/Info} finds it, or its ingest ended) or waiting. Until the manifest is found, or
+ * when none is new (the manifest was already stored), a pull running alone takes every layer
+ * ingest as its own; concurrent pulls wait for their manifests rather than guess.
  */
 public final class ContentProgressPoller implements AutoCloseable {
 
@@ -47,16 +57,38 @@ public final class ContentProgressPoller implements AutoCloseable {
     public static final Metadata.Key<String> NAMESPACE_HEADER =
             Metadata.Key.of("containerd-namespace", Metadata.ASCII_STRING_MARSHALLER);
     private static final String LAYER_REF_PREFIX = "layer-";
+    private static final String SOURCE_LABEL = "containerd.io/distribution.source.";
+    private static final String LAYER_GC_LABEL = "containerd.io/gc.ref.content.l.";
+    /** Slack between our clock and containerd's when comparing creation times. */
+    private static final Duration CLOCK_SLACK = Duration.ofSeconds(2);
 
     /** A pull being watched. */
     public final class Tracked implements AutoCloseable {
         final ProgressSink sink;
         final Instant start;
+        final String sourceLabel;
+        final String repository;
+        /** short id -> total, for ingests taken while the layer set is unknown. */
         final Map<String, Long> seen = new HashMap<>();
+        /** The pull's layers (digest -> size) once its manifest is read; null before. */
+        volatile LinkedHashMap<String, Long> layers;
+        final Set<String> complete = ConcurrentHashMap.newKeySet();
+        final Set<String> ingested = new java.util.HashSet<>();
+        final Set<String> checking = ConcurrentHashMap.newKeySet();
+        volatile boolean resolving;
+        /** Another tracked pull has the same repository: its manifest cannot be told apart. */
+        volatile boolean shared;
 
-        Tracked(ProgressSink sink, Instant start) {
+        Tracked(ProgressSink sink, Instant start, ImageReference ref) {
             this.sink = sink;
             this.start = start;
+            String host = ref.registry();
+            int colon = host.lastIndexOf(':');
+            if (colon > 0 && !host.endsWith("]")) {
+                host = host.substring(0, colon); // containerd labels by host name, without the port
+            }
+            this.sourceLabel = SOURCE_LABEL + host;
+            this.repository = ref.repository();
         }
 
         @Override
@@ -95,11 +127,12 @@ public final class ContentProgressPoller implements AutoCloseable {
     /**
      * Starts watching for a pull.
      *
+     * @param image the reference being pulled
      * @param sink where the pull's layers go
      * @return the handle; close it when the pull ends
      */
-    public Tracked track(ProgressSink sink) {
-        Tracked t = new Tracked(sink, Instant.now().minusSeconds(1));
+    public Tracked track(String image, ProgressSink sink) {
+        Tracked t = new Tracked(sink, Instant.now(), ImageReference.parse(image));
         String why = unavailable;
         if (why != null) {
             sink.unknown(why);
@@ -124,13 +157,18 @@ public final class ContentProgressPoller implements AutoCloseable {
         }
     }
 
-    /** Polls once now (also used at a pull's end so the last bytes are seen). */
+    /** Polls once. */
     public void poll() {
         synchronized (this) {
             if (polling || tracked.isEmpty()) {
                 return;
             }
             polling = true;
+        }
+        for (Tracked t : tracked) {
+            if ((t.layers == null || t.shared) && !t.resolving) {
+                resolve(t);
+            }
         }
         stub.withDeadlineAfter(5, TimeUnit.SECONDS).listStatuses(ListStatusesRequest.getDefaultInstance(),
                 new StreamObserver<>() {
@@ -172,37 +210,153 @@ public final class ContentProgressPoller implements AutoCloseable {
         polling = false;
     }
 
+    /** Looks for the pull's manifest among blobs containerd stored since the pull started. */
+    private void resolve(Tracked t) {
+        t.resolving = true;
+        // containerd's filter syntax: a quoted label key, a regex in quotes; [.] avoids backslashes
+        String repoRegex = "(^|,)" + t.repository.replace(".", "[.]") + "(,|$)";
+        String filter = "labels.\"" + t.sourceLabel + "\"~=\"" + repoRegex + "\"";
+        List<Info> found = new ArrayList<>();
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS).list(ListContentRequest.newBuilder().addFilters(filter).build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(ListContentResponse value) {
+                        found.addAll(value.getInfoList());
+                    }
+
+                    @Override
+                    public void onError(Throwable e) {
+                        LOG.debug("List with {} failed: {}", filter, e.toString());
+                        t.resolving = false;
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        List<String> manifests = new ArrayList<>();
+                        Instant since = t.start.minus(CLOCK_SLACK);
+                        for (Info i : found) {
+                            Instant created = Instant.ofEpochSecond(i.getCreatedAt().getSeconds(), i.getCreatedAt().getNanos());
+                            boolean manifest = i.getLabelsMap().keySet().stream().anyMatch(k -> k.startsWith(LAYER_GC_LABEL));
+                            if (manifest && !created.isBefore(since) && i.getSize() < 4 * 1024 * 1024) {
+                                manifests.add(i.getDigest());
+                            }
+                        }
+                        if (manifests.isEmpty()) {
+                            t.resolving = false; // not stored yet (or not new): try again next poll
+                            return;
+                        }
+                        readLayers(t, manifests);
+                    }
+                });
+    }
+
+    private void readLayers(Tracked t, List<String> manifests) {
+        List<CompletableFuture<LinkedHashMap<String, Long>>> reads = new ArrayList<>();
+        for (String m : manifests) {
+            reads.add(readBlob(m).thenApply(Manifests::layersByDigest));
+        }
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
+            if (e != null) {
+                LOG.debug("reading manifests {} failed: {}", manifests, e.toString());
+                t.resolving = false;
+                return;
+            }
+            LinkedHashMap<String, Long> all = new LinkedHashMap<>();
+            reads.forEach(r -> all.putAll(r.join()));
+            t.shared = tracked.stream().anyMatch(o -> o != t && o.sourceLabel.equals(t.sourceLabel)
+                    && o.repository.equals(t.repository));
+            t.layers = all;
+            t.resolving = false;
+            LOG.debug("pull of {} has layers {}", t.repository, all.keySet());
+        });
+    }
+
     private void deliver(ListStatusesResponse response) {
-        Map<String, Status> layers = new HashMap<>();
+        Map<String, Status> ingests = new LinkedHashMap<>();
         for (Status s : response.getStatusesList()) {
             if (s.getRef().startsWith(LAYER_REF_PREFIX)) {
                 String digest = s.getExpected().isEmpty() ? s.getRef().substring(LAYER_REF_PREFIX.length()) : s.getExpected();
-                layers.put(shortId(digest), s);
+                ingests.put(digest, s);
             }
         }
         List<Tracked> all = new ArrayList<>(tracked);
-        // a lone pull owns every ingest, including one resumed from its own earlier attempt
-        Tracked alone = all.size() == 1 ? all.get(0) : null;
+        boolean alone = all.size() == 1;
         for (Tracked t : all) {
             synchronized (t) {
-                // completions first, so no snapshot shows new bytes beside a stale finished layer
-                for (Map.Entry<String, Long> e : t.seen.entrySet()) {
-                    if (!layers.containsKey(e.getKey()) && e.getValue() >= 0) {
-                        t.sink.layer(e.getKey(), "Download complete", e.getValue(), e.getValue());
-                    }
-                }
-                for (Map.Entry<String, Status> e : layers.entrySet()) {
-                    Status s = e.getValue();
-                    Instant started = Instant.ofEpochSecond(s.getStartedAt().getSeconds(), s.getStartedAt().getNanos());
-                    if (alone == null && s.hasStartedAt() && started.isBefore(t.start) && !t.seen.containsKey(e.getKey())) {
-                        continue; // with other pulls running, an ingest older than this pull belongs to another
-                    }
-                    long total = s.getTotal() > 0 ? s.getTotal() : -1;
-                    t.seen.put(e.getKey(), total);
-                    t.sink.layer(e.getKey(), "Downloading", s.getOffset(), total);
+                LinkedHashMap<String, Long> layers = t.layers;
+                if (layers != null) {
+                    deliverKnown(t, layers, ingests);
+                } else if (alone) {
+                    deliverAlone(t, ingests);
                 }
             }
         }
+    }
+
+    /** The pull's layers are known: each is downloading, complete or waiting. */
+    private void deliverKnown(Tracked t, LinkedHashMap<String, Long> layers, Map<String, Status> ingests) {
+        for (Map.Entry<String, Long> l : layers.entrySet()) {
+            String digest = l.getKey();
+            long size = l.getValue();
+            Status s = ingests.get(digest);
+            if (s != null) {
+                t.ingested.add(digest);
+                t.sink.layer(shortId(digest), "Downloading", s.getOffset(), size);
+            } else if (t.complete.contains(digest) || t.ingested.contains(digest)) {
+                t.complete.add(digest);
+                t.sink.layer(shortId(digest), "Download complete", size, size);
+            } else {
+                t.sink.layer(shortId(digest), "Waiting", 0, size);
+                if (t.checking.add(digest)) {
+                    committed(digest).whenComplete((yes, e) -> {
+                        if (Boolean.TRUE.equals(yes)) {
+                            t.complete.add(digest);
+                        }
+                        t.checking.remove(digest);
+                    });
+                }
+            }
+        }
+    }
+
+    /** A lone pull with unknown layers takes every layer ingest as its own. */
+    private static void deliverAlone(Tracked t, Map<String, Status> ingests) {
+        Map<String, Status> byId = new HashMap<>();
+        ingests.forEach((digest, s) -> byId.put(shortId(digest), s));
+        // completions first, so no snapshot shows new bytes beside a stale finished layer
+        for (Map.Entry<String, Long> e : t.seen.entrySet()) {
+            if (!byId.containsKey(e.getKey()) && e.getValue() >= 0) {
+                t.sink.layer(e.getKey(), "Download complete", e.getValue(), e.getValue());
+            }
+        }
+        for (Map.Entry<String, Status> e : byId.entrySet()) {
+            Status s = e.getValue();
+            long total = s.getTotal() > 0 ? s.getTotal() : -1;
+            t.seen.put(e.getKey(), total);
+            t.sink.layer(e.getKey(), "Downloading", s.getOffset(), total);
+        }
+    }
+
+    private CompletableFuture<Boolean> committed(String digest) {
+        CompletableFuture<Boolean> out = new CompletableFuture<>();
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS).info(InfoRequest.newBuilder().setDigest(digest).build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(InfoResponse value) {
+                        out.complete(true);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        out.complete(false);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        out.complete(true);
+                    }
+                });
+        return out;
     }
 
     /**

@@ -74,6 +74,22 @@ public final class Manifests {
         return out;
     }
 
+    /**
+     * @param json an image manifest (an index yields no layers)
+     * @return layer digest to size, in manifest order
+     */
+    public static LinkedHashMap<String, Long> layersByDigest(byte[] json) {
+        JsonObject o = JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
+        LinkedHashMap<String, Long> out = new LinkedHashMap<>();
+        if (o.has("layers")) {
+            for (JsonElement e : o.getAsJsonArray("layers")) {
+                JsonObject l = e.getAsJsonObject();
+                out.putIfAbsent(l.get("digest").getAsString(), l.get("size").getAsLong());
+            }
+        }
+        return out;
+    }
+
     private static String str(JsonObject o, String k) {
         return o.has(k) ? o.get(k).getAsString() : "";
     }

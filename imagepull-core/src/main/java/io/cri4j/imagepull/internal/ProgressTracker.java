@@ -25,6 +25,8 @@ public final class ProgressTracker {
 
     /** Window of the rate estimate. */
     public static final Duration RATE_WINDOW = Duration.ofSeconds(3);
+    /** Shortest span a rate is computed over, so two close samples do not make a spike. */
+    public static final Duration MIN_RATE_SPAN = Duration.ofMillis(250);
 
     private record Layer(String status, long done, long total) {
     }
@@ -35,25 +37,35 @@ public final class ProgressTracker {
     private final Map<String, Layer> layers = new LinkedHashMap<>();
     private final Deque<Sample> samples = new ArrayDeque<>();
     private int maxPercent = -1;
+    /** Bytes of layers first reported already complete (present before): not part of the rate. */
+    private long presentBytes;
     private boolean unknown;
 
-    /** Records a layer's state. */
-    void layer(String id, String status, long done, long total, Instant now) {
+    /** Records a layer's state. @return true when it changed anything */
+    boolean layer(String id, String status, long done, long total, Instant now) {
         Layer old = layers.get(id);
         long t = total >= 0 ? total : old == null ? -1 : old.total;
         long d = Math.max(done, old == null ? 0 : old.done);
         if (t >= 0 && d > t) {
             d = t;
         }
-        layers.put(id, new Layer(status == null || status.isEmpty() ? old == null ? "" : old.status : status, d, t));
+        Layer next = new Layer(status == null || status.isEmpty() ? old == null ? "" : old.status : status, d, t);
+        if (next.equals(old)) {
+            return false;
+        }
+        if (old == null && t >= 0 && d >= t) {
+            presentBytes += d;
+        }
+        layers.put(id, next);
         sample(now);
+        return true;
     }
 
     /** Replaces the layers with the image's exact, complete layer set. */
     void resolved(java.util.Map<String, Long> sizes, Instant now) {
         layers.clear();
         sizes.forEach((id, size) -> layers.put(id, new Layer("Complete", size, size)));
-        sample(now);
+        samples.clear(); // the final accounting is not a download rate
     }
 
     void unknown() {
@@ -65,7 +77,7 @@ public final class ProgressTracker {
     }
 
     private void sample(Instant now) {
-        samples.addLast(new Sample(now, bytesDone()));
+        samples.addLast(new Sample(now, bytesDone() - presentBytes));
         while (samples.size() > 2 && samples.peekFirst().at.isBefore(now.minus(RATE_WINDOW))) {
             samples.pollFirst();
         }
@@ -94,7 +106,7 @@ public final class ProgressTracker {
         Sample first = samples.peekFirst();
         Sample last = samples.peekLast();
         long nanos = Duration.between(first.at, last.at).toNanos();
-        if (nanos <= 0 || last.at.isBefore(now.minus(RATE_WINDOW))) {
+        if (nanos < MIN_RATE_SPAN.toNanos() || last.at.isBefore(now.minus(RATE_WINDOW))) {
             return 0;
         }
         return (last.bytes - first.bytes) * 1e9 / nanos;

@@ -254,8 +254,7 @@ public final class PullJobImpl implements PullJob {
             @Override
             public void layer(String id, String status, long done, long total) {
                 synchronized (PullJobImpl.this) {
-                    if (attempt == n && phase == Phase.PULLING) {
-                        tracker.layer(id, status, done, total, scheduler.now());
+                    if (attempt == n && phase == Phase.PULLING && tracker.layer(id, status, done, total, scheduler.now())) {
                         publish();
                     }
                 }
