@@ -58,53 +58,42 @@ public final class ImagePullBenchmark {
             System.out.printf(Locale.ROOT, "large image: %s, %d layers, %d bytes%n", large.reference(),
                     large.layers().size(), large.layersSize());
 
-            long[] bare = new long[rounds];
-            long[] puller = new long[rounds];
-            long[] bareCpu = new long[rounds];
-            long[] pullerCpu = new long[rounds];
-            long[] bareCtrd = new long[rounds];
-            long[] pullerCtrd = new long[rounds];
-            try (ImagePuller p = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint()).build()).build()) {
-                // warm-up of both paths (class loading, connections)
-                remove(images, large.reference());
-                images.pullImage(PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(large.reference())).build());
-                remove(images, large.reference());
-                p.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
-                for (int i = 0; i < rounds; i++) {
-                    for (int order = 0; order < 2; order++) {
-                        boolean usePuller = (i + order) % 2 == 1;
+            String[] names = {"bare CRI PullImage", "puller (content polling 200 ms)", "puller without content polling"};
+            long[][] wall = new long[3][rounds];
+            long[][] jvmCpu = new long[3][rounds];
+            long[][] ctrdCpu = new long[3][rounds];
+            try (ImagePuller polling = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint()).build()).build();
+                 ImagePuller plain = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint())
+                         .contentProgress(false).build()).build()) {
+                java.util.Random random = new java.util.Random(42);
+                for (int i = -2; i < rounds; i++) { // two warm-up rounds
+                    List<Integer> order = new ArrayList<>(List.of(0, 1, 2));
+                    java.util.Collections.shuffle(order, random);
+                    for (int v : order) {
                         remove(images, large.reference());
                         long cpu0 = os.getProcessCpuTime();
                         long ctrd0 = cpuOf(containerd.pid());
                         long t0 = System.nanoTime();
-                        if (usePuller) {
-                            p.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
-                        } else {
-                            images.pullImage(PullImageRequest.newBuilder()
+                        switch (v) {
+                            case 0 -> images.pullImage(PullImageRequest.newBuilder()
                                     .setImage(ImageSpec.newBuilder().setImage(large.reference())).build());
+                            case 1 -> polling.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
+                            default -> plain.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
                         }
-                        long wall = System.nanoTime() - t0;
-                        long cpu = os.getProcessCpuTime() - cpu0;
-                        long ctrd = cpuOf(containerd.pid()) - ctrd0;
-                        if (usePuller) {
-                            puller[i] = wall;
-                            pullerCpu[i] = cpu;
-                            pullerCtrd[i] = ctrd;
-                        } else {
-                            bare[i] = wall;
-                            bareCpu[i] = cpu;
-                            bareCtrd[i] = ctrd;
+                        if (i >= 0) {
+                            wall[v][i] = System.nanoTime() - t0;
+                            jvmCpu[v][i] = os.getProcessCpuTime() - cpu0;
+                            ctrdCpu[v][i] = cpuOf(containerd.pid()) - ctrd0;
                         }
                     }
                 }
             }
-            double ratio = median(puller) / median(bare);
-            System.out.printf(Locale.ROOT, "64 MiB pull wall time, median of %d: bare CRI %.0f ms, puller %.0f ms,"
-                    + " ratio %.3f (per-round ratios %s)%n", rounds, median(bare) / 1e6, median(puller) / 1e6, ratio,
-                    ratios(puller, bare));
-            System.out.printf(Locale.ROOT, "CPU per pull, median: JVM bare %.0f ms, JVM puller %.0f ms;"
-                    + " containerd bare %.0f ms, containerd with polling %.0f ms%n",
-                    median(bareCpu) / 1e6, median(pullerCpu) / 1e6, median(bareCtrd) / 1e6, median(pullerCtrd) / 1e6);
+            for (int v = 0; v < 3; v++) {
+                System.out.printf(Locale.ROOT, "%-34s wall median %4.0f ms (ratio to bare %.3f)  JVM CPU %3.0f ms"
+                        + "  containerd CPU %3.0f ms%n", names[v], median(wall[v]) / 1e6, median(wall[v]) / median(wall[0]),
+                        median(jvmCpu[v]) / 1e6, median(ctrdCpu[v]) / 1e6);
+            }
+            System.out.println("per-round ratio puller/bare " + ratios(wall[1], wall[0]));
 
             // 20 distinct images, pool of 4 vs pool of 1
             List<PushedImage> twenty = new ArrayList<>();

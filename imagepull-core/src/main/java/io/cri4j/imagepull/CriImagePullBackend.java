@@ -138,7 +138,14 @@ public final class CriImagePullBackend implements ImagePullBackend {
                 PullImageResponse.class);
         CompletableFuture<ImageInfo> result = call.thenCompose(resp -> imageStatus(image).thenApply(info -> info.orElseGet(
                 () -> new ImageInfo(resp.getImageRef(), java.util.List.of(), java.util.List.of(), 0))))
-                .thenCompose(info -> resolveLayers(info, image, progress).handle((v, e) -> info));
+                .thenCompose(info -> {
+                    LinkedHashMap<String, Long> known = tracked == null ? null : tracked.exactLayers();
+                    if (known != null) {
+                        progress.layersResolved(known); // found during the pull: no need to read it again
+                        return CompletableFuture.completedFuture(info);
+                    }
+                    return resolveLayers(info, image, progress).handle((v, e) -> info);
+                });
         result.whenComplete((r, e) -> {
             if (tracked != null) {
                 tracked.close();

@@ -59,8 +59,8 @@ public final class ContentProgressPoller implements AutoCloseable {
     private static final String LAYER_REF_PREFIX = "layer-";
     private static final String SOURCE_LABEL = "containerd.io/distribution.source.";
     private static final String LAYER_GC_LABEL = "containerd.io/gc.ref.content.l.";
-    /** Slack between our clock and containerd's when comparing creation times. */
-    private static final Duration CLOCK_SLACK = Duration.ofSeconds(2);
+    /** Slack when comparing containerd's creation times with the pull's start (same host clock). */
+    private static final Duration CLOCK_SLACK = Duration.ofMillis(200);
 
     /** A pull being watched. */
     public final class Tracked implements AutoCloseable {
@@ -89,6 +89,20 @@ public final class ContentProgressPoller implements AutoCloseable {
             }
             this.sourceLabel = SOURCE_LABEL + host;
             this.repository = ref.repository();
+        }
+
+        /**
+         * @return the pull's layers (short id to size) when its own manifest was found during the
+         *         pull and no same-repository pull made it ambiguous; else null
+         */
+        public LinkedHashMap<String, Long> exactLayers() {
+            LinkedHashMap<String, Long> l = layers;
+            if (l == null || shared || l.isEmpty()) {
+                return null;
+            }
+            LinkedHashMap<String, Long> out = new LinkedHashMap<>();
+            l.forEach((digest, size) -> out.putIfAbsent(shortId(digest), size));
+            return out;
         }
 
         @Override
@@ -263,8 +277,10 @@ public final class ContentProgressPoller implements AutoCloseable {
             }
             LinkedHashMap<String, Long> all = new LinkedHashMap<>();
             reads.forEach(r -> all.putAll(r.join()));
-            t.shared = tracked.stream().anyMatch(o -> o != t && o.sourceLabel.equals(t.sourceLabel)
-                    && o.repository.equals(t.repository));
+            // several new manifests of the repository (another tag pulled at about the same time):
+            // the live figures use their union, the final ones the pull's own manifest
+            t.shared = manifests.size() > 1 || tracked.stream().anyMatch(o -> o != t
+                    && o.sourceLabel.equals(t.sourceLabel) && o.repository.equals(t.repository));
             t.layers = all;
             t.resolving = false;
             LOG.debug("pull of {} has layers {}", t.repository, all.keySet());
