@@ -49,6 +49,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
 
     private final String name;
+    private final String endpointName;
     private final ManagedChannel channel;
     private final boolean ownsChannel;
     private final ScheduledExecutorService poller;
@@ -58,6 +59,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
 
     private CriImagePullBackend(Builder b) {
         this.name = "cri " + b.endpointName;
+        this.endpointName = b.endpointName;
         this.channel = b.channel != null ? b.channel : CriChannels.newChannel(b.endpoint);
         this.ownsChannel = b.channel == null;
         if (b.contentProgress) {
@@ -196,7 +198,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
                 return v1alpha2Call.apply(CriConversion.convert(v1Request, v1alpha2Type))
                         .thenApply(r2 -> CriConversion.convert(r2, v1ResponseType));
             }
-            return CompletableFuture.<R1>failedFuture(cause);
+            return CompletableFuture.<R1>failedFuture(explain(cause));
         }).thenCompose(f -> f);
         out.whenComplete((r, e) -> {
             if (out.isCancelled()) {
@@ -204,6 +206,22 @@ public final class CriImagePullBackend implements ImagePullBackend {
             }
         });
         return out;
+    }
+
+    /** Transport failures name the endpoint and the root cause (gRPC says only "io exception"). */
+    private Throwable explain(Throwable cause) {
+        Status status = Status.fromThrowable(cause);
+        if (status.getCode() != Status.Code.UNAVAILABLE) {
+            return cause;
+        }
+        Throwable root = cause;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String why = root == cause ? "" : " (" + (root.getMessage() == null ? root.getClass().getName()
+                : root.getClass().getSimpleName() + ": " + root.getMessage()) + ")";
+        return new java.io.IOException("runtime at " + endpointName + " is unreachable: " + cause.getMessage() + why,
+                cause);
     }
 
     @Override

@@ -32,7 +32,8 @@ public interface PullJob {
     Flow.Publisher<PullProgress> progressPublisher();
 
     /**
-     * Calls {@code listener} with each snapshot from now on (in order, on an event thread).
+     * Calls {@code listener} with the current snapshot and then with each later one (in order, on
+     * an event thread), so a listener added after {@code pull()} returned misses no state.
      *
      * @param listener the listener
      * @return this job

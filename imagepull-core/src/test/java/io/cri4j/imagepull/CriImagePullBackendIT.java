@@ -287,6 +287,21 @@ class CriImagePullBackendIT {
     }
 
     @Test
+    void anUnreachableRuntimeIsNamedWithTheRootCause() throws Exception {
+        CriEndpoint endpoint = CriEndpoint.unix(dir.resolve("nobody.sock"));
+        try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(endpoint).build())
+                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build()) {
+            try {
+                puller.pull("busybox").result().get(30, TimeUnit.SECONDS);
+                throw new AssertionError("pull succeeded");
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).hasMessage("pulling busybox failed after 1 attempt: runtime at " + endpoint
+                        + " is unreachable: UNAVAILABLE: io exception (java.io.FileNotFoundException)");
+            }
+        }
+    }
+
+    @Test
     void imageStatusAnswersPresence() throws Exception {
         Containerd ctrd = new Containerd();
         CriEndpoint endpoint = CriEndpoint.unix(dir.resolve("s.sock"));

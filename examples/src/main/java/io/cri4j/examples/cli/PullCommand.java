@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
  * a live progress bar per image (and per layer where the runtime reveals layers), and one clear
  * error line per image that failed. Exit code 0 when every image is present, 1 otherwise.
  */
-@Command(name = "pull", description = "Pull images with retries and live progress (per layer where known).")
+@Command(name = "pull", mixinStandardHelpOptions = true, description = "Pull images with retries and live progress (per layer where known).")
 final class PullCommand implements Callable<Integer> {
 
     @Spec

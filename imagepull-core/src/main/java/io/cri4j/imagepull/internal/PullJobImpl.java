@@ -129,25 +129,33 @@ public final class PullJobImpl implements PullJob {
 
     @Override
     public PullJob onProgress(Consumer<PullProgress> listener) {
-        publisher.subscribe(new Flow.Subscriber<>() {
-            @Override
-            public void onSubscribe(Flow.Subscription s) {
-                s.request(Long.MAX_VALUE);
-            }
+        // subscribe under the lock that every intermediate offer happens under, so the snapshot
+        // handed over first is older than anything the subscription then receives
+        synchronized (this) {
+            PullProgress initial = last;
+            publisher.subscribe(new Flow.Subscriber<>() {
+                @Override
+                public void onSubscribe(Flow.Subscription s) {
+                    listener.accept(initial);
+                    s.request(Long.MAX_VALUE);
+                }
 
-            @Override
-            public void onNext(PullProgress item) {
-                listener.accept(item);
-            }
+                @Override
+                public void onNext(PullProgress item) {
+                    if (item != initial) {
+                        listener.accept(item);
+                    }
+                }
 
-            @Override
-            public void onError(Throwable t) {
-            }
+                @Override
+                public void onError(Throwable t) {
+                }
 
-            @Override
-            public void onComplete() {
-            }
-        });
+                @Override
+                public void onComplete() {
+                }
+            });
+        }
         return this;
     }
 
@@ -454,9 +462,22 @@ public final class PullJobImpl implements PullJob {
         return t;
     }
 
+    /** The message, plus the transport's root cause when the message does not already say it. */
     static String describe(Throwable t) {
         String m = t.getMessage();
-        return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+        if (m == null || m.isBlank()) {
+            m = t.getClass().getSimpleName();
+        }
+        Throwable root = t;
+        int depth = 0;
+        while (root.getCause() != null && root.getCause() != root && depth++ < 10) {
+            root = root.getCause();
+        }
+        String rm = root == t ? null : root.getMessage() == null ? root.getClass().getName() : root.getMessage();
+        if (rm != null && !rm.isBlank() && !m.contains(rm)) {
+            m = m + ": " + rm;
+        }
+        return m;
     }
 
     /** @param d a duration @return it as people write it: 1.5s, 2m, 10m30s */
