@@ -188,8 +188,7 @@ class ImagePullerTest {
     @Test
     void progressIsMonotonicPerLayerAndReaches100OnlyOnSuccess() throws Exception {
         PullJob job = puller.pull("big:1");
-        List<PullProgress> seen = new CopyOnWriteArrayList<>();
-        job.onProgress(seen::add);
+        ProgressWatch watch = new ProgressWatch(job);
         FakeBackend.Call call = backend.next();
         call.sink().layer("aaa", "Downloading", 50, 100);   // 50 %
         call.sink().layer("bbb", "Downloading", 0, 300);    // total grows: raw 12 %, stays 50
@@ -201,15 +200,11 @@ class ImagePullerTest {
         assertThat(job.progress().layers()).extracting(LayerProgress::id).containsExactly("aaa", "bbb");
         call.succeed();
         await(job.result());
-        PullProgress last = awaitLast(seen);
+        PullProgress last = watch.await("success", p -> p.phase().terminal());
         assertThat(last.phase()).isEqualTo(PullProgress.Phase.SUCCEEDED);
         assertThat(last.percent()).isEqualTo(100);
-        int prev = -1;
-        for (PullProgress p : seen) {
-            assertThat(p.percent()).as("percent never decreases: %s", seen).isGreaterThanOrEqualTo(prev);
-            prev = p.percent();
-        }
-        assertThat(seen).extracting(PullProgress::percent).contains(50, 99, 100);
+        watch.assertMonotonic();
+        assertThat(watch.all).extracting(PullProgress::percent).contains(50, 99, 100);
     }
 
     @Test
@@ -269,18 +264,5 @@ class ImagePullerTest {
     void rejectsBadReferences() {
         assertThatThrownBy(() -> puller.pull("has space:1")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'has space:1'");
-    }
-
-    static PullProgress awaitLast(List<PullProgress> seen) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < end) {
-            if (!seen.isEmpty() && seen.get(seen.size() - 1).phase().terminal()) {
-                return seen.get(seen.size() - 1);
-            }
-            synchronized (seen) {
-                seen.wait(10);
-            }
-        }
-        throw new AssertionError("no terminal progress delivered: " + seen);
     }
 }
