@@ -14,6 +14,20 @@ if ((${#missing[@]})); then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# Debian's kubernetes-client (kubectl 1.20, SPDY only) is a third real streaming client. It is
+# unpacked, not installed, so it never shadows the machine's own kubectl.
+kc_dir=/opt/cri4j/kubernetes-client
+if [[ ! -x "$kc_dir/usr/bin/kubectl" ]]; then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download kubernetes-client >/dev/null 2>&1 \
+     || { $sudo apt-get update -q && apt-get download kubernetes-client; })
+  $sudo mkdir -p "$kc_dir"
+  $sudo dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$kc_dir"
+  rm -rf "$tmp"
+fi
+"$kc_dir/usr/bin/kubectl" version --client 2>/dev/null | head -1 || true
+
 # The Debian packages enable services we do not want competing with the private instances the
 # tests start; stop them if a service manager started them.
 for svc in containerd docker-registry; do
