@@ -45,13 +45,27 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Behaviour follows containerd's CRI plugin: ids are 64 hex characters, unknown ids answer NOT_FOUND,
- * removing what does not exist succeeds, {@code PullImage} answers a digest-pinned reference. Where containerd
- * answers a state conflict with a generic error (code UNKNOWN), the fake answers FAILED_PRECONDITION (starting a
- * container twice, creating a container in a stopped sandbox, exec in a container that is not running).
+ * <p>Behaviour follows containerd's CRI plugin (checked by running {@code CriLifecycleConformance} and probes
+ * against containerd 1.6): ids are 64 hex characters; unknown ids answer NOT_FOUND; removing what does not exist
+ * succeeds; stopping a created container leaves it CREATED; a stop with timeout 0 leaves exit code 137; stopping a
+ * pod kills its containers and removing it removes them; host-network pods have no IP; {@code ImageStatus} of a
+ * missing image answers an empty response; {@code ContainerStatus} shows the first repo tag and repo digest while
+ * {@code ListContainers} shows the image id. Deliberate differences:
+ * <ul>
+ *   <li>state conflicts (starting twice, exec or ExecSync in a container that is not running, creating in a
+ *       stopped sandbox, reopening the log of a stopped container) answer FAILED_PRECONDITION, where containerd
+ *       answers UNKNOWN (or NOT_FOUND for creating in a stopped sandbox);</li>
+ *   <li>a name already in use answers ALREADY_EXISTS and an invalid image reference INVALID_ARGUMENT
+ *       (containerd: UNKNOWN);</li>
+ *   <li>{@code PullImage} answers a digest-pinned reference ({@code repo@sha256:...}, as CRI-O does) where
+ *       containerd answers the image id; every valid reference can be pulled (inject a fault to refuse one);</li>
+ *   <li>stats of a container that never ran answer zero usage (containerd: UNKNOWN);</li>
+ *   <li>newer RPCs containerd 1.6 lacks are served: RuntimeConfig, GetContainerEvents, the Stream* lists.</li>
+ * </ul>
  * Containers do not run anything: a started container stays RUNNING until stopped, or until
  * {@link FakeRuntime#exitContainer(String, int)}. {@code ExecSync} runs the command through the configured
- * {@link ExecHandler} (by default as a host process).
+ * {@link ExecHandler} (by default as a host process). {@code Exec}, {@code Attach} and {@code PortForward}
+ * answer URLs from the configured {@link StreamingUrls}, UNIMPLEMENTED when none is configured.
  */
 public final class FakeCriServer implements AutoCloseable {
 
