@@ -86,6 +86,7 @@ public final class FakeCriServer implements AutoCloseable {
     private final int streamingPort;
 
     private final Object lock = new Object();
+    private final java.util.concurrent.CountDownLatch terminated = new java.util.concurrent.CountDownLatch(1);
     private CriServer socketServer;
     private Server inProcessServer;
     private boolean started;
@@ -251,7 +252,18 @@ public final class FakeCriServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        terminated.countDown();
         log.info("fake CRI runtime stopped");
+    }
+
+    /**
+     * Blocks until {@link #close()} has finished (from another thread, e.g. a shutdown hook), for a command
+     * line that serves until stopped.
+     *
+     * @throws InterruptedException when interrupted
+     */
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
     }
 
     private static ThreadFactory daemonThreads(String prefix) {

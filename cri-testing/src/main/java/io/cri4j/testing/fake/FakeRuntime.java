@@ -54,6 +54,33 @@ public final class FakeRuntime {
         state.exitContainer(containerId, exitCode);
     }
 
+    /**
+     * Arranges a ready pod sandbox without a CRI call (so it is not in the {@link CallLog}), sending the same
+     * events as {@code RunPodSandbox}.
+     *
+     * @return the sandbox id
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT without metadata, ALREADY_EXISTS for a used name
+     */
+    public String runPodSandbox(io.cri4j.cri.v1.PodSandboxConfig config) {
+        return state.runPodSandbox(config, "");
+    }
+
+    /**
+     * Arranges a running container without CRI calls: adds its image when missing, creates and starts it, with
+     * the same events as the CRI calls.
+     *
+     * @return the container id
+     * @throws io.grpc.StatusRuntimeException as {@code CreateContainer} and {@code StartContainer} would
+     */
+    public String runContainer(String podSandboxId, io.cri4j.cri.v1.ContainerConfig config) {
+        if (state.resolveImage(config.getImage().getImage()).isEmpty()) {
+            state.pullImage(config.getImage().getImage());
+        }
+        String id = state.createContainer(podSandboxId, config, io.cri4j.cri.v1.PodSandboxConfig.getDefaultInstance());
+        state.startContainer(id);
+        return id;
+    }
+
     /** The ids of all pod sandboxes, oldest first. */
     public List<String> sandboxIds() {
         return state.sandboxes().stream().map(FakeState.SandboxRecord::id).toList();

@@ -44,8 +44,20 @@ class FakeCriExtensionIT {
 
     @Test
     @Order(2)
+    void arrangesRunningPodsWithoutRecordingCalls() {
+        String pod = cri.fakeRuntime().runPodSandbox(Cri.pod("arranged", java.util.Map.of("app", "a")));
+        String c = cri.fakeRuntime().runContainer(pod, Cri.container("main", "nginx:1.27", java.util.Map.of()));
+        var status = cri.runtimeService().containerStatus(io.cri4j.cri.v1.ContainerStatusRequest.newBuilder()
+                .setContainerId(c).build()).getStatus();
+        assertThat(status.getState()).isEqualTo(io.cri4j.cri.v1.ContainerState.CONTAINER_RUNNING);
+        assertThat(status.getImage().getImage()).isEqualTo("docker.io/library/nginx:1.27");
+        cri.calls().assertExactly("ContainerStatus");
+    }
+
+    @Test
+    @Order(3)
     void nextTestStartsFromScratch() {
-        assertThat(seen).hasSize(1);
+        assertThat(seen).hasSize(1); // the first test's endpoint
         assertThat(Files.exists(seen.get(0).path())).as("previous socket removed").isFalse();
         assertThat(cri.endpoint()).isNotEqualTo(seen.get(0));
         assertThat(cri.imageService().listImages(ListImagesRequest.getDefaultInstance()).getImagesCount()).isZero();

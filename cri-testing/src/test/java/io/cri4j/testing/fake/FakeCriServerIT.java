@@ -220,8 +220,17 @@ class FakeCriServerIT {
             });
             fake.calls().await("Version", Duration.ofSeconds(5));
             fake.runtime().awaitEventSubscribers(1, Duration.ofSeconds(5));
+            CompletableFuture<Void> terminated = CompletableFuture.runAsync(() -> {
+                try {
+                    fake.awaitTermination();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(terminated).isNotDone();
             long t0 = System.nanoTime();
             fake.close();
+            terminated.get(5, TimeUnit.SECONDS);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(4));
             assertThat(hung.get(5, TimeUnit.SECONDS).getRuntimeName()).isEqualTo("cri4j-fake");
             events.get(5, TimeUnit.SECONDS);
