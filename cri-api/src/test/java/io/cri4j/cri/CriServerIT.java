@@ -141,10 +141,14 @@ class CriServerIT {
         CriServer server = CriServer.builder(CriEndpoint.unix(dir.resolve("t.sock")))
                 .addService(new VersionService("t")).build().start();
         assertThat(callVersion(server.endpoint()).getRuntimeName()).isEqualTo("t");
-        assertThat(serverThreads()).isNotEmpty();
+        Set<Thread> threads = serverThreads();
+        assertThat(threads).isNotEmpty();
         server.close();
         server.close();
-        assertThat(serverThreads()).isEmpty();
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(5));
+            assertThat(t.isAlive()).as(t.getName() + " still alive after close").isFalse();
+        }
         assertThatThrownBy(server::start).isInstanceOf(IllegalStateException.class);
     }
 
@@ -177,8 +181,8 @@ class CriServerIT {
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 
-    private static Set<String> serverThreads() {
-        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
-                .filter(n -> n.startsWith("cri4j-server")).collect(Collectors.toSet());
+    private static Set<Thread> serverThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("cri4j-server")).collect(Collectors.toSet());
     }
 }

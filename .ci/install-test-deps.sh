@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the real peers the integration tests drive: containerd + runc, a registry, the tools
+# that build test images offline, and htpasswd for the authenticated-registry tests. Idempotent.
+# kubectl is not installable here: the machine image ships /usr/lib/google-cloud-sdk/bin/kubectl.*.
+set -euo pipefail
+packages=(containerd runc containernetworking-plugins docker-registry skopeo umoci busybox-static
+          gcc libc6-dev apache2-utils iproute2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The Debian packages enable services we do not want competing with the private instances the
+# tests start; stop them if a service manager started them.
+for svc in containerd docker-registry; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    systemctl stop "$svc" || true
+  fi
+done
+echo "test dependencies present: ${packages[*]}"
