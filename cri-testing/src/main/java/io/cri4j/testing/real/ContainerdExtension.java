@@ -1,0 +1,198 @@
+package io.cri4j.testing.real;
+
+import io.cri4j.cri.CriEndpoint;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * JUnit 5 extension running a {@link LocalContainerd}: a private Debian containerd with runc,
+ * serving CRI ({@code runtime.v1} and {@code runtime.v1alpha2}) on a unix socket in a temp dir,
+ * pulling from a private {@link LocalRegistry} over plain HTTP.
+ *
+ * <p>Lifecycle: registered on a {@code static} field with {@code @RegisterExtension} (or with
+ * {@code @ExtendWith(ContainerdExtension.class)}), one containerd (and its registry) serves all
+ * tests of the class, about 0.3 s to start, and everything is stopped and removed after them,
+ * also when they fail; on an instance field each test gets its own. Not shared across classes,
+ * so one class's pods and images never leak into another's.
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+ *
+ * @Test
+ * void version() {
+ *   ManagedChannel channel = CriChannels.newChannel(CONTAINERD.endpoint());
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>To use a registry with basic auth (or one the test stops and restarts), register a
+ * {@link RegistryExtension} first and hand it to {@link Builder#registry(RegistryExtension)}.
+ * Test methods may declare a {@link LocalContainerd} parameter. Skips the tests when a binary or
+ * root is missing, fails them instead when {@code CI=true}.
+ */
+public final class ContainerdExtension implements BeforeAllCallback, AfterAllCallback,
+        BeforeEachCallback, AfterEachCallback, ParameterResolver {
+
+    /** Configures a {@link ContainerdExtension}. */
+    public static final class Builder {
+        private RegistryExtension registry;
+        private String snapshotter = "overlayfs";
+        private Duration startTimeout = Duration.ofSeconds(30);
+
+        private Builder() {}
+
+        /** Use the registry of this extension (started first if it is not yet running). */
+        public Builder registry(RegistryExtension registry) {
+            this.registry = registry;
+            return this;
+        }
+
+        /** See {@link LocalContainerd.Builder#snapshotter(String)}. */
+        public Builder snapshotter(String snapshotter) {
+            LocalContainerd.builder().snapshotter(snapshotter); // validates
+            this.snapshotter = snapshotter;
+            return this;
+        }
+
+        /** See {@link LocalContainerd.Builder#startTimeout(Duration)}. */
+        public Builder startTimeout(Duration timeout) {
+            LocalContainerd.builder().startTimeout(timeout); // validates
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        /** The extension. */
+        public ContainerdExtension build() {
+            return new ContainerdExtension(this);
+        }
+    }
+
+    private final RegistryExtension registryExtension;
+    private final String snapshotter;
+    private final Duration startTimeout;
+    private LocalContainerd containerd;
+    private String startedBy;
+
+    /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
+    public ContainerdExtension() {
+        this(new Builder());
+    }
+
+    private ContainerdExtension(Builder b) {
+        this.registryExtension = b.registry;
+        this.snapshotter = b.snapshotter;
+        this.startTimeout = b.startTimeout;
+    }
+
+    /** A new builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The running containerd; fails outside the tests it serves. */
+    public synchronized LocalContainerd containerd() {
+        if (containerd == null) {
+            throw new IllegalStateException("containerd runs only while the tests of the class that"
+                    + " registered this ContainerdExtension run");
+        }
+        return containerd;
+    }
+
+    /** The CRI endpoint: containerd's gRPC socket as {@code unix:///...}. */
+    public CriEndpoint endpoint() {
+        return containerd().endpoint();
+    }
+
+    /** containerd's gRPC socket. */
+    public Path socketPath() {
+        return containerd().socketPath();
+    }
+
+    /** {@value LocalContainerd#NAMESPACE}, the containerd namespace CRI objects live in. */
+    public String namespace() {
+        return LocalContainerd.NAMESPACE;
+    }
+
+    /** The registry containerd pulls from over plain HTTP. */
+    public LocalRegistry registry() {
+        return containerd().registry();
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        startFor(context.getUniqueId());
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        startFor(context.getUniqueId());
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        closeIfStartedBy(context.getUniqueId());
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        closeIfStartedBy(context.getUniqueId());
+    }
+
+    @Override
+    public boolean supportsParameter(ParameterContext parameterContext,
+            ExtensionContext extensionContext) {
+        return parameterContext.getParameter().getType() == LocalContainerd.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameterContext,
+            ExtensionContext extensionContext) {
+        return containerd();
+    }
+
+    private synchronized void startFor(String owner) {
+        if (containerd != null) {
+            return;
+        }
+        LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
+                .startTimeout(startTimeout);
+        if (registryExtension != null) {
+            LocalRegistry registry = registryExtension.startFor(owner);
+            if (!registry.isRunning()) {
+                registry.start();
+            }
+            b.registry(registry);
+        }
+        try {
+            containerd = b.start();
+            startedBy = owner;
+        } catch (RuntimeException | Error e) {
+            if (registryExtension != null) {
+                registryExtension.closeIfStartedBy(owner);
+            }
+            throw e;
+        }
+    }
+
+    private synchronized void closeIfStartedBy(String owner) {
+        if (containerd != null && owner.equals(startedBy)) {
+            try {
+                containerd.close();
+            } finally {
+                containerd = null;
+                startedBy = null;
+                if (registryExtension != null) {
+                    registryExtension.closeIfStartedBy(owner);
+                }
+            }
+        }
+    }
+}
