@@ -21,7 +21,7 @@ public final class CallLog {
     private long sequence;
 
     /** Records a call that just arrived; used by the fake's interceptor. */
-    public synchronized RecordedCall record(String fullMethodName, Message request, Instant receivedAt) {
+    synchronized RecordedCall record(String fullMethodName, Message request, Instant receivedAt) {
         RecordedCall call = new RecordedCall(++sequence, fullMethodName, request, receivedAt);
         calls.add(call);
         notifyAll();

@@ -4,7 +4,6 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.CgroupDriver;
-import io.cri4j.testing.fake.internal.CallInterceptor;
 import io.cri4j.testing.fake.internal.FakeImageService;
 import io.cri4j.testing.fake.internal.FakeRuntimeService;
 import io.cri4j.testing.fake.internal.FakeState;

@@ -22,10 +22,10 @@ import java.util.Objects;
 public final class Faults {
 
     /** What a matching rule does to a call. */
-    public enum Kind { FAIL, DELAY, HANG }
+    enum Kind { FAIL, DELAY, HANG }
 
     /**
-     * One rule; read by the fake's interceptor.
+     * One rule, read by the interceptor.
      *
      * @param matcher which methods
      * @param kind    what happens
@@ -33,7 +33,7 @@ public final class Faults {
      * @param delay   the delay for DELAY
      * @param hang    the handle for HANG
      */
-    public record Rule(MethodMatcher matcher, Kind kind, Status status, Duration delay, Hang hang) {
+    record Rule(MethodMatcher matcher, Kind kind, Status status, Duration delay, Hang hang) {
     }
 
     private final List<Rule> rules = new ArrayList<>();
@@ -65,7 +65,7 @@ public final class Faults {
      *
      * @return the rule, or null when the call should proceed untouched
      */
-    public synchronized Rule take(String fullMethodName) {
+    synchronized Rule take(String fullMethodName) {
         for (int i = rules.size() - 1; i >= 0; i--) {
             Rule r = rules.get(i);
             int left = remaining.get(i);

@@ -25,7 +25,7 @@ public final class Hang {
      *
      * @return false when the hang was already released and the call should proceed at once
      */
-    public synchronized boolean park(Runnable proceed) {
+    synchronized boolean park(Runnable proceed) {
         if (released) {
             return false;
         }
@@ -36,7 +36,7 @@ public final class Hang {
     }
 
     /** Forgets a parked call that was cancelled; used by the fake's interceptor. */
-    public synchronized void forget(Runnable proceed) {
+    synchronized void forget(Runnable proceed) {
         waiting.remove(proceed);
     }
 

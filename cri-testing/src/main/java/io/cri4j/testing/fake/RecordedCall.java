@@ -109,8 +109,8 @@ public final class RecordedCall {
         }
     }
 
-    /** Records how the call ended; used by the fake's interceptor. Only the first status counts. */
-    public void complete(Status status) {
+    /** Records how the call ended; only the first status counts. */
+    void complete(Status status) {
         outcome.complete(status);
     }
 

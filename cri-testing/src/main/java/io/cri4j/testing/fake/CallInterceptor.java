@@ -1,9 +1,6 @@
-package io.cri4j.testing.fake.internal;
+package io.cri4j.testing.fake;
 
 import com.google.protobuf.Message;
-import io.cri4j.testing.fake.CallLog;
-import io.cri4j.testing.fake.Faults;
-import io.cri4j.testing.fake.RecordedCall;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
@@ -22,14 +19,14 @@ import java.util.concurrent.TimeUnit;
  * Records every call and applies injected faults. The call is held (without blocking a thread) until its request
  * has arrived and been recorded; then a fault may fail it, delay it or park it, or it proceeds to the service.
  */
-public final class CallInterceptor implements ServerInterceptor {
+final class CallInterceptor implements ServerInterceptor {
 
     private final CallLog log;
     private final Faults faults;
     private final ScheduledExecutorService scheduler;
     private final Clock clock;
 
-    public CallInterceptor(CallLog log, Faults faults, ScheduledExecutorService scheduler, Clock clock) {
+    CallInterceptor(CallLog log, Faults faults, ScheduledExecutorService scheduler, Clock clock) {
         this.log = log;
         this.faults = faults;
         this.scheduler = scheduler;
