@@ -391,6 +391,27 @@ class FakeRuntimeIT {
     }
 
     @Test
+    void execSyncKillsTheProcessWhenTheClientGivesUp(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        cri.fakeRuntime().addImage("busybox");
+        String pod = runPod("k", Map.of());
+        String c = create(pod, "k", "c", "busybox", Map.of());
+        rt().startContainer(StartContainerRequest.newBuilder().setContainerId(c).build());
+        java.nio.file.Path pidFile = dir.resolve("pid");
+        assertThat(code(() -> cri.runtimeService().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).execSync(
+                ExecSyncRequest.newBuilder().setContainerId(c).addCmd("sh").addCmd("-c")
+                        .addCmd("echo $$ > " + pidFile + "; exec sleep 60").build())))
+                .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+        assertThat(pidFile).exists();
+        long pid = Long.parseLong(java.nio.file.Files.readString(pidFile).trim());
+        ProcessHandle process = ProcessHandle.of(pid).orElse(null);
+        if (process != null) {
+            process.onExit().get(10, TimeUnit.SECONDS); // killed, not left to run its 60 s
+        }
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+    }
+
+    @Test
     void streamingRpcsSayWhyTheyAreUnavailable() {
         cri.fakeRuntime().addImage("busybox");
         String pod = runPod("x", Map.of());

@@ -337,6 +337,18 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     }
 
     private void runExec(ExecContext context, StreamObserver<ExecSyncResponse> out) {
+        // a client that gives up (deadline, cancel) interrupts the handler, which kills the host process
+        Thread worker = Thread.currentThread();
+        Object guard = new Object();
+        boolean[] running = {true};
+        Context.CancellationListener onCancel = ctx -> {
+            synchronized (guard) {
+                if (running[0]) {
+                    worker.interrupt();
+                }
+            }
+        };
+        Context.current().addListener(onCancel, Runnable::run);
         ExecResult result;
         try {
             result = settings.execHandler().execSync(context);
@@ -354,6 +366,12 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         } catch (Exception e) {
             out.onError(Status.UNKNOWN.withDescription("failed to exec in container: " + e.getMessage()).asRuntimeException());
             return;
+        } finally {
+            Context.current().removeListener(onCancel);
+            synchronized (guard) {
+                running[0] = false;
+                Thread.interrupted();
+            }
         }
         out.onNext(ExecSyncResponse.newBuilder().setExitCode(result.exitCode())
                 .setStdout(ByteString.copyFrom(result.stdout())).setStderr(ByteString.copyFrom(result.stderr())).build());
