@@ -1,2 +1,5 @@
-/** A CRI proxy between kubelet and the runtime (see the proxy issue; not yet implemented). */
+/**
+ * {@link io.cri4j.proxy.CriProxy}: a CRI proxy between kubelet and the runtime that runs
+ * interceptors and runtime hooks on the calls they want and relays everything else as raw bytes.
+ */
 package io.cri4j.proxy;

@@ -1,0 +1,164 @@
+package io.cri4j.benchmarks;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.cri.v1.VersionRequest;
+import io.cri4j.cri.v1.VersionResponse;
+import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.HookPoint;
+import io.cri4j.hook.RuntimeHook;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
+import io.cri4j.proxy.CriProxy;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Calls through {@link CriProxy} against the same calls made directly to the backend, in one run:
+ * a pass-through unary call (Version, relayed as raw bytes), a hooked call (CreateContainer with an
+ * in-process PreCreateContainer hook adding an annotation), and pass-through throughput with 16
+ * concurrent callers. The backend is a small CRI server on a unix socket.
+ */
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 3)
+@Fork(1)
+@State(Scope.Benchmark)
+public class ProxyBenchmark {
+
+    private Path dir;
+    private CriServer backend;
+    private CriProxy proxy;
+    private ManagedChannel directChannel;
+    private ManagedChannel proxyChannel;
+    private RuntimeServiceGrpc.RuntimeServiceBlockingStub direct;
+    private RuntimeServiceGrpc.RuntimeServiceBlockingStub proxied;
+    private VersionRequest version;
+    private CreateContainerRequest create;
+
+    /** An in-process hook as a user would write it. */
+    public static final class AnnotateHook implements RuntimeHook {
+        @Override public String name() { return "annotate"; }
+
+        @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
+
+        @Override
+        public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
+            return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
+                    .putContainerAnnotations("bench", r.getContainerMata().getName()).build());
+        }
+    }
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+        dir = Files.createTempDirectory("cri4j-proxy-bench");
+        backend = CriServer.builder(CriEndpoint.unix(dir.resolve("backend.sock")))
+                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                    @Override
+                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
+                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
+                        o.onCompleted();
+                    }
+
+                    @Override
+                    public void createContainer(CreateContainerRequest r,
+                            StreamObserver<CreateContainerResponse> o) {
+                        o.onNext(CreateContainerResponse.newBuilder()
+                                .setContainerId("c" + r.getConfig().getAnnotationsCount()).build());
+                        o.onCompleted();
+                    }
+                }).build().start();
+        proxy = CriProxy.builder().listen(dir.resolve("proxy.sock"))
+                .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
+        directChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
+        proxyChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
+        direct = RuntimeServiceGrpc.newBlockingStub(directChannel);
+        proxied = RuntimeServiceGrpc.newBlockingStub(proxyChannel);
+        version = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
+        ContainerConfig.Builder c = ContainerConfig.newBuilder()
+                .setMetadata(ContainerMetadata.newBuilder().setName("app"))
+                .putAnnotations("io.kubernetes.container.hash", "abcdef");
+        create = CreateContainerRequest.newBuilder().setPodSandboxId("pod").setConfig(c).build();
+        direct.version(version);
+        proxied.version(version);
+        if (!proxied.createContainer(create).getContainerId().equals("c2")) {
+            throw new IllegalStateException("the hook did not run");
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws Exception {
+        proxyChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        directChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        proxy.close();
+        backend.close();
+        Files.deleteIfExists(dir);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public VersionResponse versionDirect() {
+        return direct.version(version);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public VersionResponse versionThroughProxy() {
+        return proxied.version(version);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public CreateContainerResponse createDirect() {
+        return direct.createContainer(create);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public CreateContainerResponse createThroughProxyWithHook() {
+        return proxied.createContainer(create);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @Threads(16)
+    public VersionResponse versionDirect16() {
+        return direct.version(version);
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @Threads(16)
+    public VersionResponse versionThroughProxy16() {
+        return proxied.version(version);
+    }
+}

@@ -1,0 +1,105 @@
+package io.cri4j.benchmarks;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.cri.v1.VersionRequest;
+import io.cri4j.cri.v1.VersionResponse;
+import io.cri4j.proxy.CriProxy;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Latency of direct and proxied calls measured <em>interleaved</em> (direct, proxied, direct, …),
+ * so load changes on a shared machine hit both series alike and the ratio of their percentiles
+ * is meaningful even when absolute figures drift. Run:
+ * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyLatencyRatio [calls]}.
+ */
+public final class ProxyLatencyRatio {
+    private ProxyLatencyRatio() {
+    }
+
+    /** @param args optional number of measured calls per series (default 20000) */
+    public static void main(String[] args) throws Exception {
+        int n = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+        Path dir = Files.createTempDirectory("cri4j-ratio");
+        CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("b.sock")))
+                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                    @Override
+                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
+                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
+                        o.onCompleted();
+                    }
+
+                    @Override
+                    public void createContainer(CreateContainerRequest r,
+                            StreamObserver<CreateContainerResponse> o) {
+                        o.onNext(CreateContainerResponse.newBuilder().setContainerId("c").build());
+                        o.onCompleted();
+                    }
+                }).build().start();
+        CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(dir.resolve("b.sock"))
+                .addHook(new ProxyBenchmark.AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
+        ManagedChannel dc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("b.sock")));
+        ManagedChannel pc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        try {
+            var direct = RuntimeServiceGrpc.newBlockingStub(dc);
+            var proxied = RuntimeServiceGrpc.newBlockingStub(pc);
+            VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
+            CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+                    .setConfig(ContainerConfig.newBuilder()
+                            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            for (int i = 0; i < n / 2; i++) { // warm-up
+                direct.version(v);
+                proxied.version(v);
+                direct.createContainer(c);
+                proxied.createContainer(c);
+            }
+            long[][] t = new long[4][n];
+            for (int i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                direct.version(v);
+                long t1 = System.nanoTime();
+                proxied.version(v);
+                long t2 = System.nanoTime();
+                direct.createContainer(c);
+                long t3 = System.nanoTime();
+                proxied.createContainer(c);
+                long t4 = System.nanoTime();
+                t[0][i] = t1 - t0;
+                t[1][i] = t2 - t1;
+                t[2][i] = t3 - t2;
+                t[3][i] = t4 - t3;
+            }
+            for (long[] a : t) {
+                Arrays.sort(a);
+            }
+            report("Version pass-through", t[0], t[1]);
+            report("CreateContainer + in-process hook", t[2], t[3]);
+        } finally {
+            pc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            proxy.close();
+            backend.close();
+        }
+    }
+
+    private static void report(String what, long[] direct, long[] proxied) {
+        System.out.printf("%-36s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
+                what, p(direct, 0.5), p(proxied, 0.5), p(proxied, 0.5) / p(direct, 0.5),
+                p(direct, 0.9), p(proxied, 0.9), p(proxied, 0.9) / p(direct, 0.9));
+    }
+
+    private static double p(long[] sorted, double q) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] / 1000.0;
+    }
+}

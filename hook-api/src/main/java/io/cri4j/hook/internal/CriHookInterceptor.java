@@ -1,0 +1,416 @@
+package io.cri4j.hook.internal;
+
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.Device;
+import io.cri4j.cri.v1.KeyValue;
+import io.cri4j.cri.v1.LinuxContainerConfig;
+import io.cri4j.cri.v1.LinuxPodSandboxConfig;
+import io.cri4j.cri.v1.Mount;
+import io.cri4j.cri.v1.PodSandboxConfig;
+import io.cri4j.cri.v1.RemoveContainerRequest;
+import io.cri4j.cri.v1.RemovePodSandboxRequest;
+import io.cri4j.cri.v1.RunPodSandboxRequest;
+import io.cri4j.cri.v1.RunPodSandboxResponse;
+import io.cri4j.cri.v1.StartContainerRequest;
+import io.cri4j.cri.v1.StopContainerRequest;
+import io.cri4j.cri.v1.StopPodSandboxRequest;
+import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
+import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.HookDispatcher;
+import io.cri4j.hook.HookPoint;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerMetadata;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
+import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxMetadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The interceptor that turns CRI RuntimeService calls into hook points: builds Koordinator hook
+ * requests from the CRI request and the checkpoint store, dispatches, applies the merged
+ * response to the CRI request, and records successful calls in the store.
+ */
+public final class CriHookInterceptor implements CriInterceptor {
+  /** Pods with this label set to {@code "true"} are never hooked (Koordinator's label). */
+  public static final String SKIP_LABEL = "runtimeproxy.koordinator.sh/skip-hookserver";
+
+  private static final Set<String> METHODS = Set.of("RunPodSandbox", "StopPodSandbox",
+      "RemovePodSandbox", "CreateContainer", "StartContainer", "StopContainer", "RemoveContainer",
+      "UpdateContainerResources");
+
+  private final HookDispatcher dispatcher;
+  private final CheckpointStore store;
+
+  public CriHookInterceptor(HookDispatcher dispatcher, CheckpointStore store) {
+    this.dispatcher = dispatcher;
+    this.store = store;
+  }
+
+  @Override
+  public boolean intercepts(MethodDescriptor<?, ?> method) {
+    String svc = method.getServiceName();
+    return svc != null && svc.endsWith(".RuntimeService")
+        && METHODS.contains(method.getBareMethodName());
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <ReqT, RespT> RespT interceptUnary(UnaryChain<ReqT, RespT> chain)
+      throws StatusException {
+    if (!intercepts(chain.method())) {
+      return chain.proceed(chain.request());
+    }
+    Object req = chain.request();
+    UnaryChain<Object, Object> c = (UnaryChain<Object, Object>) chain;
+    return (RespT) switch (chain.method().getBareMethodName()) {
+      case "RunPodSandbox" -> runPodSandbox(c, (RunPodSandboxRequest) req);
+      case "StopPodSandbox" -> podCall(c, ((StopPodSandboxRequest) req).getPodSandboxId(),
+          HookPoint.PRE_STOP_POD_SANDBOX, HookPoint.POST_STOP_POD_SANDBOX, false);
+      case "RemovePodSandbox" -> podCall(c, ((RemovePodSandboxRequest) req).getPodSandboxId(),
+          HookPoint.PRE_REMOVE_POD_SANDBOX, null, true);
+      case "CreateContainer" -> createContainer(c, (CreateContainerRequest) req);
+      case "StartContainer" -> containerCall(c, ((StartContainerRequest) req).getContainerId(),
+          HookPoint.PRE_START_CONTAINER, HookPoint.POST_START_CONTAINER, false);
+      case "StopContainer" -> containerCall(c, ((StopContainerRequest) req).getContainerId(),
+          HookPoint.PRE_STOP_CONTAINER, HookPoint.POST_STOP_CONTAINER, false);
+      case "RemoveContainer" -> containerCall(c, ((RemoveContainerRequest) req).getContainerId(),
+          HookPoint.PRE_REMOVE_CONTAINER, null, true);
+      case "UpdateContainerResources" -> update(c, (UpdateContainerResourcesRequest) req);
+      default -> chain.proceed(chain.request());
+    };
+  }
+
+  // ---- pods ----
+
+  private Object runPodSandbox(UnaryChain<Object, Object> chain, RunPodSandboxRequest req)
+      throws StatusException {
+    PodSandboxConfig cfg = req.getConfig();
+    RunPodSandboxRequest toSend = req;
+    if (!skipped(cfg.getLabelsMap())) {
+      PodSandboxHookRequest hr = PodSandboxHookRequest.newBuilder()
+          .setPodMeta(koordPodMeta(cfg.getMetadata()))
+          .setRuntimeHandler(req.getRuntimeHandler())
+          .putAllLabels(cfg.getLabelsMap())
+          .putAllAnnotations(cfg.getAnnotationsMap())
+          .setCgroupParent(cfg.getLinux().getCgroupParent())
+          .setOverhead(koordResources(cfg.getLinux().getOverhead()))
+          .setResources(koordResources(cfg.getLinux().getResources()))
+          .build();
+      PodSandboxHookResponse merged = dispatcher.dispatchPod(HookPoint.PRE_RUN_POD_SANDBOX, hr);
+      toSend = req.toBuilder().setConfig(applyPod(cfg, merged)).build();
+    }
+    RunPodSandboxResponse resp = (RunPodSandboxResponse) chain.proceed(toSend);
+    PodSandboxConfig sent = toSend.getConfig();
+    store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
+        toSend.getRuntimeHandler(), sent.getLabelsMap(), sent.getAnnotationsMap(),
+        sent.getLinux().getCgroupParent(), sent.getLinux().getResources()));
+    return resp;
+  }
+
+  static PodSandboxConfig applyPod(PodSandboxConfig cfg, PodSandboxHookResponse r) {
+    PodSandboxConfig.Builder b = cfg.toBuilder()
+        .putAllLabels(r.getLabelsMap())
+        .putAllAnnotations(r.getAnnotationsMap());
+    if (!r.getCgroupParent().isEmpty() || r.hasResources()) {
+      LinuxPodSandboxConfig.Builder linux = cfg.getLinux().toBuilder();
+      if (!r.getCgroupParent().isEmpty()) {
+        linux.setCgroupParent(r.getCgroupParent());
+      }
+      if (r.hasResources()) {
+        linux.setResources(applyResources(cfg.getLinux().getResources(), r.getResources()));
+      }
+      b.setLinux(linux);
+    }
+    return b.build();
+  }
+
+  private Object podCall(UnaryChain<Object, Object> chain, String podId, HookPoint pre,
+      HookPoint post, boolean remove) throws StatusException {
+    Optional<CheckpointStore.Pod> pod = store.pod(podId);
+    boolean hooked = pod.map(p -> !skipped(p.labels())).orElse(true);
+    PodSandboxHookRequest hr = podHookRequest(podId, pod);
+    if (hooked && pre != null) {
+      dispatcher.dispatchPod(pre, hr); // a pod id request has nothing to change
+    }
+    Object resp = chain.proceed(chain.request());
+    if (remove) {
+      store.removePod(podId);
+    }
+    if (hooked && post != null) {
+      dispatcher.dispatchPod(post, hr);
+    }
+    return resp;
+  }
+
+  private static PodSandboxHookRequest podHookRequest(String podId,
+      Optional<CheckpointStore.Pod> pod) {
+    PodSandboxHookRequest.Builder b = PodSandboxHookRequest.newBuilder();
+    if (pod.isEmpty()) {
+      return b.setPodMeta(PodSandboxMetadata.newBuilder().build()).build();
+    }
+    CheckpointStore.Pod p = pod.get();
+    return b.setPodMeta(koordPodMeta(p.metadata()))
+        .setRuntimeHandler(p.runtimeHandler())
+        .putAllLabels(p.labels())
+        .putAllAnnotations(p.annotations())
+        .setCgroupParent(p.cgroupParent())
+        .setResources(koordResources(p.resources()))
+        .build();
+  }
+
+  // ---- containers ----
+
+  private Object createContainer(UnaryChain<Object, Object> chain, CreateContainerRequest req)
+      throws StatusException {
+    PodSandboxConfig sandbox = req.getSandboxConfig();
+    Map<String, String> podLabels = sandbox.getLabelsMap();
+    Optional<CheckpointStore.Pod> pod = store.pod(req.getPodSandboxId());
+    if (podLabels.isEmpty() && pod.isPresent()) {
+      podLabels = pod.get().labels();
+    }
+    CreateContainerRequest toSend = req;
+    boolean hooked = !skipped(podLabels);
+    ContainerResourceHookRequest hr = null;
+    if (hooked) {
+      ContainerConfig cfg = req.getConfig();
+      ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
+          .setPodMeta(koordPodMeta(sandbox.hasMetadata() || pod.isEmpty()
+              ? sandbox.getMetadata() : pod.get().metadata()))
+          .setContainerMata(ContainerMetadata.newBuilder()
+              .setName(cfg.getMetadata().getName()).setAttempt(cfg.getMetadata().getAttempt()))
+          .putAllContainerAnnotations(cfg.getAnnotationsMap())
+          .setContainerResources(koordResources(cfg.getLinux().getResources()))
+          .setPodResources(koordResources(sandbox.getLinux().getResources()))
+          .putAllPodAnnotations(sandbox.getAnnotationsMap().isEmpty() && pod.isPresent()
+              ? pod.get().annotations() : sandbox.getAnnotationsMap())
+          .putAllPodLabels(podLabels)
+          .setPodCgroupParent(sandbox.getLinux().getCgroupParent().isEmpty() && pod.isPresent()
+              ? pod.get().cgroupParent() : sandbox.getLinux().getCgroupParent());
+      hr = b.build();
+      ContainerHookResult merged = dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, hr);
+      CreateContainerRequest.Builder out = req.toBuilder().setConfig(applyContainer(cfg, merged));
+      String cgroupParent = merged.response().getPodCgroupParent();
+      if (!cgroupParent.isEmpty()) {
+        // as Koordinator does: the pod's cgroup parent as the runtime sees it at create
+        out.getSandboxConfigBuilder().getLinuxBuilder().setCgroupParent(cgroupParent);
+      }
+      toSend = out.build();
+    }
+    CreateContainerResponse resp = (CreateContainerResponse) chain.proceed(toSend);
+    ContainerConfig sent = toSend.getConfig();
+    store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
+        sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
+    if (hooked) {
+      dispatcher.dispatchContainer(HookPoint.POST_CREATE_CONTAINER, hr.toBuilder()
+          .setContainerMata(hr.getContainerMata().toBuilder().setId(resp.getContainerId()))
+          .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
+          .setContainerResources(koordResources(sent.getLinux().getResources()))
+          .build());
+    }
+    return resp;
+  }
+
+  static ContainerConfig applyContainer(ContainerConfig cfg, ContainerHookResult result) {
+    ContainerResourceHookResponse r = result.response();
+    ContainerConfig.Builder b = cfg.toBuilder().putAllAnnotations(r.getContainerAnnotationsMap());
+    if (r.hasContainerResources()) {
+      LinuxContainerConfig.Builder linux = cfg.getLinux().toBuilder();
+      linux.setResources(applyResources(cfg.getLinux().getResources(), r.getContainerResources()));
+      b.setLinux(linux);
+    }
+    if (!result.envs().isEmpty()) {
+      Map<String, KeyValue> envs = new LinkedHashMap<>();
+      for (KeyValue kv : cfg.getEnvsList()) {
+        envs.put(kv.getKey(), kv);
+      }
+      for (KeyValue kv : result.envs()) {
+        envs.put(kv.getKey(), kv); // an existing key keeps its position
+      }
+      b.clearEnvs().addAllEnvs(envs.values());
+    }
+    if (!result.mounts().isEmpty()) {
+      List<Mount> mounts = new ArrayList<>(cfg.getMountsList());
+      for (Mount m : result.mounts()) {
+        mounts.removeIf(x -> x.getContainerPath().equals(m.getContainerPath()));
+        mounts.add(m);
+      }
+      b.clearMounts().addAllMounts(mounts);
+    }
+    if (!result.devices().isEmpty()) {
+      List<Device> devices = new ArrayList<>(cfg.getDevicesList());
+      for (Device d : result.devices()) {
+        devices.removeIf(x -> x.getContainerPath().equals(d.getContainerPath()));
+        devices.add(d);
+      }
+      b.clearDevices().addAllDevices(devices);
+    }
+    return b.build();
+  }
+
+  private Object containerCall(UnaryChain<Object, Object> chain, String id, HookPoint pre,
+      HookPoint post, boolean remove) throws StatusException {
+    Optional<CheckpointStore.Ctr> ctr = store.container(id);
+    boolean hooked = !skippedPodOf(ctr);
+    ContainerResourceHookRequest hr = containerHookRequest(id, ctr);
+    if (hooked && pre != null) {
+      // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
+      dispatcher.dispatchContainer(pre, hr);
+    }
+    Object resp = chain.proceed(chain.request());
+    if (remove) {
+      store.removeContainer(id);
+    }
+    if (hooked && post != null) {
+      dispatcher.dispatchContainer(post, hr);
+    }
+    return resp;
+  }
+
+  private Object update(UnaryChain<Object, Object> chain, UpdateContainerResourcesRequest req)
+      throws StatusException {
+    String id = req.getContainerId();
+    Optional<CheckpointStore.Ctr> ctr = store.container(id);
+    boolean hooked = !skippedPodOf(ctr);
+    UpdateContainerResourcesRequest toSend = req;
+    ContainerResourceHookRequest hr = containerHookRequest(id, ctr).toBuilder()
+        .putAllContainerAnnotations(req.getAnnotationsMap())
+        .setContainerResources(koordResources(req.getLinux()))
+        .build();
+    if (hooked) {
+      ContainerHookResult merged =
+          dispatcher.dispatchContainer(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES, hr);
+      ContainerResourceHookResponse r = merged.response();
+      UpdateContainerResourcesRequest.Builder b = req.toBuilder()
+          .putAllAnnotations(r.getContainerAnnotationsMap());
+      if (r.hasContainerResources()) {
+        b.setLinux(applyResources(req.getLinux(), r.getContainerResources()));
+      }
+      toSend = b.build();
+    }
+    Object resp = chain.proceed(toSend);
+    UpdateContainerResourcesRequest sent = toSend;
+    ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(), c.metadata(),
+        c.annotations(), mergeCri(c.resources(), sent.getLinux()))));
+    if (hooked) {
+      dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
+          .setContainerResources(koordResources(sent.getLinux())).build());
+    }
+    return resp;
+  }
+
+  private boolean skippedPodOf(Optional<CheckpointStore.Ctr> ctr) {
+    return ctr.flatMap(c -> store.pod(c.podId())).map(p -> skipped(p.labels())).orElse(false);
+  }
+
+  private ContainerResourceHookRequest containerHookRequest(String id,
+      Optional<CheckpointStore.Ctr> ctr) {
+    ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
+        .setContainerMata(ContainerMetadata.newBuilder().setId(id));
+    if (ctr.isEmpty()) {
+      return b.build();
+    }
+    CheckpointStore.Ctr c = ctr.get();
+    b.setContainerMata(ContainerMetadata.newBuilder().setId(id)
+            .setName(c.metadata().getName()).setAttempt(c.metadata().getAttempt()))
+        .putAllContainerAnnotations(c.annotations())
+        .setContainerResources(koordResources(c.resources()));
+    store.pod(c.podId()).ifPresent(p -> b.setPodMeta(koordPodMeta(p.metadata()))
+        .putAllPodAnnotations(p.annotations())
+        .putAllPodLabels(p.labels())
+        .setPodCgroupParent(p.cgroupParent())
+        .setPodResources(koordResources(p.resources())));
+    return b.build();
+  }
+
+  // ---- conversions ----
+
+  private static boolean skipped(Map<String, String> podLabels) {
+    return "true".equals(podLabels.get(SKIP_LABEL));
+  }
+
+  /** CRI and Koordinator PodSandboxMetadata have the same fields and numbers. */
+  static PodSandboxMetadata koordPodMeta(io.cri4j.cri.v1.PodSandboxMetadata m) {
+    return PodSandboxMetadata.newBuilder().setName(m.getName()).setUid(m.getUid())
+        .setNamespace(m.getNamespace()).setAttempt(m.getAttempt()).build();
+  }
+
+  /** Copies the ten resource fields Koordinator has (same numbers as CRI's first ten). */
+  static LinuxContainerResources koordResources(io.cri4j.cri.v1.LinuxContainerResources r) {
+    LinuxContainerResources.Builder b = LinuxContainerResources.newBuilder()
+        .setCpuPeriod(r.getCpuPeriod()).setCpuQuota(r.getCpuQuota())
+        .setCpuShares(r.getCpuShares()).setMemoryLimitInBytes(r.getMemoryLimitInBytes())
+        .setOomScoreAdj(r.getOomScoreAdj()).setCpusetCpus(r.getCpusetCpus())
+        .setCpusetMems(r.getCpusetMems()).putAllUnified(r.getUnifiedMap())
+        .setMemorySwapLimitInBytes(r.getMemorySwapLimitInBytes());
+    for (io.cri4j.cri.v1.HugepageLimit h : r.getHugepageLimitsList()) {
+      b.addHugepageLimitsBuilder().setPageSize(h.getPageSize()).setLimit(h.getLimit());
+    }
+    return b.build();
+  }
+
+  /**
+   * Applies a hook's resources onto CRI resources. Only fields the hook specified change: zero
+   * numbers and empty strings mean "not specified" (so an empty cpuset or a 0 oom_score_adj does
+   * not clobber); hugepage limits replace the one of the same page size; unified entries are
+   * merged by key. CRI fields Koordinator does not know stay as they are.
+   */
+  public static io.cri4j.cri.v1.LinuxContainerResources applyResources(
+      io.cri4j.cri.v1.LinuxContainerResources base, LinuxContainerResources r) {
+    io.cri4j.cri.v1.LinuxContainerResources.Builder b = base.toBuilder();
+    if (r.getCpuPeriod() != 0) {
+      b.setCpuPeriod(r.getCpuPeriod());
+    }
+    if (r.getCpuQuota() != 0) {
+      b.setCpuQuota(r.getCpuQuota());
+    }
+    if (r.getCpuShares() != 0) {
+      b.setCpuShares(r.getCpuShares());
+    }
+    if (r.getMemoryLimitInBytes() != 0) {
+      b.setMemoryLimitInBytes(r.getMemoryLimitInBytes());
+    }
+    if (r.getOomScoreAdj() != 0) {
+      b.setOomScoreAdj(r.getOomScoreAdj());
+    }
+    if (!r.getCpusetCpus().isEmpty()) {
+      b.setCpusetCpus(r.getCpusetCpus());
+    }
+    if (!r.getCpusetMems().isEmpty()) {
+      b.setCpusetMems(r.getCpusetMems());
+    }
+    if (r.getMemorySwapLimitInBytes() != 0) {
+      b.setMemorySwapLimitInBytes(r.getMemorySwapLimitInBytes());
+    }
+    b.putAllUnified(r.getUnifiedMap());
+    if (r.getHugepageLimitsCount() > 0) {
+      Map<String, io.cri4j.cri.v1.HugepageLimit> pages = new LinkedHashMap<>();
+      for (io.cri4j.cri.v1.HugepageLimit h : base.getHugepageLimitsList()) {
+        pages.put(h.getPageSize(), h);
+      }
+      for (io.cri4j.hook.koordinator.v1alpha1.HugepageLimit h : r.getHugepageLimitsList()) {
+        pages.put(h.getPageSize(), io.cri4j.cri.v1.HugepageLimit.newBuilder()
+            .setPageSize(h.getPageSize()).setLimit(h.getLimit()).build());
+      }
+      b.clearHugepageLimits().addAllHugepageLimits(pages.values());
+    }
+    return b.build();
+  }
+
+  private static io.cri4j.cri.v1.LinuxContainerResources mergeCri(
+      io.cri4j.cri.v1.LinuxContainerResources base, io.cri4j.cri.v1.LinuxContainerResources upd) {
+    return applyResources(base, koordResources(upd));
+  }
+
+}

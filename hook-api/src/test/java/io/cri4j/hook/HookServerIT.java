@@ -1,0 +1,80 @@
+package io.cri4j.hook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerMetadata;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
+import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
+import io.cri4j.hook.koordinator.v1alpha1.PodSandboxMetadata;
+import io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A Java hook served by {@link HookServer}, called the way Koordinator's Go proxy calls a hook
+ * server: the generated {@code runtime.v1alpha1.RuntimeHookService} stub over a unix socket.
+ */
+class HookServerIT {
+  @TempDir Path dir;
+
+  static final class CpusetHook implements RuntimeHook {
+    @Override public String name() { return "cpuset"; }
+
+    @Override public Set<HookPoint> points() {
+      return Set.of(HookPoint.PRE_CREATE_CONTAINER, HookPoint.PRE_RUN_POD_SANDBOX);
+    }
+
+    @Override
+    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
+      return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
+          .setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus("2-3"))
+          .putContainerAnnotations("for", r.getContainerMata().getName()).build());
+    }
+
+    @Override
+    public io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse onPodSandbox(HookPoint p,
+        PodSandboxHookRequest r) {
+      throw new IllegalStateException("no pods today for " + r.getPodMeta().getName());
+    }
+  }
+
+  @Test
+  void servesKoordinatorsServiceAndReportsHookErrors() throws Exception {
+    Path socket = dir.resolve("hook.sock");
+    try (HookServer server = HookServer.start(socket, List.of(new CpusetHook()))) {
+      ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(socket));
+      try {
+        var stub = RuntimeHookServiceGrpc.newBlockingStub(ch);
+        ContainerResourceHookResponse r = stub.preCreateContainerHook(
+            ContainerResourceHookRequest.newBuilder()
+                .setContainerMata(ContainerMetadata.newBuilder().setName("app")).build());
+        assertThat(r.getContainerResources().getCpusetCpus()).isEqualTo("2-3");
+        assertThat(r.getContainerAnnotationsMap()).containsEntry("for", "app");
+        // a point the hook did not ask for: empty answer
+        assertThat(stub.preStartContainerHook(ContainerResourceHookRequest.getDefaultInstance()))
+            .isEqualTo(ContainerResourceHookResponse.getDefaultInstance());
+        assertThatThrownBy(() -> stub.preRunPodSandboxHook(PodSandboxHookRequest.newBuilder()
+            .setPodMeta(PodSandboxMetadata.newBuilder().setName("web")).build()))
+            .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+              assertThat(e.getStatus().getDescription()).contains("hook cpuset failed")
+                  .contains("no pods today for web");
+            });
+      } finally {
+        ch.shutdownNow();
+      }
+      server.close(); // idempotent with the try-with-resources close
+    }
+  }
+}

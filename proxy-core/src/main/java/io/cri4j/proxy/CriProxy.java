@@ -1,0 +1,410 @@
+package io.cri4j.proxy;
+
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
+import io.cri4j.cri.v1.ImageServiceGrpc;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.HookConfigDirectory;
+import io.cri4j.hook.HookConflict;
+import io.cri4j.hook.HookDispatcher;
+import io.cri4j.hook.InProcessHooks;
+import io.cri4j.hook.RuntimeHook;
+import io.cri4j.hook.internal.CheckpointStore;
+import io.cri4j.hook.internal.CriHookInterceptor;
+import io.cri4j.proxy.internal.InterceptedService;
+import io.cri4j.proxy.internal.ProxyTransport;
+import io.cri4j.proxy.internal.RawForwarder;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A CRI proxy: listens on a unix socket (kubelet or crictl talk to it), runs intercepted calls
+ * through the interceptor chain and the runtime hooks, and forwards everything to the backend
+ * runtime (containerd, CRI-O). Calls no interceptor or hook wants, including the whole
+ * ImageService, server-streaming RPCs and services or methods the proxy does not know, are
+ * relayed as raw bytes without decoding. Serves {@code runtime.v1} and {@code runtime.v1alpha2};
+ * hooks run on v1alpha2 calls once the backend answered v1alpha2 Version (probed at start, and
+ * again on the next v1alpha2 call while the backend could not be reached).
+ *
+ * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
+ * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
+ *
+ * <pre>{@code
+ * try (CriProxy proxy = CriProxy.builder()
+ *     .listen(Path.of("/var/run/cri4j/proxy.sock"))
+ *     .backend(Path.of("/run/containerd/containerd.sock"))
+ *     .hookConfigDir(HookConfigDirectory.DEFAULT_DIR)
+ *     .build()) {
+ *   proxy.start();
+ *   proxy.awaitTermination();
+ * }
+ * }</pre>
+ */
+public final class CriProxy implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
+
+  private final Builder config;
+  private final ProxyTransport transport;
+  private final ManagedChannel backend;
+  private final ExecutorService executor;
+  private final CheckpointStore store = new CheckpointStore();
+  private HookConfigDirectory configDir;
+  private HookDispatcher dispatcher;
+  /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
+  private volatile Boolean v1alpha2;
+  private boolean started;
+  private boolean closed;
+
+  private CriProxy(Builder b) {
+    this.config = b;
+    this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
+    this.backend = transport.backend();
+    AtomicInteger n = new AtomicInteger();
+    this.executor = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** A builder; {@code listen} and {@code backend} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Probes the backend, rebuilds the checkpoint store from it, starts watching the hook config
+   * directory and starts serving. A backend that is down at start is not fatal: the store is
+   * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
+   *
+   * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
+   */
+  public synchronized CriProxy start() throws IOException {
+    if (started) {
+      throw new IllegalStateException("already started");
+    }
+    started = true;
+    List<RuntimeHook> fixed = new ArrayList<>(config.hooks);
+    if (config.serviceLoader != null) {
+      fixed.addAll(InProcessHooks.load(config.serviceLoader));
+    }
+    if (config.hookConfigDir != null) {
+      configDir = HookConfigDirectory.watch(config.hookConfigDir);
+    }
+    HookConfigDirectory dirRef = configDir;
+    List<RuntimeHook> fixedCopy = List.copyOf(fixed);
+    dispatcher = HookDispatcher.builder()
+        .hooks(() -> {
+          if (dirRef == null) {
+            return fixedCopy;
+          }
+          List<RuntimeHook> all = new ArrayList<>(fixedCopy);
+          all.addAll(dirRef.get());
+          return all;
+        })
+        .onConflict(config.conflictListener)
+        .build();
+    v1alpha2 = probeV1alpha2();
+    try {
+      store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+    } catch (StatusRuntimeException e) {
+      LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
+          e.getStatus());
+    }
+    List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
+    InterceptedService intercepted = new InterceptedService(backend, chain, executor);
+    List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
+    methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
+    methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
+    // v1alpha2 methods are served decoded like v1 ones; hooks run on them only once a probe
+    // showed the backend serves v1alpha2 (V1alpha2Gate)
+    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
+        .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
+    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
+        .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
+    List<ServerServiceDefinition> defs = intercepted.definitions(methods);
+    try {
+      // forwarding never blocks: it runs on the transport thread; interceptors get a pool
+      transport.start(defs, new RawForwarder(backend), config.socketMode);
+
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
+    LOG.info("CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
+        + " {})", config.listen, config.backend, v1alpha2,
+        defs.stream().mapToInt(d -> d.getMethods().size()).sum());
+    return this;
+  }
+
+  /**
+   * The v1alpha2 methods the backend serves, presented with the v1 message classes (the two
+   * versions are wire-compatible for every v1alpha2 message).
+   */
+  private static List<MethodDescriptor<?, ?>> asV1alpha2(
+      java.util.Collection<MethodDescriptor<?, ?>> alpha,
+      java.util.Collection<MethodDescriptor<?, ?>> v1) {
+    Map<String, MethodDescriptor<?, ?>> byName = new HashMap<>();
+    for (MethodDescriptor<?, ?> m : v1) {
+      byName.put(m.getBareMethodName(), m);
+    }
+    List<MethodDescriptor<?, ?>> out = new ArrayList<>();
+    for (MethodDescriptor<?, ?> a : alpha) {
+      MethodDescriptor<?, ?> m = byName.get(a.getBareMethodName());
+      if (m != null && m.getType() == a.getType()) {
+        out.add(m.toBuilder().setFullMethodName(a.getFullMethodName())
+            .setSchemaDescriptor(null).build());
+      }
+    }
+    return out;
+  }
+
+  /** TRUE/FALSE when the backend answered (or refused) v1alpha2 Version; null if unreachable. */
+  private Boolean probeV1alpha2() {
+    try {
+      io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
+          .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+          .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
+      return Boolean.TRUE;
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+        return Boolean.FALSE;
+      }
+      LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
+          config.backend, e.getStatus());
+      return null;
+    }
+  }
+
+  /**
+   * Whether the backend serves v1alpha2, probing it when no probe was conclusive yet; null while
+   * the backend cannot be reached.
+   */
+  private Boolean v1alpha2Known() {
+    Boolean known = v1alpha2;
+    if (known == null) {
+      synchronized (this) {
+        known = v1alpha2;
+        if (known == null) {
+          known = probeV1alpha2();
+          v1alpha2 = known;
+        }
+      }
+    }
+    return known;
+  }
+
+  /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */
+  private final class V1alpha2Gate implements CriInterceptor {
+    private final CriInterceptor hooks;
+
+    V1alpha2Gate(CriInterceptor hooks) {
+      this.hooks = hooks;
+    }
+
+    @Override
+    public boolean intercepts(MethodDescriptor<?, ?> method) {
+      return hooks.intercepts(method);
+    }
+
+    @Override
+    public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws io.grpc.StatusException {
+      String svc = chain.method().getServiceName();
+      if (svc != null && svc.startsWith("runtime.v1alpha2.")) {
+        Boolean served = v1alpha2Known();
+        if (served == null) {
+          // never let a call pass unhooked because the probe raced a reconnecting backend
+          throw Status.UNAVAILABLE.withDescription("backend " + config.backend
+              + " is unreachable (cannot tell whether it serves runtime.v1alpha2)").asException();
+        }
+        if (!served) {
+          return chain.proceed(chain.request());
+        }
+      }
+      return hooks.interceptUnary(chain);
+    }
+  }
+
+  /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
+  public boolean backendServesV1alpha2() {
+    return Boolean.TRUE.equals(v1alpha2);
+  }
+
+  /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */
+  public synchronized CriEndpoint listenEndpoint() {
+    return transport.endpoint();
+  }
+
+  /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
+  public int[] checkpointCounts() {
+    return new int[] {store.podCount(), store.containerCount()};
+  }
+
+  /** The hook config directory being watched, if one was configured and the proxy started. */
+  public synchronized java.util.Optional<HookConfigDirectory> hookConfigDirectory() {
+    return java.util.Optional.ofNullable(configDir);
+  }
+
+  /** Blocks until the proxy is closed. */
+  public void awaitTermination() throws InterruptedException {
+    transport.awaitTermination();
+  }
+
+  /** Stops serving, removes the socket, closes the backend channel and hooks; idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    transport.close();
+    executor.shutdownNow();
+    if (dispatcher != null) {
+      dispatcher.close();
+    }
+    if (configDir != null) {
+      configDir.close();
+    }
+  }
+
+  /** Configures a {@link CriProxy}. */
+  public static final class Builder {
+    private CriEndpoint listen;
+    private CriEndpoint backend;
+    private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
+    private final List<CriInterceptor> interceptors = new ArrayList<>();
+    private final List<RuntimeHook> hooks = new ArrayList<>();
+    private ClassLoader serviceLoader;
+    private Path hookConfigDir;
+    private Consumer<HookConflict> conflictListener =
+        c -> LOG.warn("hook conflict: {}", c.describe());
+    private long probeTimeoutMillis = 2000;
+    private int ioThreads = 1;
+
+    private Builder() {}
+
+    /** Where to serve (required): a unix socket, or TCP for tests. */
+    public Builder listen(CriEndpoint endpoint) {
+      this.listen = Objects.requireNonNull(endpoint, "listen");
+      return this;
+    }
+
+    /** Where to serve: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
+    public Builder listen(String endpoint) {
+      return listen(CriEndpoint.parse(endpoint));
+    }
+
+    /** The unix socket to serve on. */
+    public Builder listen(Path socket) {
+      return listen(CriEndpoint.unix(socket));
+    }
+
+    /** The backend runtime (required). */
+    public Builder backend(CriEndpoint endpoint) {
+      this.backend = Objects.requireNonNull(endpoint, "backend");
+      return this;
+    }
+
+    /** The backend runtime: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
+    public Builder backend(String endpoint) {
+      return backend(CriEndpoint.parse(endpoint));
+    }
+
+    /** The backend runtime's unix socket. */
+    public Builder backend(Path socket) {
+      return backend(CriEndpoint.unix(socket));
+    }
+
+    /** Permissions of the listen socket (default {@code rw-rw----}). */
+    public Builder socketMode(String mode) {
+      this.socketMode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /** Adds an interceptor; interceptors run in the order added, before the hooks. */
+    public Builder addInterceptor(CriInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /** Adds an in-process hook. */
+    public Builder addHook(RuntimeHook hook) {
+      hooks.add(Objects.requireNonNull(hook, "hook"));
+      return this;
+    }
+
+    /** Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start. */
+    public Builder loadHooks(ClassLoader loader) {
+      this.serviceLoader = Objects.requireNonNull(loader, "loader");
+      return this;
+    }
+
+    /** Watches this directory for remote hook configs ({@code *.json}). */
+    public Builder hookConfigDir(Path dir) {
+      this.hookConfigDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /** Told about every hook conflict (default: logged). */
+    public Builder onConflict(Consumer<HookConflict> listener) {
+      this.conflictListener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** How long the start-up v1alpha2 probe waits (default 2000 ms). */
+    public Builder probeTimeoutMillis(long millis) {
+      if (millis <= 0) {
+        throw new IllegalArgumentException("probe timeout must be positive, got " + millis);
+      }
+      this.probeTimeoutMillis = millis;
+      return this;
+    }
+
+    /**
+     * Event loop threads shared by the listening socket and the backend channel (default 1:
+     * relaying on one thread avoids hand-offs; blocking interceptor work runs on a pool).
+     */
+    public Builder ioThreads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("ioThreads must be at least 1, got " + threads);
+      }
+      this.ioThreads = threads;
+      return this;
+    }
+
+    /** Validates and creates the proxy (not yet started). */
+    public CriProxy build() {
+      if (listen == null) {
+        throw new IllegalStateException("listen socket not set");
+      }
+      if (backend == null) {
+        throw new IllegalStateException("backend socket not set");
+      }
+      if (listen.equals(backend)) {
+        throw new IllegalStateException("listen and backend are the same socket: " + listen);
+      }
+      return new CriProxy(this);
+    }
+  }
+}
