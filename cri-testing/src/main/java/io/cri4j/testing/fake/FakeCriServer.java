@@ -1,0 +1,388 @@
+package io.cri4j.testing.fake;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
+import io.cri4j.cri.v1.CgroupDriver;
+import io.cri4j.testing.fake.internal.FakeImageService;
+import io.cri4j.testing.fake.internal.FakeRuntimeService;
+import io.cri4j.testing.fake.internal.FakeState;
+import io.cri4j.testing.fake.internal.V1alpha2Bridge;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An in-memory CRI runtime serving {@code runtime.v1} and {@code runtime.v1alpha2} RuntimeService and
+ * ImageService from one shared state, on a unix socket (real tools such as crictl can use it), TCP, or
+ * in-process. It records every call ({@link #calls()}) and injects faults per RPC ({@link #faults()}).
+ *
+ * <pre>{@code
+ * try (FakeCriServer fake = FakeCriServer.builder()
+ *         .listen(CriEndpoint.parse("unix:///tmp/fake-cri.sock"))
+ *         .build()
+ *         .start()) {
+ *     // point the code under test at fake.endpoint()
+ * }
+ * }</pre>
+ *
+ * <p>Behaviour follows containerd's CRI plugin (checked by running {@code CriLifecycleConformance} and probes
+ * against containerd 1.6): ids are 64 hex characters; unknown ids answer NOT_FOUND; removing what does not exist
+ * succeeds; stopping a created container leaves it CREATED; a stop with timeout 0 leaves exit code 137; stopping a
+ * pod kills its containers and removing it removes them; host-network pods have no IP; {@code ImageStatus} of a
+ * missing image answers an empty response; {@code ContainerStatus} shows the first repo tag and repo digest while
+ * {@code ListContainers} shows the image id. Deliberate differences:
+ * <ul>
+ *   <li>state conflicts (starting twice, exec or ExecSync in a container that is not running, creating in a
+ *       stopped sandbox, reopening the log of a stopped container) answer FAILED_PRECONDITION, where containerd
+ *       answers UNKNOWN (or NOT_FOUND for creating in a stopped sandbox);</li>
+ *   <li>a name already in use answers ALREADY_EXISTS and an invalid image reference INVALID_ARGUMENT
+ *       (containerd: UNKNOWN);</li>
+ *   <li>{@code PullImage} answers a digest-pinned reference ({@code repo@sha256:...}, as CRI-O does) where
+ *       containerd answers the image id; every valid reference can be pulled (inject a fault to refuse one);</li>
+ *   <li>stats of a container that never ran answer zero usage (containerd: UNKNOWN);</li>
+ *   <li>newer RPCs containerd 1.6 lacks are served: RuntimeConfig, GetContainerEvents, the Stream* lists.</li>
+ * </ul>
+ * Containers do not run anything: a started container stays RUNNING until stopped, or until
+ * {@link FakeRuntime#exitContainer(String, int)}. {@code ExecSync} runs the command through the configured
+ * {@link ExecHandler} (by default as a host process). {@code Exec}, {@code Attach} and {@code PortForward}
+ * answer URLs from the configured {@link StreamingUrls}, UNIMPLEMENTED when none is configured.
+ */
+public final class FakeCriServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(FakeCriServer.class);
+
+    private final CriEndpoint endpoint;
+    private final String inProcessName;
+    private final String socketMode;
+    private final FakeState state;
+    private final FakeRuntime runtime;
+    private final CallLog calls = new CallLog();
+    private final Faults faults = new Faults();
+    private final FakeRuntimeService runtimeService;
+    private final ThreadPoolExecutor blocking;
+    private final ScheduledExecutorService scheduler;
+    private final List<ServerServiceDefinition> services;
+    private final String streamingHost;
+    private final int streamingPort;
+
+    private final Object lock = new Object();
+    private final java.util.concurrent.CountDownLatch terminated = new java.util.concurrent.CountDownLatch(1);
+    private CriServer socketServer;
+    private Server inProcessServer;
+    private boolean started;
+    private boolean closed;
+
+    private FakeCriServer(Builder b) {
+        this.endpoint = b.endpoint;
+        this.inProcessName = b.endpoint == null ? (b.inProcessName != null ? b.inProcessName
+                : "cri4j-fake-" + UUID.randomUUID()) : null;
+        this.socketMode = b.socketMode;
+        this.streamingHost = b.streamingHost;
+        this.streamingPort = b.streamingPort;
+        this.state = new FakeState(b.clock);
+        this.runtime = new FakeRuntime(state);
+        this.blocking = new ThreadPoolExecutor(b.maxConcurrentExecs, b.maxConcurrentExecs, 30, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
+        this.blocking.allowCoreThreadTimeOut(true);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
+        this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
+                b.runtimeVersion, b.cgroupDriver, b.execHandler, b.streaming, blocking));
+        ServerServiceDefinition runtimeV1 = runtimeService.bindService();
+        ServerServiceDefinition imageV1 = new FakeImageService(state).bindService();
+        CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
+        this.services = List.of(
+                ServerInterceptors.intercept(runtimeV1, interceptor),
+                ServerInterceptors.intercept(imageV1, interceptor),
+                ServerInterceptors.intercept(V1alpha2Bridge.bridge(runtimeV1,
+                        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()), interceptor),
+                ServerInterceptors.intercept(V1alpha2Bridge.bridge(imageV1,
+                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()), interceptor));
+    }
+
+    /** A builder; without {@link Builder#listen(CriEndpoint)} the fake serves in-process. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts serving. Blocks only while binding.
+     *
+     * @return this server
+     * @throws IOException when the endpoint cannot be bound (e.g. a live server owns the socket)
+     * @throws IllegalStateException when already started or closed
+     */
+    public FakeCriServer start() throws IOException {
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("fake CRI server is closed");
+            }
+            if (started) {
+                throw new IllegalStateException("fake CRI server is already started");
+            }
+            if (endpoint != null) {
+                CriServer.Builder b = CriServer.builder(endpoint).socketMode(socketMode);
+                services.forEach(b::addService);
+                socketServer = b.build().start();
+            } else {
+                InProcessServerBuilder b = InProcessServerBuilder.forName(inProcessName);
+                services.forEach(b::addService);
+                inProcessServer = b.build().start();
+            }
+            started = true;
+            log.info("fake CRI runtime serving {}", describe());
+            return this;
+        }
+    }
+
+    private String describe() {
+        return endpoint != null ? socketServer.endpoint().toString() : "in-process:" + inProcessName;
+    }
+
+    /**
+     * The endpoint served, with the real port when TCP port 0 was asked for.
+     *
+     * @throws IllegalStateException when serving in-process or not started
+     */
+    public CriEndpoint endpoint() {
+        synchronized (lock) {
+            if (endpoint == null) {
+                throw new IllegalStateException("fake CRI server serves in-process (" + inProcessName
+                        + "); use newChannel() or inProcessName()");
+            }
+            if (socketServer == null) {
+                throw new IllegalStateException("fake CRI server is not started");
+            }
+            return socketServer.endpoint();
+        }
+    }
+
+    /** The in-process server name, empty when serving on a socket. */
+    public Optional<String> inProcessName() {
+        return Optional.ofNullable(inProcessName);
+    }
+
+    /**
+     * Opens a client channel to this server (over the socket, or in-process). The caller shuts it down.
+     *
+     * @throws IllegalStateException when not started
+     */
+    public ManagedChannel newChannel() {
+        synchronized (lock) {
+            if (!started || closed) {
+                throw new IllegalStateException("fake CRI server is not running");
+            }
+        }
+        return endpoint != null ? CriChannels.newChannel(endpoint()) : InProcessChannelBuilder.forName(inProcessName).build();
+    }
+
+    /** The in-memory state, for arranging tests and simulating container exits. */
+    public FakeRuntime runtime() {
+        return runtime;
+    }
+
+    /** Every call received, with assertions. */
+    public CallLog calls() {
+        return calls;
+    }
+
+    /** Fault injection per RPC. */
+    public Faults faults() {
+        return faults;
+    }
+
+    /** The streaming address configured with {@link Builder#streamingAddress(String, int)}, if any. */
+    public Optional<String> streamingAddress() {
+        return streamingHost == null ? Optional.empty() : Optional.of(streamingHost + ":" + streamingPort);
+    }
+
+    /**
+     * Stops serving: releases hanging calls, ends event streams, stops the server (removing its socket) and the
+     * exec threads (killing running exec processes). Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        faults.clear();
+        for (Runnable delayed : scheduler.shutdownNow()) {
+            delayed.run();
+        }
+        runtimeService.completeEventStreams();
+        if (socketServer != null) {
+            socketServer.close();
+        }
+        if (inProcessServer != null) {
+            inProcessServer.shutdown();
+            try {
+                if (!inProcessServer.awaitTermination(5, TimeUnit.SECONDS)) {
+                    inProcessServer.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                inProcessServer.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        blocking.shutdownNow();
+        try {
+            blocking.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        terminated.countDown();
+        log.info("fake CRI runtime stopped");
+    }
+
+    /**
+     * Blocks until {@link #close()} has finished (from another thread, e.g. a shutdown hook), for a command
+     * line that serves until stopped.
+     *
+     * @throws InterruptedException when interrupted
+     */
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Configures a {@link FakeCriServer}; every setting has a working default. */
+    public static final class Builder {
+        private CriEndpoint endpoint;
+        private String inProcessName;
+        private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
+        private String runtimeName = "cri4j-fake";
+        private String runtimeVersion = "0.1.0";
+        private CgroupDriver cgroupDriver = CgroupDriver.SYSTEMD;
+        private ExecHandler execHandler = ExecHandler.hostProcess();
+        private StreamingUrls streaming = StreamingUrls.unavailable();
+        private String streamingHost;
+        private int streamingPort;
+        private Clock clock = Clock.systemUTC();
+        private int maxConcurrentExecs = 16;
+
+        private Builder() {
+        }
+
+        /** Serve on this endpoint: a unix socket ({@code unix:///path}) or TCP ({@code tcp://host:port}, port 0 picks one). */
+        public Builder listen(CriEndpoint endpoint) {
+            this.endpoint = Objects.requireNonNull(endpoint, "endpoint");
+            this.inProcessName = null;
+            return this;
+        }
+
+        /** Serve in-process under this name (the default, with a random name, when no endpoint is given). */
+        public Builder inProcess(String name) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("in-process name must not be empty");
+            }
+            this.inProcessName = name;
+            this.endpoint = null;
+            return this;
+        }
+
+        /** Mode of the unix socket file, e.g. {@code rw-rw----} (the default) or {@code rw-rw-rw-}. */
+        public Builder socketMode(String mode) {
+            this.socketMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** The runtime name and version answered by {@code Version} (default {@code cri4j-fake 0.1.0}). */
+        public Builder runtime(String name, String version) {
+            if (name == null || name.isBlank() || version == null || version.isBlank()) {
+                throw new IllegalArgumentException("runtime name and version must not be empty");
+            }
+            this.runtimeName = name;
+            this.runtimeVersion = version;
+            return this;
+        }
+
+        /** The cgroup driver answered by {@code RuntimeConfig} (default SYSTEMD). */
+        public Builder cgroupDriver(CgroupDriver driver) {
+            if (driver == null || driver == CgroupDriver.UNRECOGNIZED) {
+                throw new IllegalArgumentException("cgroup driver must be SYSTEMD or CGROUPFS");
+            }
+            this.cgroupDriver = driver;
+            return this;
+        }
+
+        /** What runs {@code ExecSync} commands (default {@link ExecHandler#hostProcess()}). */
+        public Builder execHandler(ExecHandler handler) {
+            this.execHandler = Objects.requireNonNull(handler, "handler");
+            return this;
+        }
+
+        /** How many ExecSync commands may run at once (default 16). */
+        public Builder maxConcurrentExecs(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("maxConcurrentExecs must be at least 1, was " + max);
+            }
+            this.maxConcurrentExecs = max;
+            return this;
+        }
+
+        /**
+         * Where Exec/Attach/PortForward URLs point. Without it (or {@link #streamingAddress(String, int)} once
+         * streaming-core is wired in) those three RPCs answer UNIMPLEMENTED.
+         */
+        public Builder streamingUrls(StreamingUrls urls) {
+            this.streaming = Objects.requireNonNull(urls, "urls");
+            return this;
+        }
+
+        /**
+         * The address a streaming server for exec/attach/port-forward should listen on. Recorded for the
+         * streaming-core integration; until that lands the three streaming RPCs answer UNIMPLEMENTED.
+         */
+        public Builder streamingAddress(String host, int port) {
+            if (host == null || host.isBlank()) {
+                throw new IllegalArgumentException("streaming host must not be empty");
+            }
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("streaming port must be 0..65535, was " + port);
+            }
+            this.streamingHost = host;
+            this.streamingPort = port;
+            return this;
+        }
+
+        /** The clock for timestamps (default the system clock). */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Builds the server; call {@link FakeCriServer#start()} to serve. */
+        public FakeCriServer build() {
+            return new FakeCriServer(this);
+        }
+    }
+}

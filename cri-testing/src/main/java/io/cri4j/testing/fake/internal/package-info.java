@@ -1,0 +1,2 @@
+/** Implementation of the fake CRI runtime; not API. */
+package io.cri4j.testing.fake.internal;
