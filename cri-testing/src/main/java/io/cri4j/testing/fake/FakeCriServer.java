@@ -4,9 +4,12 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.CgroupDriver;
+import io.cri4j.streaming.StreamingServer;
 import io.cri4j.testing.fake.internal.FakeImageService;
 import io.cri4j.testing.fake.internal.FakeRuntimeService;
 import io.cri4j.testing.fake.internal.FakeState;
+import io.cri4j.testing.fake.internal.FakeStreamingRuntime;
+import io.cri4j.testing.fake.internal.StreamingServerUrls;
 import io.cri4j.testing.fake.internal.V1alpha2Bridge;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -15,12 +18,14 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
@@ -64,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * Containers do not run anything: a started container stays RUNNING until stopped, or until
  * {@link FakeRuntime#exitContainer(String, int)}. {@code ExecSync} runs the command through the configured
  * {@link ExecHandler} (by default as a host process). {@code Exec}, {@code Attach} and {@code PortForward}
- * answer URLs from the configured {@link StreamingUrls}, UNIMPLEMENTED when none is configured.
+ * answer URLs of a built-in streaming-core server (see {@link Builder#streamingAddress(String, int)}).
  */
 public final class FakeCriServer implements AutoCloseable {
 
@@ -81,8 +86,8 @@ public final class FakeCriServer implements AutoCloseable {
     private final ThreadPoolExecutor blocking;
     private final ScheduledExecutorService scheduler;
     private final List<ServerServiceDefinition> services;
-    private final String streamingHost;
-    private final int streamingPort;
+    private final StreamingServer streamingServer;
+    private final ExecutorService streamPumps;
 
     private final Object lock = new Object();
     private final java.util.concurrent.CountDownLatch terminated = new java.util.concurrent.CountDownLatch(1);
@@ -96,16 +101,24 @@ public final class FakeCriServer implements AutoCloseable {
         this.inProcessName = b.endpoint == null ? (b.inProcessName != null ? b.inProcessName
                 : "cri4j-fake-" + UUID.randomUUID()) : null;
         this.socketMode = b.socketMode;
-        this.streamingHost = b.streamingHost;
-        this.streamingPort = b.streamingPort;
         this.state = new FakeState(b.clock);
+        StreamingUrls streaming = b.streaming;
+        if (streaming == null) {
+            this.streamPumps = Executors.newCachedThreadPool(daemonThreads("cri4j-fake-stream"));
+            this.streamingServer = StreamingServer.builder(new FakeStreamingRuntime(state, b.portMap, streamPumps))
+                    .bindAddress(new InetSocketAddress(b.streamingHost, b.streamingPort)).build();
+            streaming = new StreamingServerUrls(streamingServer);
+        } else {
+            this.streamPumps = null;
+            this.streamingServer = null;
+        }
         this.runtime = new FakeRuntime(state);
         this.blocking = new ThreadPoolExecutor(b.maxConcurrentExecs, b.maxConcurrentExecs, 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
         this.blocking.allowCoreThreadTimeOut(true);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
         this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
-                b.runtimeVersion, b.cgroupDriver, b.execHandler, b.streaming, blocking));
+                b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
         ServerServiceDefinition imageV1 = new FakeImageService(state).bindService();
         CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
@@ -138,10 +151,20 @@ public final class FakeCriServer implements AutoCloseable {
             if (started) {
                 throw new IllegalStateException("fake CRI server is already started");
             }
+            if (streamingServer != null) {
+                streamingServer.start();
+            }
             if (endpoint != null) {
                 CriServer.Builder b = CriServer.builder(endpoint).socketMode(socketMode);
                 services.forEach(b::addService);
-                socketServer = b.build().start();
+                try {
+                    socketServer = b.build().start();
+                } catch (IOException | RuntimeException e) {
+                    if (streamingServer != null) {
+                        streamingServer.close();
+                    }
+                    throw e;
+                }
             } else {
                 InProcessServerBuilder b = InProcessServerBuilder.forName(inProcessName);
                 services.forEach(b::addService);
@@ -209,9 +232,19 @@ public final class FakeCriServer implements AutoCloseable {
         return faults;
     }
 
-    /** The streaming address configured with {@link Builder#streamingAddress(String, int)}, if any. */
-    public Optional<String> streamingAddress() {
-        return streamingHost == null ? Optional.empty() : Optional.of(streamingHost + ":" + streamingPort);
+    /**
+     * The base URL of the built-in streaming server (e.g. {@code http://127.0.0.1:41234/}), empty when
+     * {@link Builder#streamingUrls(StreamingUrls)} replaced it.
+     *
+     * @throws IllegalStateException when not started
+     */
+    public Optional<java.net.URI> streamingBaseUrl() {
+        synchronized (lock) {
+            if (!started) {
+                throw new IllegalStateException("fake CRI server is not started");
+            }
+        }
+        return streamingServer == null ? Optional.empty() : Optional.of(streamingServer.baseUrl());
     }
 
     /**
@@ -244,6 +277,10 @@ public final class FakeCriServer implements AutoCloseable {
                 inProcessServer.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        if (streamingServer != null) {
+            streamingServer.close();
+            streamPumps.shutdownNow();
         }
         blocking.shutdownNow();
         try {
@@ -283,9 +320,10 @@ public final class FakeCriServer implements AutoCloseable {
         private String runtimeVersion = "0.1.0";
         private CgroupDriver cgroupDriver = CgroupDriver.SYSTEMD;
         private ExecHandler execHandler = ExecHandler.hostProcess();
-        private StreamingUrls streaming = StreamingUrls.unavailable();
-        private String streamingHost;
+        private StreamingUrls streaming;
+        private String streamingHost = "127.0.0.1";
         private int streamingPort;
+        private final java.util.Map<Integer, InetSocketAddress> portMap = new java.util.HashMap<>();
         private Clock clock = Clock.systemUTC();
         private int maxConcurrentExecs = 16;
 
@@ -350,8 +388,8 @@ public final class FakeCriServer implements AutoCloseable {
         }
 
         /**
-         * Where Exec/Attach/PortForward URLs point. Without it (or {@link #streamingAddress(String, int)} once
-         * streaming-core is wired in) those three RPCs answer UNIMPLEMENTED.
+         * Replaces the built-in streaming server: Exec/Attach/PortForward answer the URLs this gives
+         * ({@link StreamingUrls#unavailable()} makes them answer UNIMPLEMENTED).
          */
         public Builder streamingUrls(StreamingUrls urls) {
             this.streaming = Objects.requireNonNull(urls, "urls");
@@ -359,8 +397,10 @@ public final class FakeCriServer implements AutoCloseable {
         }
 
         /**
-         * The address a streaming server for exec/attach/port-forward should listen on. Recorded for the
-         * streaming-core integration; until that lands the three streaming RPCs answer UNIMPLEMENTED.
+         * Where the built-in streaming server (cri4j streaming-core, SPDY and WebSocket) listens; default
+         * {@code 127.0.0.1} on a free port. Its exec sessions run the command as a host process, attach echoes
+         * stdin to stdout (as if the container's process were {@code cat}), port-forward connects to
+         * {@link #portForward(int, InetSocketAddress)} targets.
          */
         public Builder streamingAddress(String host, int port) {
             if (host == null || host.isBlank()) {
@@ -371,6 +411,18 @@ public final class FakeCriServer implements AutoCloseable {
             }
             this.streamingHost = host;
             this.streamingPort = port;
+            return this;
+        }
+
+        /**
+         * Where a port-forward to {@code podPort} (of any pod) connects; unmapped ports connect to
+         * {@code 127.0.0.1:<podPort>}, as for a host-network pod.
+         */
+        public Builder portForward(int podPort, InetSocketAddress target) {
+            if (podPort < 1 || podPort > 65535) {
+                throw new IllegalArgumentException("pod port must be 1..65535, was " + podPort);
+            }
+            portMap.put(podPort, Objects.requireNonNull(target, "target"));
             return this;
         }
 

@@ -9,8 +9,9 @@ import io.cri4j.cri.v1.PortForwardRequest;
  * URL of a streaming server that will serve the request (kubelet or a client then connects to it). The fake has
  * already checked that the container or sandbox exists and is running.
  *
- * <p>{@link #unavailable()} is used until a streaming server is configured: the three RPCs then answer
- * {@code UNIMPLEMENTED} naming the reason, never a URL that leads nowhere.
+ * <p>By default the fake answers with URLs of its built-in streaming-core server; give your own implementation to
+ * {@link FakeCriServer.Builder#streamingUrls(StreamingUrls)} to point elsewhere, or {@link #unavailable()} to
+ * have the three RPCs answer {@code UNIMPLEMENTED} (a runtime without streaming).
  */
 public interface StreamingUrls {
 
@@ -23,7 +24,7 @@ public interface StreamingUrls {
     /** The URL serving this port-forward request. */
     String portForward(PortForwardRequest request);
 
-    /** No streaming server: the three RPCs answer UNIMPLEMENTED. */
+    /** No streaming: the three RPCs answer UNIMPLEMENTED naming the reason. */
     static StreamingUrls unavailable() {
         return Unavailable.INSTANCE;
     }
@@ -31,8 +32,8 @@ public interface StreamingUrls {
     /** The {@link #unavailable()} implementation. */
     final class Unavailable implements StreamingUrls {
         static final Unavailable INSTANCE = new Unavailable();
-        private static final String WHY = "the fake CRI runtime has no streaming server configured: "
-                + "exec/attach/port-forward streams need cri4j streaming-core (not wired into the fake yet)";
+        private static final String WHY = "streaming is disabled on this fake CRI runtime "
+                + "(configured with StreamingUrls.unavailable())";
 
         private Unavailable() {
         }

@@ -292,6 +292,26 @@ class FakeCriServerIT {
         }
     }
 
+    @Test
+    void streamingCanBeDisabled() throws Exception {
+        try (FakeCriServer fake = FakeCriServer.builder().streamingUrls(StreamingUrls.unavailable()).build().start()) {
+            assertThat(fake.streamingBaseUrl()).isEmpty();
+            ManagedChannel ch = fake.newChannel();
+            try {
+                var rt = RuntimeServiceGrpc.newBlockingStub(ch);
+                String pod = fake.runtime().runPodSandbox(Cri.pod("p", Map.of()));
+                String c = fake.runtime().runContainer(pod, Cri.container("c", "busybox", Map.of()));
+                assertThatThrownBy(() -> rt.exec(io.cri4j.cri.v1.ExecRequest.newBuilder().setContainerId(c).addCmd("sh")
+                        .setStdout(true).build())).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
+                            assertThat(e.getStatus().getDescription()).contains("streaming is disabled");
+                        });
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     static <T> StreamObserver<T> observer(CompletableFuture<T> f) {
         return new StreamObserver<>() {
             public void onNext(T value) {

@@ -412,17 +412,25 @@ class FakeRuntimeIT {
     }
 
     @Test
-    void streamingRpcsSayWhyTheyAreUnavailable() {
+    void streamingRpcsCheckTheTargetAndAnswerStreamingServerUrls() {
         cri.fakeRuntime().addImage("busybox");
         String pod = runPod("x", Map.of());
         String c = create(pod, "x", "c", "busybox", Map.of());
+        assertThat(code(() -> rt().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("sh").setStdout(true).build())))
+                .isEqualTo(Status.Code.FAILED_PRECONDITION); // created, not running
         rt().startContainer(StartContainerRequest.newBuilder().setContainerId(c).build());
-        assertThatThrownBy(() -> rt().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("sh").setStdout(true).build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
-                    assertThat(e.getStatus().getDescription()).contains("streaming");
-                });
+        String base = cri.server().streamingBaseUrl().orElseThrow().toString();
+        assertThat(rt().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("sh").setStdout(true).build()).getUrl())
+                .startsWith(base + "exec/");
+        assertThat(rt().attach(AttachRequest.newBuilder().setContainerId(c).setStdout(true).build()).getUrl())
+                .startsWith(base + "attach/");
+        assertThat(rt().portForward(PortForwardRequest.newBuilder().setPodSandboxId(pod).addPort(80).build()).getUrl())
+                .startsWith(base + "portforward/");
+        assertThat(code(() -> rt().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("sh").build())))
+                .isEqualTo(Status.Code.INVALID_ARGUMENT); // no stream asked for, as kubelet and containerd say
         assertThat(code(() -> rt().exec(ExecRequest.newBuilder().setContainerId("nope").addCmd("sh").setStdout(true).build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> rt().portForward(PortForwardRequest.newBuilder().setPodSandboxId("nope").addPort(80).build())))
                 .isEqualTo(Status.Code.NOT_FOUND);
     }
 

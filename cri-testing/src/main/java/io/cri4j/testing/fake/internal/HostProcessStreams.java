@@ -18,7 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The fake's streaming behaviour on plain streams, ready for streaming-core's {@code StreamingRuntime}: an
+ * The fake's streaming behaviour on plain streams, used by {@link FakeStreamingRuntime}: an
  * interactive exec runs the command as a host process with its stdin/stdout/stderr connected to the given
  * streams; a port-forward connects a stream pair to a local TCP address. Pumping runs on the given executor.
  */
