@@ -32,7 +32,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A kubelet-like CRI lifecycle, written once and run against any CRI endpoint: the fake, a real containerd, or a
+ * A kubelet-like CRI lifecycle (pull, run pod, create/start, ExecSync and a streamed exec over SPDY, stats, resize,
+ * stop/remove, events), written once and run against any CRI endpoint: the fake, a real containerd, or a
  * proxy in front of either. Where a backend differs from containerd, the backend is wrong.
  *
  * <p>Subclass it, give the endpoint and an image the backend can pull that has {@code sh}, {@code sleep} and
@@ -366,6 +367,31 @@ public abstract class CriLifecycleConformance {
             assertFalse(imageRef.isEmpty());
         } finally {
             eventsContext.cancel(null);
+        }
+    }
+
+    @Test
+    void streamingExecOverSpdyAsKubeletRelaysIt() throws Exception {
+        img().pullImage(PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(testImage())).build());
+        String podName = "stream-" + UUID.randomUUID().toString().substring(0, 8);
+        PodSandboxConfig pod = podConfig(podName);
+        String podId = rt().runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
+        podsToClean.add(podId);
+        String cid = rt().createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
+                .setConfig(containerConfig("app", testImage())).setSandboxConfig(pod).build()).getContainerId();
+        rt().startContainer(StartContainerRequest.newBuilder().setContainerId(cid).build());
+        String url = rt().exec(ExecRequest.newBuilder().setContainerId(cid).addCmd("sh").addCmd("-c")
+                .addCmd("read line; echo \"got $line\"; echo $GREETING >&2; exit 5")
+                .setStdin(true).setStdout(true).setStderr(true).build()).getUrl();
+        try (io.cri4j.streaming.StreamingClient client = io.cri4j.streaming.StreamingClient.builder()
+                .transport(io.cri4j.streaming.StreamingClient.Transport.SPDY).build();
+                io.cri4j.streaming.RemoteCommand cmd = client.exec(java.net.URI.create(url),
+                        new io.cri4j.streaming.CommandOptions(true, true, true, false))) {
+            cmd.stdin().write("ping\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            cmd.stdin().close();
+            assertEquals("got ping\n", new String(cmd.stdout().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            assertEquals("hello\n", new String(cmd.stderr().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            assertEquals(5, cmd.exitCode().get(30, TimeUnit.SECONDS));
         }
     }
 
