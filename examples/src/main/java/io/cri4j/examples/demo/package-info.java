@@ -1,0 +1,2 @@
+/** The demo agent: fake runtime, proxy with an in-process hook, pre-warming, a pod, a live exec. */
+package io.cri4j.examples.demo;

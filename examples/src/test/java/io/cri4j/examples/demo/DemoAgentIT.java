@@ -1,0 +1,50 @@
+package io.cri4j.examples.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cri4j.examples.demo.DemoAgent.Summary;
+import io.cri4j.testing.real.ContainerdExtension;
+import io.cri4j.testing.real.PushedImage;
+import io.cri4j.testing.real.TestImage;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The demo agent end to end: on the embedded fake, and on a real containerd with local-registry images. */
+class DemoAgentIT {
+
+    @RegisterExtension
+    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+
+    @Test
+    void runsToTheEndOnTheEmbeddedFake() throws Exception {
+        StringWriter text = new StringWriter();
+        Summary s = new DemoAgent(new PrintWriter(text, true), Optional.empty(), DemoAgent.DEFAULT_IMAGES,
+                Duration.ofSeconds(30)).run();
+        assertThat(s.runtime()).startsWith("cri4j-fake");
+        assertThat(s.imagesPresent()).containsExactlyInAnyOrder("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
+        assertThat(s.hookedEnv()).isEqualTo("yes");
+        assertThat(s.cpuset()).isEqualTo("0");
+        assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
+        assertThat(s.execExitCode()).isEqualTo(7);
+        assertThat(text.toString()).contains("Summary").contains("100% docker.io/library/busybox:1.36 SUCCEEDED");
+    }
+
+    @Test
+    void runsToTheEndOnRealContainerd() throws Exception {
+        PushedImage busybox = CONTAINERD.registry().push(TestImage.busybox());
+        PushedImage pause = CONTAINERD.registry().push(TestImage.pause());
+        StringWriter text = new StringWriter();
+        Summary s = new DemoAgent(new PrintWriter(text, true), Optional.of(CONTAINERD.endpoint()),
+                List.of(busybox.reference(), pause.reference()), Duration.ofSeconds(30)).run();
+        assertThat(s.runtime()).as(text.toString()).startsWith("containerd");
+        assertThat(s.hookedEnv()).as("env injected by the hook, seen by a process in the container").isEqualTo("yes");
+        assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
+        assertThat(s.execExitCode()).isEqualTo(7);
+        assertThat(text.toString()).contains("2/2 images present");
+    }
+}
