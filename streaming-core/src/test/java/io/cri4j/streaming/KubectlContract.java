@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * API-server/kubelet front; subclasses pick the kubectl version (and so SPDY or WebSocket).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 abstract class KubectlContract {
     final TestRuntime runtime = new TestRuntime();
     StreamingServer server;

@@ -41,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Wire details no kubectl on this machine exercises: older WebSocket framings, legacy pairing, TLS. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class ProtocolDetailsIT {
     final TestRuntime runtime = new TestRuntime();
     StreamingServer server;

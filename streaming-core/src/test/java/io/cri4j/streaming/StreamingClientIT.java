@@ -27,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** Our Java client against our server, over SPDY and WebSocket. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class StreamingClientIT {
     final TestRuntime runtime = new TestRuntime();
     StreamingServer server;

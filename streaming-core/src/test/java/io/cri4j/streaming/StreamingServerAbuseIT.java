@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Bad requests and misbehaving clients get their proper answers; nothing leaks. */
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class StreamingServerAbuseIT {
     static long fdsBefore;
     static int threadsBefore;

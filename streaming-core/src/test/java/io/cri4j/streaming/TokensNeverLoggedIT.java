@@ -15,6 +15,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Streaming URLs carry secrets: no log line, at any level we emit, may contain a token. */
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class TokensNeverLoggedIT {
     @Test
     void noTokenInAnyLogLine() throws Exception {

@@ -23,7 +23,10 @@ public final class WriteGate {
         notifyAll();
     }
 
-    /** Writes and flushes {@code msg}, then waits while the channel is not writable. */
+    /**
+     * Writes and flushes {@code msg}, then waits while the channel is not writable. Fails only
+     * when the message itself could not be written (a close after it went out is not an error).
+     */
     public void write(Object msg) throws IOException {
         if (!channel.isActive()) {
             io.netty.util.ReferenceCountUtil.release(msg);
@@ -34,8 +37,11 @@ public final class WriteGate {
             return; // never block an event loop
         }
         awaitWritable();
+        if (!f.isDone() && !channel.isActive()) {
+            f.awaitUninterruptibly(5000); // a closed channel fails what it could not write
+        }
         if (f.isDone() && !f.isSuccess()) {
-            throw new IOException("write failed", f.cause());
+            throw new IOException("connection closed: " + f.cause().getMessage(), f.cause());
         }
     }
 
@@ -50,9 +56,6 @@ public final class WriteGate {
                     throw new InterruptedIOException("interrupted while writing");
                 }
             }
-        }
-        if (!channel.isActive()) {
-            throw new IOException("connection closed");
         }
     }
 }
