@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  * so load changes on a shared machine hit both series alike and the ratio of their percentiles
  * is meaningful even when absolute figures drift. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyLatencyRatio [calls]}.
+ * With {@code -Dbackend=unix:///run/containerd/containerd.sock} it measures {@code Version}
+ * against that runtime (direct vs through the proxy) instead of the built-in test backend.
  */
 public final class ProxyLatencyRatio {
     private ProxyLatencyRatio() {
@@ -32,6 +34,11 @@ public final class ProxyLatencyRatio {
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
         Path dir = Files.createTempDirectory("cri4j-ratio");
+        String external = System.getProperty("backend");
+        if (external != null) {
+            versionAgainst(CriEndpoint.parse(external), dir, n);
+            return;
+        }
         CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("b.sock")))
                 .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
                     @Override
@@ -90,6 +97,40 @@ public final class ProxyLatencyRatio {
             dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             proxy.close();
             backend.close();
+        }
+    }
+
+    /** Version direct vs proxied against a real runtime: pass-through only, nothing is created. */
+    private static void versionAgainst(CriEndpoint runtime, Path dir, int n) throws Exception {
+        CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(runtime)
+                .ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
+        ManagedChannel dc = CriChannels.newChannel(runtime);
+        ManagedChannel pc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        try {
+            var direct = RuntimeServiceGrpc.newBlockingStub(dc);
+            var proxied = RuntimeServiceGrpc.newBlockingStub(pc);
+            VersionRequest v = VersionRequest.newBuilder().setVersion("0.1.0").build();
+            for (int i = 0; i < n / 2; i++) {
+                direct.version(v);
+                proxied.version(v);
+            }
+            long[][] t = new long[2][n];
+            for (int i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                direct.version(v);
+                long t1 = System.nanoTime();
+                proxied.version(v);
+                long t2 = System.nanoTime();
+                t[0][i] = t1 - t0;
+                t[1][i] = t2 - t1;
+            }
+            Arrays.sort(t[0]);
+            Arrays.sort(t[1]);
+            report("Version pass-through to " + direct.version(v).getRuntimeName(), t[0], t[1]);
+        } finally {
+            pc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            proxy.close();
         }
     }
 

@@ -140,6 +140,20 @@ public final class StreamingClient implements AutoCloseable {
         }
     }
 
+    private static final String WS_FRAME_ENCODER = "cri4j-ws-encoder";
+
+    /**
+     * Our own client frame encoder (masked, RFC 6455), installed when the 101 arrives. Netty's
+     * handshaker adds its encoder from a listener on the handshake request's write; when that
+     * listener runs after {@code finishHandshake} has taken the HTTP codec out, it finds no codec
+     * and adds no encoder, and every frame we write is then dropped at the pipeline's head (seen
+     * as a session whose stdin and resize never arrive). Netty's encoder only takes
+     * {@code WebSocketFrame}s, so when it is there too, nothing is encoded twice.
+     */
+    private static io.netty.channel.ChannelHandler maskingFrameEncoder() {
+        return new io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder(true);
+    }
+
     private RemoteCommand execWebSocket(URI url, CommandOptions options) throws IOException {
         Channel ch = upgrader.connect(url);
         String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
@@ -163,6 +177,7 @@ public final class StreamingClient implements AutoCloseable {
                     WsCommandClient client = new WsCommandClient(ch,
                             protocol.isEmpty() ? Protocols.V1 : protocol, options);
                     ChannelPipeline p = ctx.pipeline();
+                    p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
                     p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
                     p.addLast("ws-command", client);
                     p.remove(this);
@@ -236,6 +251,7 @@ public final class StreamingClient implements AutoCloseable {
                 }
                 try {
                     ChannelPipeline p = ctx.pipeline();
+                    p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
                     p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
                     p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
                     p.addLast("spdy-codec", SpdySession.newCodec());

@@ -105,7 +105,10 @@ class StreamingClientIT {
             cmd.stdin().flush();
             byte[] buf = new byte[64];
             StringBuilder seen = new StringBuilder();
-            while (!seen.toString().contains("size 91x33") || !seen.toString().contains("ok")) {
+            // the echo of "ok" and the runtime's size line come from two threads and may interleave
+            // ("o" + "size 91x33\r\n" + "k"), so look for "ok" once the size line is taken out
+            while (!seen.toString().contains("size 91x33\r\n")
+                    || !seen.toString().replace("size 91x33\r\n", "").contains("ok")) {
                 int n = cmd.stdout().read(buf);
                 assertThat(n).as(seen.toString()).isPositive();
                 seen.append(new String(buf, 0, n, StandardCharsets.US_ASCII));

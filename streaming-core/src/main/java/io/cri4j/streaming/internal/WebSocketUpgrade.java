@@ -159,11 +159,14 @@ final class WebSocketUpgrade {
                     choice.mode() == Mode.BASE64, choice.version(), release);
         }
         p.remove(StreamingHttpHandler.NAME);
-        // Start the session once the 101 is out, so our first frames follow it.
+        // Install the session now, in this event-loop task: the handshaker already decodes
+        // WebSocket frames, and a client may send its first frames (stdin, resize) the moment it
+        // sees the 101. Adding the session only once the 101's write future completed lost those
+        // frames whenever that completion came in a later event-loop task. What the session
+        // writes still follows the 101, which is already queued on the channel.
+        p.addLast("ws-session", h);
         done.addListener(fut -> {
-            if (fut.isSuccess()) {
-                p.addLast("ws-session", h);
-            } else {
+            if (!fut.isSuccess()) {
                 release.run();
                 c.channel().close();
             }
