@@ -4,7 +4,7 @@
 # kubectl is not installable here: the machine image ships /usr/lib/google-cloud-sdk/bin/kubectl.*.
 set -euo pipefail
 packages=(containerd runc containernetworking-plugins docker-registry skopeo umoci busybox-static
-          gcc libc6-dev apache2-utils iproute2)
+          gcc libc6-dev apache2-utils iproute2 docker.io)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,7 +30,7 @@ fi
 
 # The Debian packages enable services we do not want competing with the private instances the
 # tests start; stop them if a service manager started them.
-for svc in containerd docker-registry; do
+for svc in containerd docker-registry docker docker.socket; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" || true
   fi
