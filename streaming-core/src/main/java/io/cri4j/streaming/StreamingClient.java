@@ -155,15 +155,30 @@ public final class StreamingClient implements AutoCloseable {
     }
 
     private RemoteCommand execWebSocket(URI url, CommandOptions options) throws IOException {
+        return upgradeWebSocket(url, String.join(",", b.webSocketProtocols), (p, protocol) -> {
+            WsCommandClient client = new WsCommandClient(p.channel(), protocol.isEmpty() ? Protocols.V1 : protocol,
+                    options);
+            p.addLast("ws-command", client);
+            return client;
+        });
+    }
+
+    /**
+     * Upgrades a new connection to WebSocket and installs the session handlers. The pipeline is
+     * switched inside the read that delivers the 101, so frames arriving in the same read are
+     * decoded as WebSocket frames and not lost.
+     *
+     * @param install adds the session's handlers (after the frame encoder and aggregator), given
+     *     the pipeline and the negotiated subprotocol, and returns the session
+     */
+    private <T> T upgradeWebSocket(URI url, String subprotocols,
+            java.util.function.BiFunction<ChannelPipeline, String, T> install) throws IOException {
         Channel ch = upgrader.connect(url);
         String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
         URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
         WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
-                WebSocketVersion.V13, String.join(",", b.webSocketProtocols), false,
-                new DefaultHttpHeaders(), 4 << 20);
-        java.util.concurrent.CompletableFuture<WsCommandClient> result = new java.util.concurrent.CompletableFuture<>();
-        // Switch the pipeline inside the read that delivers the 101, so frames that arrive in
-        // the same read are decoded as WebSocket frames and not lost.
+                WebSocketVersion.V13, subprotocols, false, new DefaultHttpHeaders(), 4 << 20);
+        java.util.concurrent.CompletableFuture<T> result = new java.util.concurrent.CompletableFuture<>();
         ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
             @Override
             protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx, FullHttpResponse r) {
@@ -173,16 +188,13 @@ public final class StreamingClient implements AutoCloseable {
                     return;
                 }
                 try {
-                    String protocol = r.headers().get("Sec-WebSocket-Protocol", "");
-                    WsCommandClient client = new WsCommandClient(ch,
-                            protocol.isEmpty() ? Protocols.V1 : protocol, options);
                     ChannelPipeline p = ctx.pipeline();
                     p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
                     p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
-                    p.addLast("ws-command", client);
+                    T session = install.apply(p, r.headers().get("Sec-WebSocket-Protocol", ""));
                     p.remove(this);
                     hs.finishHandshake(ch, r);
-                    result.complete(client);
+                    result.complete(session);
                 } catch (RuntimeException e) {
                     result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
                     ctx.close();
@@ -233,61 +245,13 @@ public final class StreamingClient implements AutoCloseable {
     }
 
     private SpdySession upgradeTunnel(URI url) throws IOException {
-        Channel ch = upgrader.connect(url);
-        String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
-        URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
-        WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
-                WebSocketVersion.V13, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, false,
-                new DefaultHttpHeaders(), 4 << 20);
         SpdySession session = new SpdySession(false, s -> s.reset());
-        java.util.concurrent.CompletableFuture<SpdySession> result = new java.util.concurrent.CompletableFuture<>();
-        ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
-            @Override
-            protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx, FullHttpResponse r) {
-                if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(r.status())) {
-                    result.completeExceptionally(Upgrader.refused(r));
-                    ctx.close();
-                    return;
-                }
-                try {
-                    ChannelPipeline p = ctx.pipeline();
-                    p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
-                    p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
-                    p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
-                    p.addLast("spdy-codec", SpdySession.newCodec());
-                    p.addLast("spdy-session", session);
-                    p.remove(this);
-                    hs.finishHandshake(ch, r);
-                    result.complete(session);
-                } catch (RuntimeException e) {
-                    result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
-                    ctx.close();
-                }
-            }
-
-            @Override
-            public void channelInactive(io.netty.channel.ChannelHandlerContext ctx) {
-                result.completeExceptionally(new StreamingException("connection closed before the upgrade response", 0));
-                ctx.fireChannelInactive();
-            }
+        return upgradeWebSocket(url, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, (p, protocol) -> {
+            p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
+            p.addLast("spdy-codec", SpdySession.newCodec());
+            p.addLast("spdy-session", session);
+            return session;
         });
-        hs.handshake(ch);
-        try {
-            return result.get(b.timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            ch.close();
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new StreamingException("WebSocket upgrade failed: " + e.getCause(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            ch.close();
-            throw new java.io.InterruptedIOException("interrupted while upgrading");
-        } catch (java.util.concurrent.TimeoutException e) {
-            ch.close();
-            throw new StreamingException("no WebSocket upgrade response within " + b.timeout, e);
-        }
     }
 
     /**
