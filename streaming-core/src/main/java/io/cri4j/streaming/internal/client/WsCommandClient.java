@@ -9,6 +9,7 @@ import io.cri4j.streaming.internal.io.InboundPipe;
 import io.cri4j.streaming.internal.io.WriteGate;
 import io.cri4j.streaming.internal.remotecommand.Protocols;
 import io.cri4j.streaming.internal.websocket.WsChannels;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -70,6 +71,13 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
             } else if (msg instanceof CloseWebSocketFrame) {
                 end();
                 ctx.close();
+            } else if (msg instanceof BinaryWebSocketFrame f && f.content().readableBytes() > 1
+                    && (f.content().getUnsignedByte(f.content().readerIndex()) == 1
+                            || f.content().getUnsignedByte(f.content().readerIndex()) == 2)) {
+                // stdout/stderr data: queued without a copy (the pipe releases the slice)
+                ByteBuf c = f.content();
+                InboundPipe target = c.readUnsignedByte() == 1 ? stdout : stderr;
+                target.offer(c.readRetainedSlice(c.readableBytes()));
             } else if (msg instanceof WebSocketFrame f && !(msg instanceof PongWebSocketFrame)) {
                 WsChannels.Message m = channels.decode(f);
                 if (m == null) {

@@ -1,5 +1,7 @@
 package io.cri4j.streaming.internal.io;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -9,12 +11,12 @@ import java.util.ArrayDeque;
  * A blocking {@link InputStream} fed from a network event loop. The event loop calls
  * {@link #offer}, {@link #finish} (EOF) or {@link #abort}; a reader thread reads. Closing the
  * stream discards what is queued. Queued bytes are accounted in an {@link InboundCredit}.
+ * Buffers offered are queued as they are (no copy) and released once read or discarded.
  */
 public final class InboundPipe extends InputStream {
     private final InboundCredit credit;
-    private final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
-    private byte[] current;
-    private int pos;
+    private final ArrayDeque<ByteBuf> chunks = new ArrayDeque<>();
+    private ByteBuf current;
     private boolean finished;
     private boolean closed;
     private IOException failure;
@@ -25,17 +27,28 @@ public final class InboundPipe extends InputStream {
 
     /** Queues bytes; dropped when the reader closed the stream or after EOF. */
     public void offer(byte[] data) {
-        if (data.length == 0) {
-            return;
+        if (data.length > 0) {
+            offer(Unpooled.wrappedBuffer(data));
         }
-        synchronized (this) {
-            if (!closed && !finished && failure == null) {
-                chunks.add(data);
-                credit.buffered(data.length);
-                notifyAll();
-                return;
+    }
+
+    /**
+     * Queues the readable bytes of {@code data} and takes ownership of it (it is released once
+     * read, or at once when the reader closed the stream or after EOF).
+     */
+    public void offer(ByteBuf data) {
+        int n = data.readableBytes();
+        if (n > 0) {
+            synchronized (this) {
+                if (!closed && !finished && failure == null) {
+                    chunks.add(data);
+                    credit.buffered(n);
+                    notifyAll();
+                    return;
+                }
             }
         }
+        data.release();
     }
 
     /** Marks the end of the data: reads return -1 once the queue is drained. */
@@ -83,7 +96,6 @@ public final class InboundPipe extends InputStream {
                 }
                 if (current == null) {
                     current = chunks.poll();
-                    pos = 0;
                 }
                 if (current != null) {
                     break;
@@ -101,10 +113,10 @@ public final class InboundPipe extends InputStream {
                     throw new InterruptedIOException("interrupted while reading");
                 }
             }
-            n = Math.min(len, current.length - pos);
-            System.arraycopy(current, pos, b, off, n);
-            pos += n;
-            if (pos == current.length) {
+            n = Math.min(len, current.readableBytes());
+            current.readBytes(b, off, n);
+            if (!current.isReadable()) {
+                current.release();
                 current = null;
             }
         }
@@ -114,9 +126,9 @@ public final class InboundPipe extends InputStream {
 
     @Override
     public synchronized int available() {
-        int n = current == null ? 0 : current.length - pos;
-        for (byte[] c : chunks) {
-            n += c.length;
+        int n = current == null ? 0 : current.readableBytes();
+        for (ByteBuf c : chunks) {
+            n += c.readableBytes();
         }
         return n;
     }
@@ -136,12 +148,17 @@ public final class InboundPipe extends InputStream {
     }
 
     private int dropAll() {
-        int n = current == null ? 0 : current.length - pos;
-        current = null;
-        for (byte[] c : chunks) {
-            n += c.length;
+        int n = 0;
+        if (current != null) {
+            n += current.readableBytes();
+            current.release();
+            current = null;
         }
-        chunks.clear();
+        ByteBuf c;
+        while ((c = chunks.poll()) != null) {
+            n += c.readableBytes();
+            c.release();
+        }
         return n;
     }
 }

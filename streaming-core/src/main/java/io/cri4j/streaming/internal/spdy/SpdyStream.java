@@ -160,13 +160,13 @@ public final class SpdyStream {
 
     void onData(ByteBuf data, boolean last) {
         if (data.isReadable()) {
-            byte[] b = new byte[data.readableBytes()];
-            data.readBytes(b);
             java.util.function.Consumer<byte[]> l = listener;
             if (l != null) {
+                byte[] b = new byte[data.readableBytes()];
+                data.readBytes(b);
                 l.accept(b);
             } else {
-                in.offer(b);
+                in.offer(data.readRetainedSlice(data.readableBytes())); // no copy: the pipe releases it
             }
         }
         if (last) {
