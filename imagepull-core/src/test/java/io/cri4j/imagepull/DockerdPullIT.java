@@ -1,0 +1,190 @@
+package io.cri4j.imagepull;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cri4j.imagepull.internal.ContentProgressPoller;
+import io.cri4j.imagepull.internal.UnixHttpClient;
+import io.cri4j.testing.real.DockerdExtension;
+import io.cri4j.testing.real.PushedImage;
+import io.cri4j.testing.real.RegistryExtension;
+import io.cri4j.testing.real.TestImage;
+import io.netty.handler.codec.http.HttpMethod;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@link DockerImagePullBackend} against a real dockerd 20.10 (Debian docker.io) pulling from a
+ * real docker-registry on loopback (plain HTTP: dockerd treats 127.0.0.0/8 as insecure).
+ */
+class DockerdPullIT {
+
+    private static final String PASSWORD = "d0cker-pw-4b2e!";
+
+    @RegisterExtension
+    static final RegistryExtension REGISTRY = new RegistryExtension();
+
+    @RegisterExtension
+    static final RegistryExtension AUTH_REGISTRY = RegistryExtension.withBasicAuth("bob", PASSWORD);
+
+    @RegisterExtension
+    static final DockerdExtension DOCKERD = new DockerdExtension();
+
+    private UnixHttpClient engine;
+    private ImagePuller puller;
+
+    @BeforeEach
+    void connect() {
+        engine = new UnixHttpClient(DOCKERD.socket());
+        puller = ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
+                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build();
+    }
+
+    @AfterEach
+    void close() {
+        puller.close();
+        engine.close();
+    }
+
+    private Optional<com.google.gson.JsonObject> inspect(String ref) throws Exception {
+        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/" + ref + "/json", Map.of(), null)
+                .get(30, TimeUnit.SECONDS);
+        if (r.status() == 404) {
+            return Optional.empty();
+        }
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
+        return Optional.of(com.google.gson.JsonParser.parseString(r.body()).getAsJsonObject());
+    }
+
+    private void remove(String ref) throws Exception {
+        UnixHttpClient.Response r = engine.send(HttpMethod.DELETE, "/images/" + ref + "?force=1", Map.of(), null)
+                .get(30, TimeUnit.SECONDS);
+        assertThat(r.status()).as(r.body()).isIn(200, 404);
+        assertThat(inspect(ref)).isEmpty();
+    }
+
+    /** Removes every image, so no layer "Already exists" and all bytes are downloaded. */
+    private void removeAll() throws Exception {
+        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
+                .get(30, TimeUnit.SECONDS);
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
+        for (var image : com.google.gson.JsonParser.parseString(r.body()).getAsJsonArray()) {
+            remove(image.getAsJsonObject().get("Id").getAsString());
+        }
+    }
+
+    private static Map<String, Long> expectedLayers(PushedImage image) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        image.layers().forEach(l -> m.putIfAbsent(ContentProgressPoller.shortId(l.digest()), l.size()));
+        return m;
+    }
+
+    private static Map<String, Long> layersOf(PullProgress p) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        p.layers().forEach(l -> m.put(l.id(), l.done()));
+        return m;
+    }
+
+    private static Throwable failure(PullJob job) throws Exception {
+        try {
+            job.result().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        }
+        throw new AssertionError("pull of " + job.image() + " succeeded");
+    }
+
+    private PullResult pullAndCheck(PushedImage image) throws Exception {
+        removeAll();
+        PullJob job = puller.pull(image.reference());
+        ProgressWatch watch = new ProgressWatch(job);
+        PullResult r = job.result().get(120, TimeUnit.SECONDS);
+        PullProgress last = watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
+        watch.assertMonotonic();
+        assertThat(last.percent()).isEqualTo(100);
+        assertThat(layersOf(last)).as(image.reference() + " layers, bytes per layer as pushed")
+                .isEqualTo(expectedLayers(image));
+        assertThat(last.bytesDone()).isEqualTo(image.layersSize()).isEqualTo(last.bytesTotal());
+
+        var inspected = inspect(image.reference()).orElseThrow();
+        assertThat(r.imageId()).isEqualTo(inspected.get("Id").getAsString()).isEqualTo(image.config().digest());
+        assertThat(r.digest()).isEqualTo(image.manifest().digest());
+        assertThat(inspected.getAsJsonArray("RepoDigests").toString()).contains(image.digestReference());
+        assertThat(r.alreadyPresent()).isFalse();
+        return r;
+    }
+
+    @Test
+    void pullsOciAndDockerFormatImagesWithExactLayerBytes() throws Exception {
+        for (TestImage t : List.of(TestImage.busybox(), TestImage.busyboxDocker())) {
+            PushedImage image = REGISTRY.push(t);
+            pullAndCheck(image);
+            PullResult again = puller.pull(image.reference()).result().get(30, TimeUnit.SECONDS);
+            assertThat(again.alreadyPresent()).as("present now: not pulled again").isTrue();
+            assertThat(again.imageId()).isEqualTo(image.config().digest());
+        }
+    }
+
+    @Test
+    void pullsByDigestReference() throws Exception {
+        PushedImage image = REGISTRY.push(TestImage.busyboxDocker());
+        removeAll();
+        PullResult r = puller.pull(image.digestReference()).result().get(60, TimeUnit.SECONDS);
+        assertThat(r.imageId()).isEqualTo(image.config().digest());
+        assertThat(r.digest()).isEqualTo(image.manifest().digest());
+        assertThat(r.alreadyPresent()).isFalse();
+        assertThat(inspect(image.digestReference())).isPresent();
+    }
+
+    @Test
+    void largeImageProgressRisesMonotonicallyTo100() throws Exception {
+        PushedImage image = REGISTRY.push(TestImage.large(16L << 20));
+        remove(image.reference());
+        PullJob job = puller.pull(image.reference());
+        ProgressWatch watch = new ProgressWatch(job);
+        job.result().get(120, TimeUnit.SECONDS);
+        watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
+        watch.assertMonotonic();
+        assertThat(watch.all).as("bytes seen while pulling")
+                .anyMatch(p -> p.phase() == PullProgress.Phase.PULLING && p.bytesDone() > 0
+                        && p.bytesDone() < image.layersSize());
+        pullAndCheck(image); // once more from scratch, with the full assertions
+    }
+
+    @Test
+    void missingImageFailsNamingTheImageAndDockerdsMessage() throws Exception {
+        String ref = REGISTRY.hostPort() + "/cri4j/no-such-image:1";
+        Throwable e = failure(puller.pull(ref));
+        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(ref)
+                .hasMessageContaining("manifest unknown");
+    }
+
+    @Test
+    void authRegistryPullsWithACredentialAndFailsWithout() throws Exception {
+        PushedImage image = AUTH_REGISTRY.push(TestImage.busyboxDocker());
+        remove(image.reference());
+        Throwable e = failure(puller.pull(image.reference()));
+        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(image.reference())
+                .hasMessageContaining("no basic auth credentials");
+        assertThat(inspect(image.reference())).isEmpty();
+
+        String auth = Base64.getEncoder().encodeToString(("bob:" + PASSWORD).getBytes(StandardCharsets.UTF_8));
+        try (ImagePuller withCreds = ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
+                .credentials(CredentialStore.fromDockerConfigJson(
+                        "{\"auths\": {\"" + AUTH_REGISTRY.hostPort() + "\": {\"auth\": \"" + auth + "\"}}}", "test"))
+                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build()) {
+            PullResult r = withCreds.pull(image.reference()).result().get(60, TimeUnit.SECONDS);
+            assertThat(r.imageId()).isEqualTo(image.config().digest());
+        }
+        assertThat(inspect(image.reference())).isPresent();
+    }
+}
