@@ -169,6 +169,22 @@ class DockerdPullIT {
     }
 
     @Test
+    void layerMissingInTheRegistryFailsFromTheStreamedErrorDetail() throws Exception {
+        PushedImage image = REGISTRY.push(TestImage.large(1L << 20)); // used by no other test
+        PushedImage.Blob random = image.layers().stream().filter(l -> l.size() > (1L << 20)).findFirst().orElseThrow();
+        String hex = random.digest().substring("sha256:".length());
+        java.nio.file.Path data = REGISTRY.registry().directory().resolve("storage/docker/registry/v2/blobs/sha256")
+                .resolve(hex.substring(0, 2)).resolve(hex).resolve("data");
+        java.nio.file.Files.delete(data);
+        removeAll();
+        Throwable e = failure(puller.pull(image.reference()));
+        // HTTP 200 was sent already: dockerd reports this one as errorDetail in the JSON stream
+        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(image.reference())
+                .hasMessageEndingWith("docker: unknown blob");
+        assertThat(inspect(image.reference())).isEmpty();
+    }
+
+    @Test
     void authRegistryPullsWithACredentialAndFailsWithout() throws Exception {
         PushedImage image = AUTH_REGISTRY.push(TestImage.busyboxDocker());
         remove(image.reference());
