@@ -135,6 +135,54 @@ class DockerdPullIT {
     }
 
     @Test
+    void layerSharedWithAPresentImageIsReportedAlreadyExistsAndNotCounted() throws Exception {
+        PushedImage base = REGISTRY.push(TestImage.busybox());
+        PushedImage large = REGISTRY.push(TestImage.large(2L << 20)); // busybox's layer + a random one
+        pullAndCheck(base);
+        PushedImage.Blob shared = base.layers().get(0);
+        assertThat(large.layers()).contains(shared);
+        PullJob job = puller.pull(large.reference());
+        ProgressWatch watch = new ProgressWatch(job);
+        job.result().get(60, TimeUnit.SECONDS);
+        PullProgress last = watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
+        watch.assertMonotonic();
+        assertThat(last.percent()).isEqualTo(100);
+        LayerProgress existing = last.layers().stream()
+                .filter(l -> l.id().equals(ContentProgressPoller.shortId(shared.digest()))).findFirst().orElseThrow();
+        assertThat(existing.status()).isEqualTo("Already exists");
+        assertThat(existing.complete()).isTrue();
+        assertThat(last.bytesDone()).as("only the new layer was downloaded")
+                .isEqualTo(large.layersSize() - shared.size()).isEqualTo(last.bytesTotal());
+    }
+
+    @Test
+    void cancelMidPullMakesDockerdAbandonIt() throws Exception {
+        PushedImage image = REGISTRY.push(TestImage.large());
+        removeAll();
+        PullJob job = puller.pull(image.reference());
+        ProgressWatch watch = new ProgressWatch(job);
+        watch.await("bytes flowing", p -> p.bytesDone() > 0);
+        long start = System.nanoTime();
+        job.cancel();
+        try {
+            job.result().get(5, TimeUnit.SECONDS);
+            throw new AssertionError("cancelled pull succeeded");
+        } catch (java.util.concurrent.CancellationException expected) {
+            // the job's future
+        }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
+        assertThat(job.progress().phase()).isEqualTo(PullProgress.Phase.CANCELLED);
+        // dockerd cancels the pull when its client goes away: it logs so, and the image never appears
+        java.nio.file.Path log = DOCKERD.dockerd().logFile();
+        io.cri4j.testing.real.internal.Await.until("dockerd logging the cancelled pull", java.time.Duration.ofSeconds(10),
+                () -> java.nio.file.Files.readString(log).contains("Not continuing with pull after error: context canceled"));
+        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
+                .get(30, TimeUnit.SECONDS);
+        assertThat(r.body()).doesNotContain(image.config().digest());
+        assertThat(inspect(image.reference())).isEmpty();
+    }
+
+    @Test
     void pullsByDigestReference() throws Exception {
         PushedImage image = REGISTRY.push(TestImage.busyboxDocker());
         removeAll();
