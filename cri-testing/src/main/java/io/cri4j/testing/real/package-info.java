@@ -6,6 +6,8 @@
  * <ul>
  *   <li>{@link io.cri4j.testing.real.ContainerdExtension} / {@link io.cri4j.testing.real.LocalContainerd}:
  *       containerd serving CRI on a unix socket;
+ *   <li>{@link io.cri4j.testing.real.DockerdExtension} / {@link io.cri4j.testing.real.LocalDockerd}:
+ *       a private dockerd (Debian {@code docker.io}) serving the Engine API on a unix socket;
  *   <li>{@link io.cri4j.testing.real.RegistryExtension} / {@link io.cri4j.testing.real.LocalRegistry}:
  *       the registry, optionally with basic auth, stoppable and restartable;
  *   <li>{@link io.cri4j.testing.real.TestImage} / {@link io.cri4j.testing.real.PushedImage}: the

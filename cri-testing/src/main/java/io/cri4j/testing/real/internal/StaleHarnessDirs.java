@@ -25,6 +25,8 @@ public final class StaleHarnessDirs {
     public static final String CONTAINERD_PREFIX = "cri4j-ctrd-";
     /** Prefix of a registry temp dir. */
     public static final String REGISTRY_PREFIX = "cri4j-registry-";
+    /** Prefix of a dockerd temp dir. */
+    public static final String DOCKERD_PREFIX = "cri4j-dk-";
     /** Prefix of the temp dir of built test images. */
     public static final String IMAGES_PREFIX = "cri4j-images-";
 
@@ -59,11 +61,20 @@ public final class StaleHarnessDirs {
         for (Path dir : ContainerdLeftovers.list(tmp)) {
             String name = dir.getFileName().toString();
             boolean containerd = name.startsWith(CONTAINERD_PREFIX);
-            if ((containerd || name.startsWith(REGISTRY_PREFIX) || name.startsWith(IMAGES_PREFIX))
-                    && ownerIsGone(dir)) {
+            boolean dockerd = name.startsWith(DOCKERD_PREFIX);
+            if ((containerd || dockerd || name.startsWith(REGISTRY_PREFIX)
+                    || name.startsWith(IMAGES_PREFIX)) && ownerIsGone(dir)) {
                 LOG.warn("removing {} left behind by a harness JVM that is gone", dir);
                 if (containerd) {
                     reapContainerd(dir);
+                }
+                if (dockerd) {
+                    // dockerd first: it would restart the containerd we kill
+                    String pidfile = dir.resolve("dockerd.pid").toString();
+                    killAll(ContainerdLeftovers.processesUsing(dir).stream()
+                            .filter(pid -> ProcessHandle.of(pid).flatMap(h -> h.info().commandLine())
+                                    .map(c -> c.contains(pidfile)).orElse(false))
+                            .toList());
                 }
                 killAll(ContainerdLeftovers.processesUsing(dir));
                 TempDirs.deleteRecursively(dir);
