@@ -96,7 +96,12 @@ final class PullProgressRenderer {
                 }
             }
             case BACKING_OFF -> sb.append("  ").append(p.message());
-            case SUCCEEDED -> sb.append("  ").append(bar(100)).append(" 100%");
+            case SUCCEEDED -> {
+                sb.append("  ").append(bar(100)).append(" 100%");
+                if (p.bytesTotal() > 0) {
+                    sb.append("  ").append(mib(p.bytesDone())).append(" / ").append(mib(p.bytesTotal()));
+                }
+            }
             default -> { }
         }
         return sb.toString();

@@ -76,7 +76,7 @@ class PullProgressRendererTest {
         r.render(true);
         assertThat(sw.toString().substring(first.length()))
                 .as("cursor back up three lines, then the final line")
-                .isEqualTo("\033[3A\033[2Kreg/app:1  succeeded  [########################] 100%\n");
+                .isEqualTo("\033[3A\033[2Kreg/app:1  succeeded  [########################] 100%  4.0 MiB / 4.0 MiB\n");
     }
 
     @Test
