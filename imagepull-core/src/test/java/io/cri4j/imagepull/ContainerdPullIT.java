@@ -141,7 +141,11 @@ class ContainerdPullIT {
         // A rate needs samples at least MIN_RATE_SPAN apart; on a fast machine 64 MiB may be done sooner.
         List<PullProgress> flowing = watch.all.stream()
                 .filter(p -> p.phase() == PullProgress.Phase.PULLING && p.bytesDone() > 0).toList();
-        if (flowing.size() >= 2 && Duration.between(flowing.get(0).at(), flowing.get(flowing.size() - 1).at())
+        // the span that matters is while bytes still moved: from the first byte sample to the
+        // first one that already had every byte (later events only change layer states)
+        long maxBytes = flowing.stream().mapToLong(PullProgress::bytesDone).max().orElse(0);
+        java.util.Optional<PullProgress> allBytes = flowing.stream().filter(p -> p.bytesDone() == maxBytes).findFirst();
+        if (flowing.size() >= 2 && allBytes.isPresent() && Duration.between(flowing.get(0).at(), allBytes.get().at())
                 .compareTo(io.cri4j.imagepull.internal.ProgressTracker.MIN_RATE_SPAN.multipliedBy(2)) > 0) {
             assertThat(watch.all).as("a download rate was reported").anyMatch(p -> p.bytesPerSecond() > 0);
         }
