@@ -3,13 +3,6 @@ package io.cri4j.testing.real;
 import io.cri4j.cri.CriEndpoint;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * JUnit 5 extension running a {@link LocalContainerd}: a private Debian containerd with runc,
@@ -38,8 +31,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * Test methods may declare a {@link LocalContainerd} parameter. Skips the tests when a binary or
  * root is missing, fails them instead when {@code CI=true}.
  */
-public final class ContainerdExtension implements BeforeAllCallback, AfterAllCallback,
-        BeforeEachCallback, AfterEachCallback, ParameterResolver {
+public final class ContainerdExtension extends ScopedExtension<LocalContainerd> {
 
     /** Configures a {@link ContainerdExtension}. */
     public static final class Builder {
@@ -78,8 +70,6 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
     private final RegistryExtension registryExtension;
     private final String snapshotter;
     private final Duration startTimeout;
-    private LocalContainerd containerd;
-    private String startedBy;
 
     /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
     public ContainerdExtension() {
@@ -87,6 +77,7 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
     }
 
     private ContainerdExtension(Builder b) {
+        super(LocalContainerd.class, "containerd");
         this.registryExtension = b.registry;
         this.snapshotter = b.snapshotter;
         this.startTimeout = b.startTimeout;
@@ -98,12 +89,8 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
     }
 
     /** The running containerd; fails outside the tests it serves. */
-    public synchronized LocalContainerd containerd() {
-        if (containerd == null) {
-            throw new IllegalStateException("containerd runs only while the tests of the class that"
-                    + " registered this ContainerdExtension run");
-        }
-        return containerd;
+    public LocalContainerd containerd() {
+        return resource();
     }
 
     /** The CRI endpoint: containerd's gRPC socket as {@code unix:///...}. */
@@ -127,41 +114,7 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) {
-        startFor(context.getUniqueId());
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) {
-        startFor(context.getUniqueId());
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public boolean supportsParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return parameterContext.getParameter().getType() == LocalContainerd.class;
-    }
-
-    @Override
-    public Object resolveParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return containerd();
-    }
-
-    private synchronized void startFor(String owner) {
-        if (containerd != null) {
-            return;
-        }
+    LocalContainerd start(String owner) {
         LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
                 .startTimeout(startTimeout);
         if (registryExtension != null) {
@@ -171,28 +124,14 @@ public final class ContainerdExtension implements BeforeAllCallback, AfterAllCal
             }
             b.registry(registry);
         }
-        try {
-            containerd = b.start();
-            startedBy = owner;
-        } catch (RuntimeException | Error e) {
-            if (registryExtension != null) {
-                registryExtension.closeIfStartedBy(owner);
-            }
-            throw e;
-        }
+        return b.start();
     }
 
-    private synchronized void closeIfStartedBy(String owner) {
-        if (containerd != null && owner.equals(startedBy)) {
-            try {
-                containerd.close();
-            } finally {
-                containerd = null;
-                startedBy = null;
-                if (registryExtension != null) {
-                    registryExtension.closeIfStartedBy(owner);
-                }
-            }
+    /** A shared registry extension is closed with containerd by the scope that started both. */
+    @Override
+    void afterClose(String owner) {
+        if (registryExtension != null) {
+            registryExtension.closeIfStartedBy(owner);
         }
     }
 }

@@ -2,13 +2,6 @@ package io.cri4j.testing.real;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * JUnit 5 extension running a {@link LocalDockerd}: a private Docker Engine (dockerd 20.10)
@@ -34,12 +27,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * <p>Test methods may declare a {@link LocalDockerd} parameter. Skips the tests when
  * {@code dockerd} or root is missing, fails them instead when {@code CI=true}.
  */
-public final class DockerdExtension implements BeforeAllCallback, AfterAllCallback,
-        BeforeEachCallback, AfterEachCallback, ParameterResolver {
+public final class DockerdExtension extends ScopedExtension<LocalDockerd> {
 
     private final Duration startTimeout;
-    private LocalDockerd dockerd;
-    private String startedBy;
 
     /** A dockerd with the default start timeout (the constructor {@code @ExtendWith} uses). */
     public DockerdExtension() {
@@ -47,6 +37,7 @@ public final class DockerdExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     private DockerdExtension(Duration startTimeout) {
+        super(LocalDockerd.class, "dockerd");
         this.startTimeout = startTimeout;
     }
 
@@ -57,12 +48,8 @@ public final class DockerdExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     /** The running dockerd; fails outside the tests it serves. */
-    public synchronized LocalDockerd dockerd() {
-        if (dockerd == null) {
-            throw new IllegalStateException("dockerd runs only while the tests of the class that"
-                    + " registered this DockerdExtension run");
-        }
-        return dockerd;
+    public LocalDockerd dockerd() {
+        return resource();
     }
 
     /** The Docker Engine API socket. */
@@ -71,52 +58,7 @@ public final class DockerdExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) {
-        startFor(context.getUniqueId());
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) {
-        startFor(context.getUniqueId());
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public boolean supportsParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return parameterContext.getParameter().getType() == LocalDockerd.class;
-    }
-
-    @Override
-    public Object resolveParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return dockerd();
-    }
-
-    private synchronized void startFor(String owner) {
-        if (dockerd == null) {
-            dockerd = LocalDockerd.builder().startTimeout(startTimeout).start();
-            startedBy = owner;
-        }
-    }
-
-    private synchronized void closeIfStartedBy(String owner) {
-        if (dockerd != null && owner.equals(startedBy)) {
-            try {
-                dockerd.close();
-            } finally {
-                dockerd = null;
-                startedBy = null;
-            }
-        }
+    LocalDockerd start(String owner) {
+        return LocalDockerd.builder().startTimeout(startTimeout).start();
     }
 }

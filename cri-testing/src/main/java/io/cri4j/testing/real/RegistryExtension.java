@@ -1,12 +1,5 @@
 package io.cri4j.testing.real;
 
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * JUnit 5 extension running a {@link LocalRegistry} (private Debian {@code docker-registry} on
@@ -32,12 +25,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * <p>Test methods may also declare a {@link LocalRegistry} parameter. Skips the tests when
  * {@code docker-registry} is missing, fails them instead when {@code CI=true}.
  */
-public final class RegistryExtension implements BeforeAllCallback, AfterAllCallback,
-        BeforeEachCallback, AfterEachCallback, ParameterResolver {
+public final class RegistryExtension extends ScopedExtension<LocalRegistry> {
 
     private final LocalRegistry.Builder builder;
-    private LocalRegistry registry;
-    private String startedBy;
 
     /** A registry without auth (the constructor {@code @ExtendWith} uses). */
     public RegistryExtension() {
@@ -45,6 +35,7 @@ public final class RegistryExtension implements BeforeAllCallback, AfterAllCallb
     }
 
     private RegistryExtension(LocalRegistry.Builder builder) {
+        super(LocalRegistry.class, "the registry");
         this.builder = builder;
     }
 
@@ -59,12 +50,8 @@ public final class RegistryExtension implements BeforeAllCallback, AfterAllCallb
     }
 
     /** The running registry; fails outside the tests it serves. */
-    public synchronized LocalRegistry registry() {
-        if (registry == null) {
-            throw new IllegalStateException("the registry runs only while the tests of the class that"
-                    + " registered this RegistryExtension run");
-        }
-        return registry;
+    public LocalRegistry registry() {
+        return resource();
     }
 
     /** Shortcut for {@code registry().hostPort()}: {@code 127.0.0.1:PORT}. */
@@ -78,58 +65,14 @@ public final class RegistryExtension implements BeforeAllCallback, AfterAllCallb
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) {
-        startFor(context.getUniqueId());
+    LocalRegistry start(String owner) {
+        return builder.start();
     }
 
     @Override
-    public void beforeEach(ExtensionContext context) {
-        LocalRegistry r = startFor(context.getUniqueId());
-        if (!r.isRunning()) {
-            r.start(); // a previous test stopped it
-        }
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) {
-        closeIfStartedBy(context.getUniqueId());
-    }
-
-    @Override
-    public boolean supportsParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return parameterContext.getParameter().getType() == LocalRegistry.class;
-    }
-
-    @Override
-    public Object resolveParameter(ParameterContext parameterContext,
-            ExtensionContext extensionContext) {
-        return registry();
-    }
-
-    /** Starts the registry unless running; remembers {@code owner} as the scope to close it in. */
-    synchronized LocalRegistry startFor(String owner) {
-        if (registry == null) {
-            registry = builder.start();
-            startedBy = owner;
-        }
-        return registry;
-    }
-
-    /** Closes the registry when it was started for {@code owner}. */
-    synchronized void closeIfStartedBy(String owner) {
-        if (registry != null && owner.equals(startedBy)) {
-            try {
-                registry.close();
-            } finally {
-                registry = null;
-                startedBy = null;
-            }
+    void beforeEachTest(LocalRegistry running) {
+        if (!running.isRunning()) {
+            running.start(); // a previous test stopped it
         }
     }
 }
