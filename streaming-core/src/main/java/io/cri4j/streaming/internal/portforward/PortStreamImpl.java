@@ -1,18 +1,16 @@
 package io.cri4j.streaming.internal.portforward;
 
 import io.cri4j.streaming.PortForwardStream;
+import io.cri4j.streaming.internal.io.CloseActions;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.ArrayList;
-import java.util.List;
 
 /** A {@link PortForwardStream} over any transport. */
 public final class PortStreamImpl implements PortForwardStream {
     private final int port;
     private final InputStream in;
     private final OutputStream out;
-    private final List<Runnable> actions = new ArrayList<>();
-    private boolean closed;
+    private final CloseActions closeActions = new CloseActions();
 
     public PortStreamImpl(int port, InputStream in, OutputStream out) {
         this.port = port;
@@ -36,30 +34,16 @@ public final class PortStreamImpl implements PortForwardStream {
     }
 
     @Override
-    public synchronized boolean isClosed() {
-        return closed;
+    public boolean isClosed() {
+        return closeActions.isClosed();
     }
 
     @Override
     public void onClose(Runnable action) {
-        synchronized (this) {
-            if (!closed) {
-                actions.add(action);
-                return;
-            }
-        }
-        action.run();
+        closeActions.add(action);
     }
 
     public void markClosed() {
-        List<Runnable> run;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            run = new ArrayList<>(actions);
-        }
-        run.forEach(Runnable::run);
+        closeActions.close();
     }
 }

@@ -2,10 +2,9 @@ package io.cri4j.streaming.internal.remotecommand;
 
 import io.cri4j.streaming.RemoteCommandStreams;
 import io.cri4j.streaming.TerminalSizeQueue;
+import io.cri4j.streaming.internal.io.CloseActions;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 
 /** The streams handed to a runtime. */
@@ -15,8 +14,7 @@ public final class SessionStreams implements RemoteCommandStreams {
     private final OutputStream stderr;
     private final boolean tty;
     private final SizeQueue resizes;
-    private final List<Runnable> closeActions = new ArrayList<>();
-    private boolean closed;
+    private final CloseActions closeActions = new CloseActions();
 
     public SessionStreams(InputStream stdin, OutputStream stdout, OutputStream stderr, boolean tty,
             SizeQueue resizes) {
@@ -53,40 +51,19 @@ public final class SessionStreams implements RemoteCommandStreams {
     }
 
     @Override
-    public synchronized boolean isClosed() {
-        return closed;
+    public boolean isClosed() {
+        return closeActions.isClosed();
     }
 
     @Override
     public void onClose(Runnable action) {
-        synchronized (this) {
-            if (!closed) {
-                closeActions.add(action);
-                return;
-            }
-        }
-        action.run();
+        closeActions.add(action);
     }
 
-    /** Marks the connection closed and runs the close actions once. */
+    /** Marks the connection closed: ends the resize queue and runs the close actions once. */
     public void markClosed() {
-        List<Runnable> run;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            run = new ArrayList<>(closeActions);
-            closeActions.clear();
-        }
         resizes.end();
-        for (Runnable r : run) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                org.slf4j.LoggerFactory.getLogger(SessionStreams.class).warn("close action failed", e);
-            }
-        }
+        closeActions.close();
     }
 
     SizeQueue sizeQueue() {
