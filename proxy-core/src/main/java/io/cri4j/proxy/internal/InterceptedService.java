@@ -149,7 +149,7 @@ public final class InterceptedService {
     try {
       return ClientCalls.blockingUnaryCall(withHeaders(headers), m, CallOptions.DEFAULT, req);
     } catch (StatusRuntimeException e) {
-      throw new StatusException(e.getStatus(), e.getTrailers());
+      throw new StatusException(BackendStatus.forClient(e.getStatus()), e.getTrailers());
     }
   }
 
@@ -176,7 +176,16 @@ public final class InterceptedService {
       }
     }
     ClientCalls.asyncServerStreamingCall(withHeaders(headers).newCall(m, CallOptions.DEFAULT),
-        req, out);
+        req, new StreamObserver<R>() {
+          @Override public void onNext(R value) { out.onNext(value); }
+
+          @Override public void onError(Throwable t) {
+            out.onError(t instanceof StatusRuntimeException e
+                ? BackendStatus.forClient(e.getStatus()).asRuntimeException(e.getTrailers()) : t);
+          }
+
+          @Override public void onCompleted() { out.onCompleted(); }
+        });
   }
 
   private Channel withHeaders(Metadata headers) {

@@ -154,7 +154,7 @@ public final class RawForwarder extends HandlerRegistry {
       public void onClose(Status status, Metadata trailers) {
         synchronized (Relay.this) {
           try {
-            serverCall.close(status, trailers);
+            serverCall.close(BackendStatus.forClient(status), trailers);
           } catch (IllegalStateException alreadyClosed) {
             // the client went away first
           }
