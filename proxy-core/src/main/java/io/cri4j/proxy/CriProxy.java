@@ -14,10 +14,8 @@ import io.cri4j.hook.internal.CheckpointStore;
 import io.cri4j.hook.internal.CriHookInterceptor;
 import io.cri4j.proxy.internal.InterceptedService;
 import io.cri4j.proxy.internal.ProxyTransport;
-import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
-import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -131,28 +129,25 @@ public final class CriProxy implements AutoCloseable {
     }
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
     chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
-    InterceptedService intercepted = new InterceptedService(backend, chain, executor);
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
-    // v1alpha2 methods are served decoded like v1 ones; hooks run on them only once a probe
-    // showed the backend serves v1alpha2 (V1alpha2Gate)
+    // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
+    // backend serves v1alpha2 (V1alpha2Gate)
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
         .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
-    List<ServerServiceDefinition> defs = intercepted.definitions(methods);
+    InterceptedService intercepted = new InterceptedService(backend, chain, executor, methods);
     try {
-      // forwarding never blocks: it runs on the transport thread; interceptors get a pool
-      transport.start(defs, new RawForwarder(backend), config.socketMode);
-
+      // everything else is relayed as HTTP/2 frames on the transport thread; chains get a pool
+      transport.start(intercepted, config.socketMode);
     } catch (IOException | RuntimeException e) {
       close();
       throw e;
     }
     LOG.info("CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
-        + " {})", config.listen, config.backend, v1alpha2,
-        defs.stream().mapToInt(d -> d.getMethods().size()).sum());
+        + " {})", config.listen, config.backend, v1alpha2, intercepted.size());
     return this;
   }
 

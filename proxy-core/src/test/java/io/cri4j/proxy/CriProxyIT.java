@@ -34,7 +34,6 @@ import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -135,7 +134,7 @@ class CriProxyIT {
 
     MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
-        .setRequestMarshaller(RawForwarder.BYTES).setResponseMarshaller(RawForwarder.BYTES).build();
+        .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
     byte[] out = ClientCalls.blockingUnaryCall(client, echo, CallOptions.DEFAULT,
         "abc".getBytes(StandardCharsets.UTF_8));
     assertThat(new String(out, StandardCharsets.UTF_8)).isEqualTo("cba");

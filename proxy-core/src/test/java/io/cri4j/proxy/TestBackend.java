@@ -28,7 +28,6 @@ import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
-import io.cri4j.proxy.internal.RawForwarder;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Metadata;
@@ -56,6 +55,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and RunPodSandbox, and an unknown service {@code test.Echo/Echo} that echoes raw bytes.
  */
 final class TestBackend implements AutoCloseable {
+  /** Passes message bytes through unchanged. */
+  static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    @Override
+    public java.io.InputStream stream(byte[] value) {
+      return new java.io.ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(java.io.InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  };
+
   static final Metadata.Key<String> TEST_HEADER =
       Metadata.Key.of("x-cri4j-test", Metadata.ASCII_STRING_MARSHALLER);
   private static final Context.Key<Metadata> HEADERS = Context.key("headers");
@@ -97,7 +113,7 @@ final class TestBackend implements AutoCloseable {
     defs.add(ServerServiceDefinition.builder("test.Echo")
         .addMethod(MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
-            .setRequestMarshaller(RawForwarder.BYTES).setResponseMarshaller(RawForwarder.BYTES)
+            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
             .build(), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> obs) -> {
               byte[] out = new byte[req.length];
               for (int i = 0; i < req.length; i++) {

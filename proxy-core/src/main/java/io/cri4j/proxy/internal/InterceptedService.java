@@ -4,47 +4,54 @@ import io.cri4j.hook.CriInterceptor;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
-import io.grpc.Context;
-import io.grpc.Contexts;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
-import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import java.util.LinkedHashMap;
+import io.netty.util.AsciiString;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 
 /**
- * Serves the methods some interceptor wants, decoded: runs the interceptor chain on an executor
- * (interceptors may block) and ends it with the backend call. Request headers are forwarded.
+ * Runs the interceptor chain on the calls some interceptor wants, decoded, and ends the chain
+ * with the call to the backend (request headers forwarded). The relay ({@link RelayConnection})
+ * hands such calls here on the {@link #executor()} (interceptors may block); everything else it
+ * forwards as HTTP/2 frames and never decodes.
  */
 public final class InterceptedService {
-  private static final Context.Key<Metadata> HEADERS = Context.key("cri4j-request-headers");
-
   private final Channel backend;
   private final List<CriInterceptor> interceptors;
   private final Executor executor;
+  private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
 
+  /**
+   * @param backend the channel calls proceed on
+   * @param interceptors the chain, outermost first
+   * @param executor runs the chains (never an event loop)
+   * @param methods the methods that may be intercepted; those no interceptor wants, and
+   *     client-streaming or bidirectional ones, stay pass-through
+   */
   public InterceptedService(Channel backend, List<CriInterceptor> interceptors,
-      Executor executor) {
+      Executor executor, List<MethodDescriptor<?, ?>> methods) {
     this.backend = backend;
     this.interceptors = List.copyOf(interceptors);
     this.executor = executor;
+    for (MethodDescriptor<?, ?> m : methods) {
+      MethodDescriptor.MethodType t = m.getType();
+      if (wanted(m) && (t == MethodDescriptor.MethodType.UNARY
+          || t == MethodDescriptor.MethodType.SERVER_STREAMING)) {
+        byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
+      }
+    }
   }
 
-  /** True if any interceptor wants this method. */
-  public boolean wanted(MethodDescriptor<?, ?> method) {
+  private boolean wanted(MethodDescriptor<?, ?> method) {
     for (CriInterceptor i : interceptors) {
       if (i.intercepts(method)) {
         return true;
@@ -53,77 +60,47 @@ public final class InterceptedService {
     return false;
   }
 
+  /** The intercepted method for an HTTP/2 {@code :path}, or null when it passes through. */
+  public MethodDescriptor<?, ?> method(CharSequence path) {
+    return path == null ? null : byPath.get(AsciiString.of(path));
+  }
+
+  /** Number of intercepted methods. */
+  public int size() {
+    return byPath.size();
+  }
+
+  /** Where chains run. */
+  public Executor executor() {
+    return executor;
+  }
+
   /**
-   * Service definitions for the wanted methods among {@code methods}, grouped by service (only
-   * unary and server-streaming methods are served decoded; others stay raw).
+   * Runs a unary call through the chain.
+   *
+   * @throws StatusException the status to answer with (an interceptor's, the backend's, or
+   *     INTERNAL naming the method when an interceptor threw something else)
    */
-  public List<ServerServiceDefinition> definitions(List<MethodDescriptor<?, ?>> methods) {
-    Map<String, ServerServiceDefinition.Builder> byService = new LinkedHashMap<>();
-    for (MethodDescriptor<?, ?> m : methods) {
-      if (!wanted(m)) {
-        continue;
-      }
-      MethodDescriptor.MethodType t = m.getType();
-      if (t != MethodDescriptor.MethodType.UNARY
-          && t != MethodDescriptor.MethodType.SERVER_STREAMING) {
-        continue;
-      }
-      ServerServiceDefinition.Builder b = byService.computeIfAbsent(m.getServiceName(),
-          ServerServiceDefinition::builder);
-      add(b, m);
-    }
-    ServerInterceptor capture = new ServerInterceptor() {
-      @Override
-      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-          ServerCallHandler<Q, R> next) {
-        return Contexts.interceptCall(Context.current().withValue(HEADERS, headers), call,
-            headers, next);
-      }
-    };
-    return byService.values().stream()
-        .map(b -> ServerInterceptors.intercept(b.build(), capture)).toList();
-  }
-
-  @SuppressWarnings("unchecked")
-  private <Q, R> void add(ServerServiceDefinition.Builder b, MethodDescriptor<?, ?> raw) {
-    MethodDescriptor<Q, R> m = (MethodDescriptor<Q, R>) raw;
-    if (m.getType() == MethodDescriptor.MethodType.UNARY) {
-      b.addMethod(m, ServerCalls.asyncUnaryCall((req, obs) -> {
-        Metadata headers = HEADERS.get();
-        executor.execute(Context.current().wrap(() -> {
-          try {
-            R resp = callFrom(0, m, req, headers);
-            obs.onNext(resp);
-            obs.onCompleted();
-          } catch (StatusException | StatusRuntimeException e) {
-            fail(obs, e);
-          } catch (RuntimeException e) {
-            fail(obs, Status.INTERNAL.withDescription("interceptor failed on "
-                + m.getFullMethodName() + ": " + e).withCause(e).asException());
-          }
-        }));
-      }));
-    } else {
-      b.addMethod(m, ServerCalls.asyncServerStreamingCall((req, obs) -> {
-        Metadata headers = HEADERS.get();
-        executor.execute(Context.current().wrap(() -> {
-          try {
-            streamFrom(0, m, req, headers, obs);
-          } catch (RuntimeException e) {
-            fail(obs, Status.INTERNAL.withDescription("interceptor failed on "
-                + m.getFullMethodName() + ": " + e).withCause(e).asException());
-          }
-        }));
-      }));
-    }
-  }
-
-  /** Fails the call; a call the client already cancelled has nobody to tell. */
-  private static void fail(StreamObserver<?> obs, Throwable error) {
+  public <Q, R> R unary(MethodDescriptor<Q, R> m, Q req, Metadata headers)
+      throws StatusException {
     try {
-      obs.onError(error);
-    } catch (RuntimeException alreadyCancelled) {
-      // the client went away (CANCELLED): nothing to report to
+      return callFrom(0, m, req, headers);
+    } catch (StatusRuntimeException e) {
+      throw new StatusException(e.getStatus(), e.getTrailers());
+    } catch (RuntimeException e) {
+      throw Status.INTERNAL.withDescription("interceptor failed on " + m.getFullMethodName()
+          + ": " + e).withCause(e).asException();
+    }
+  }
+
+  /** Runs a server-streaming call through the chain; the outcome goes to {@code out}. */
+  public <Q, R> void serverStreaming(MethodDescriptor<Q, R> m, Q req, Metadata headers,
+      StreamObserver<R> out) {
+    try {
+      streamFrom(0, m, req, headers, out);
+    } catch (RuntimeException e) {
+      out.onError(Status.INTERNAL.withDescription("interceptor failed on "
+          + m.getFullMethodName() + ": " + e).withCause(e).asException());
     }
   }
 
@@ -189,7 +166,7 @@ public final class InterceptedService {
   }
 
   private Channel withHeaders(Metadata headers) {
-    return headers == null ? backend
+    return headers == null || headers.keys().isEmpty() ? backend
         : ClientInterceptors.intercept(backend, MetadataUtils.newAttachHeadersInterceptor(headers));
   }
 }

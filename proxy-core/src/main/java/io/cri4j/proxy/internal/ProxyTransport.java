@@ -4,42 +4,60 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.internal.NettyTransport;
 import io.cri4j.cri.internal.UnixSockets;
-import io.grpc.HandlerRegistry;
 import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.NettyServerBuilder;
-import io.netty.channel.ChannelOption;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.file.Files;
-import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The proxy's sockets: the listening server and the backend channel share one event loop thread
- * when they are of the same kind, so a relayed frame is read and written again on the thread
- * that received it, without a hand-off between threads (on a small node every thread hop shows
- * in the latency of a pass-through call). Owns the event loops.
+ * The proxy's sockets. The listening socket accepts kubelet's connections; each one is paired
+ * with its own connection to the backend on the same event loop thread ({@link RelayConnection}),
+ * so a relayed frame is read and written again on the thread that received it. A gRPC channel to
+ * the backend (same event loops) serves the calls the interceptors make and the proxy's own
+ * probes. Owns the event loops.
  */
 public final class ProxyTransport implements AutoCloseable {
+  static final int CONNECT_TIMEOUT_MILLIS =
+      (int) CriChannels.DEFAULT_CONNECT_TIMEOUT.toMillis();
+
   private final EventLoopGroup serverLoop;
   private final EventLoopGroup clientLoop;
   private final ManagedChannel backend;
   private final CriEndpoint listen;
-  private Server server;
+  private final CriEndpoint backendEndpoint;
+  private final NettyTransport.Kind listenKind;
+  private final NettyTransport.Kind backendKind;
+  private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private InterceptedService intercepted;
+  private Channel serverChannel;
   private CriEndpoint bound;
   private boolean closed;
 
   public ProxyTransport(CriEndpoint listen, CriEndpoint backendEndpoint, int ioThreads) {
     this.listen = listen;
-    NettyTransport.Kind serverKind = NettyTransport.forEndpoint(listen);
-    NettyTransport.Kind clientKind = NettyTransport.forEndpoint(backendEndpoint);
-    this.serverLoop = serverKind.newGroup(ioThreads, "cri4j-proxy-io");
-    this.clientLoop = serverKind.name().equals(clientKind.name()) ? serverLoop
-        : clientKind.newGroup(ioThreads, "cri4j-proxy-backend-io");
+    this.backendEndpoint = backendEndpoint;
+    this.listenKind = NettyTransport.forEndpoint(listen);
+    this.backendKind = NettyTransport.forEndpoint(backendEndpoint);
+    if (!listenKind.name().equals(backendKind.name())) {
+      // a client connection and its backend leg share an event loop: one kind of loop for both
+      throw new IllegalArgumentException("the proxy relays between sockets of one kind; "
+          + listen + " and " + backendEndpoint + " need " + listenKind.name() + " and "
+          + backendKind.name() + " event loops");
+    }
+    this.serverLoop = listenKind.newGroup(ioThreads, "cri4j-proxy-io");
+    this.clientLoop = serverLoop;
     this.backend = CriChannels.builder(backendEndpoint)
         .eventLoopGroup(clientLoop)
         .directExecutor()
@@ -52,40 +70,59 @@ public final class ProxyTransport implements AutoCloseable {
   }
 
   /** Binds the listen endpoint (replacing a stale unix socket) and starts serving. */
-  public synchronized void start(List<ServerServiceDefinition> services, HandlerRegistry fallback,
-      String socketMode) throws IOException {
-    NettyTransport.Kind kind = NettyTransport.forEndpoint(listen);
-    NettyServerBuilder nb;
+  public synchronized void start(InterceptedService service, String socketMode)
+      throws IOException {
+    this.intercepted = service;
+    SocketAddress address;
     if (listen.isUnix()) {
       UnixSockets.prepareForBind(listen.path());
-      nb = NettyServerBuilder.forAddress(new DomainSocketAddress(listen.path().toString()))
-          .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+      address = new DomainSocketAddress(listen.path().toString());
     } else {
-      nb = NettyServerBuilder.forAddress(new InetSocketAddress(listen.host(), listen.port()));
+      address = new InetSocketAddress(listen.host(), listen.port());
     }
-    nb.channelType(kind.serverChannelType())
-        .bossEventLoopGroup(serverLoop)
-        .workerEventLoopGroup(serverLoop)
-        .maxInboundMessageSize(CriChannels.DEFAULT_MAX_MESSAGE_SIZE)
-        .permitKeepAliveTime(5, TimeUnit.MINUTES)
-        .fallbackHandlerRegistry(fallback)
-        .directExecutor();
-    services.forEach(nb::addService);
-    Server s = nb.build();
+    ServerBootstrap b = new ServerBootstrap().group(serverLoop)
+        .channel(listenKind.serverChannelType())
+        .childHandler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            connections.add(ch);
+            new RelayConnection(ProxyTransport.this, ch).install();
+          }
+        });
     try {
-      s.start();
-    } catch (IOException | RuntimeException e) {
-      s.shutdownNow();
+      serverChannel = b.bind(address).sync().channel();
+    } catch (Exception e) {
       throw new IOException("cannot serve on " + listen + ": " + e.getMessage(), e);
     }
-    server = s;
     if (listen.isUnix()) {
       Files.setPosixFilePermissions(listen.path(), UnixSockets.parseMode(socketMode));
       bound = listen;
     } else {
       bound = CriEndpoint.tcp(listen.host(),
-          ((InetSocketAddress) s.getListenSockets().get(0)).getPort());
+          ((InetSocketAddress) serverChannel.localAddress()).getPort());
     }
+  }
+
+  InterceptedService intercepted() {
+    return intercepted;
+  }
+
+  int maxMessageSize() {
+    return CriChannels.DEFAULT_MAX_MESSAGE_SIZE;
+  }
+
+  Class<? extends Channel> backendChannelType() {
+    return backendKind.channelType();
+  }
+
+  SocketAddress backendAddress() {
+    return backendEndpoint.isUnix()
+        ? new DomainSocketAddress(backendEndpoint.path().toString())
+        : new InetSocketAddress(backendEndpoint.host(), backendEndpoint.port());
+  }
+
+  String backendName() {
+    return backendEndpoint.toString();
   }
 
   /** The endpoint served (the real port for {@code tcp://host:0}). */
@@ -93,48 +130,42 @@ public final class ProxyTransport implements AutoCloseable {
     return bound != null ? bound : listen;
   }
 
-  /** Blocks until the server has terminated. */
+  /** Blocks until the transport is closed. */
   public void awaitTermination() throws InterruptedException {
-    Server s;
-    synchronized (this) {
-      s = server;
-    }
-    if (s != null) {
-      s.awaitTermination();
-    }
+    terminated.await();
   }
 
-  /** Stops serving, closes the backend channel, releases the threads and the socket; idempotent. */
+  /**
+   * Stops serving, closes every client connection and its backend leg, the backend channel,
+   * releases the threads and the socket; idempotent.
+   */
   @Override
   public void close() {
-    Server s;
+    Channel s;
     synchronized (this) {
       if (closed) {
         return;
       }
       closed = true;
-      s = server;
+      s = serverChannel;
     }
-    if (s != null) {
-      s.shutdownNow();
+    try {
+      if (s != null) {
+        s.close().syncUninterruptibly();
+      }
+      connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+      backend.shutdownNow();
       try {
-        s.awaitTermination(5, TimeUnit.SECONDS);
+        backend.awaitTermination(5, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-    }
-    backend.shutdownNow();
-    try {
-      backend.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-    if (clientLoop != serverLoop) {
-      clientLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-    }
-    if (s != null && listen.isUnix()) {
-      UnixSockets.deleteIfSocket(listen.path());
+      serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+      if (s != null && listen.isUnix()) {
+        UnixSockets.deleteIfSocket(listen.path());
+      }
+    } finally {
+      terminated.countDown();
     }
   }
 }
