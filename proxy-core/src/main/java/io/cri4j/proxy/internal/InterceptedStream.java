@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  * connection cancels the chain's context, which cancels the backend call.
  */
 final class InterceptedStream {
+  private static final StatusException CLIENT_CANCELLED = Status.CANCELLED
+      .withDescription("the client cancelled the call or went away").asException();
   private final RelayConnection conn;
   private final int streamId;
   private final MethodDescriptor<?, ?> method;
@@ -100,13 +102,13 @@ final class InterceptedStream {
         : Context.ROOT.withCancellation();
     context = ctx;
     if (cancelled) {
-      ctx.cancel(null);
+      ctx.cancel(CLIENT_CANCELLED);
       return;
     }
     try {
       service.executor().execute(ctx.wrap(() -> run(message, md)));
     } catch (RejectedExecutionException e) {
-      ctx.cancel(null);
+      ctx.cancel(e);
       answer(Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
     }
   }
@@ -121,7 +123,7 @@ final class InterceptedStream {
     }
     Context.CancellableContext ctx = context;
     if (ctx != null) {
-      ctx.cancel(null);
+      ctx.cancel(CLIENT_CANCELLED);
     }
   }
 

@@ -172,6 +172,7 @@ final class RelayConnection extends Http2FrameAdapter {
     if (p == null) {
       return;
     }
+    p.downEnded = true; // nothing more may be written on a stream the client reset
     if (p.intercepted != null) {
       p.intercepted.cancel();
     } else {

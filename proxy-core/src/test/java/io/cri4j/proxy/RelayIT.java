@@ -1,0 +1,299 @@
+package io.cri4j.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.cri.v1.VersionRequest;
+import io.cri4j.hook.CriInterceptor;
+import io.grpc.CallOptions;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.Http2ConnectionHandler;
+import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2FrameAdapter;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2Settings;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The proxy's HTTP/2 relay seen from the wire: what kubelet's gRPC client does (many calls,
+ * resets, large messages in both directions, a deadline, a cancellation) keeps its connection
+ * and gets the runtime's answer intact.
+ */
+class RelayIT {
+  private static final String VERSION_PATH = "/runtime.v1.RuntimeService/Version";
+
+  @TempDir Path dir;
+  private TestBackend backend;
+  private CriProxy proxy;
+  private ManagedChannel client;
+
+  @BeforeEach
+  void startBackend() throws Exception {
+    backend = new TestBackend(dir.resolve("backend.sock"), false).start();
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    if (client != null) {
+      client.shutdownNow();
+    }
+    if (proxy != null) {
+      proxy.close();
+    }
+    backend.close();
+  }
+
+  private void start(CriProxy.Builder b) throws Exception {
+    proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
+    client = CriChannels.newChannel(proxy.listenEndpoint());
+  }
+
+  @Test
+  void streamsTheClientResetsNeverCostItsConnection() throws Exception {
+    start(CriProxy.builder());
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    RawClient raw = new RawClient();
+    try {
+      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
+          .handler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel c) {
+              c.pipeline().addLast(raw.handler());
+            }
+          })
+          .connect(new DomainSocketAddress(dir.resolve("proxy.sock").toString())).sync().channel();
+      raw.ctx = ch.pipeline().context(raw.h);
+      // far more than Netty's default guard of 200 resets in 30 s
+      for (int i = 0; i < 500; i++) {
+        int id = 3 + 2 * i;
+        ch.eventLoop().submit(() -> {
+          raw.h.encoder().writeHeaders(raw.ctx, id, versionHeaders(), 0, false, raw.ctx.newPromise());
+          raw.h.encoder().writeData(raw.ctx, id, versionMessage(), 0, false, raw.ctx.newPromise());
+          raw.h.resetStream(raw.ctx, id, Http2Error.CANCEL.code(), raw.ctx.newPromise());
+          raw.h.flush(raw.ctx);
+        }).sync();
+      }
+      int last = 3 + 2 * 500;
+      ch.eventLoop().submit(() -> {
+        raw.h.encoder().writeHeaders(raw.ctx, last, versionHeaders(), 0, false, raw.ctx.newPromise());
+        raw.h.encoder().writeData(raw.ctx, last, versionMessage(), 0, true, raw.ctx.newPromise());
+        raw.h.flush(raw.ctx);
+      }).sync();
+      assertThat(raw.status.get(10, TimeUnit.SECONDS)).as("grpc-status of the last call")
+          .isEqualTo("0");
+      assertThat(raw.goAway.get()).as("GOAWAY from the proxy").isNull();
+      assertThat(raw.unexpected).as("answers on streams the client reset").isEmpty();
+      ch.close().sync();
+    } finally {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+    }
+  }
+
+  @Test
+  void largeMessagesPassBothWaysWithFlowControl() throws Exception {
+    start(CriProxy.builder());
+    MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
+        .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      Future<?>[] calls = new Future<?>[4];
+      for (int c = 0; c < calls.length; c++) {
+        int seed = c;
+        calls[c] = pool.submit(() -> {
+          // several times the 1 MiB windows of both legs
+          byte[] in = new byte[5 * 1024 * 1024 + seed];
+          new Random(seed).nextBytes(in);
+          byte[] out = ClientCalls.blockingUnaryCall(client, echo,
+              CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), in);
+          byte[] expected = new byte[in.length];
+          for (int i = 0; i < in.length; i++) {
+            expected[i] = in[in.length - 1 - i];
+          }
+          assertThat(Arrays.equals(out, expected)).as("echo %d intact", seed).isTrue();
+          return null;
+        });
+      }
+      for (Future<?> f : calls) {
+        f.get(90, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void interceptedCallEndsWithTheClientsDeadlineAndItsCancellationReachesTheChain()
+      throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CompletableFuture<Throwable> chainSawCancel = new CompletableFuture<>();
+    CriInterceptor blocking = new CriInterceptor() {
+      @Override
+      public boolean intercepts(MethodDescriptor<?, ?> method) {
+        return method.getBareMethodName().equals("CreateContainer");
+      }
+
+      @Override
+      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
+        Context ctx = Context.current();
+        ctx.addListener(c -> chainSawCancel.complete(c.cancellationCause()), Runnable::run);
+        entered.countDown();
+        try {
+          new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw Status.ABORTED.withDescription("never answered").asException();
+      }
+    };
+    start(CriProxy.builder().addInterceptor(blocking));
+    long t0 = System.nanoTime();
+    assertThatThrownBy(() -> RuntimeServiceGrpc.newBlockingStub(client)
+        .withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+        .createContainer(CreateContainerRequest.newBuilder().setPodSandboxId("p").build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(chainSawCancel.get(10, TimeUnit.SECONDS)).as("cancellation cause seen by the chain")
+        .isNotNull();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(10_000);
+    // the connection is fine afterwards
+    CreateContainerResponse ok = RuntimeServiceGrpc.newBlockingStub(proxyChannelWithoutHook())
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .createContainer(CreateContainerRequest.newBuilder().setPodSandboxId("p").build());
+    assertThat(ok.getContainerId()).isNotEmpty();
+  }
+
+  /** A second proxy without interceptors on the same backend. */
+  private ManagedChannel proxyChannelWithoutHook() throws Exception {
+    CriProxy plain = CriProxy.builder().listen(dir.resolve("plain.sock")).backend(backend.socket)
+        .build().start();
+    ManagedChannel ch = CriChannels.newChannel(plain.listenEndpoint());
+    AutoCloseable close = () -> {
+      ch.shutdownNow();
+      plain.close();
+    };
+    closers.add(close);
+    return ch;
+  }
+
+  private final java.util.List<AutoCloseable> closers = new java.util.ArrayList<>();
+
+  @AfterEach
+  void closeExtra() throws Exception {
+    for (AutoCloseable c : closers) {
+      c.close();
+    }
+  }
+
+  @Test
+  void backendDownWhenTheClientConnectsThenUpServesOnTheSameConnection() throws Exception {
+    backend.close();
+    start(CriProxy.builder());
+    var stub = RuntimeServiceGrpc.newBlockingStub(client);
+    assertThatThrownBy(() -> stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+        .version(VersionRequest.getDefaultInstance()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+          assertThat(e.getStatus().getDescription()).contains(backend.socket.toString());
+        });
+    backend = new TestBackend(backend.socket, false).start();
+    // no wait-for-ready: the proxy's connection to the client never went away
+    assertThat(stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+        .version(VersionRequest.getDefaultInstance()).getRuntimeName()).isEqualTo("test-backend");
+  }
+
+  private static Http2Headers versionHeaders() {
+    return new DefaultHttp2Headers().method("POST").scheme("http").authority("localhost")
+        .path(VERSION_PATH).set("content-type", "application/grpc").set("te", "trailers");
+  }
+
+  private static ByteBuf versionMessage() {
+    byte[] m = VersionRequest.newBuilder().setVersion("v1").build().toByteArray();
+    return Unpooled.buffer().writeByte(0).writeInt(m.length).writeBytes(m);
+  }
+
+  /** A bare HTTP/2 client: records the last grpc-status and any GOAWAY. */
+  private static final class RawClient extends Http2FrameAdapter {
+    Http2ConnectionHandler h;
+    ChannelHandlerContext ctx;
+    final CompletableFuture<String> status = new CompletableFuture<>();
+    final AtomicReference<String> goAway = new AtomicReference<>();
+    /** Frames on streams this client reset: there must be none. */
+    final java.util.List<String> unexpected = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    Http2ConnectionHandler handler() {
+      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
+                    .initialSettings(new Http2Settings().pushEnabled(false)).build();
+      return h;
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
+        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
+      onHeadersRead(c, streamId, headers, padding, endOfStream);
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
+        int padding, boolean endOfStream) {
+      if (streamId != 3 + 2 * 500) {
+        unexpected.add(streamId + " " + headers);
+      }
+      CharSequence s = headers.get("grpc-status");
+      if (s != null && endOfStream && streamId == 3 + 2 * 500) {
+        status.complete(s.toString());
+      }
+    }
+
+    @Override
+    public int onDataRead(ChannelHandlerContext c, int streamId, ByteBuf data, int padding,
+        boolean endOfStream) {
+      return data.readableBytes() + padding;
+    }
+
+    @Override
+    public void onGoAwayRead(ChannelHandlerContext c, int lastStreamId, long errorCode,
+        ByteBuf debugData) {
+      goAway.set("GOAWAY " + errorCode + " " + debugData.toString(
+          java.nio.charset.StandardCharsets.UTF_8));
+      status.completeExceptionally(new AssertionError(goAway.get()));
+    }
+  }
+}
