@@ -121,14 +121,19 @@ public final class CriProxy implements AutoCloseable {
         .onConflict(config.conflictListener)
         .build();
     v1alpha2 = probeV1alpha2();
-    try {
-      store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
-    } catch (StatusRuntimeException e) {
-      LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
-          e.getStatus());
-    }
+    // without hooks, and no directory to add them later, the hook points are not intercepted
+    // at all: those calls are relayed like every other, and no checkpoint store is kept
+    boolean hooksPossible = !fixedCopy.isEmpty() || configDir != null;
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
-    chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
+    if (hooksPossible) {
+      try {
+        store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+      } catch (StatusRuntimeException e) {
+        LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
+            e.getStatus());
+      }
+      chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
+    }
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());

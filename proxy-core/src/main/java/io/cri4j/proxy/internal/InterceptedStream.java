@@ -163,8 +163,17 @@ final class InterceptedStream {
     if (m.getType() == MethodDescriptor.MethodType.UNARY) {
       try {
         Object response = service.unary(m, request, md);
-        send(m, response);
-        answer(Status.OK, null);
+        ByteBuf framed = frame(m, response);
+        // message and trailers in one event-loop task: one wake-up, one flush
+        conn.execute(() -> {
+          RelayConnection.Pair p = conn.pair(streamId);
+          if (p == null || cancelled) {
+            framed.release();
+            return;
+          }
+          conn.sendMessage(p, framed);
+          conn.finish(p, Status.OK, null);
+        });
       } catch (StatusException e) {
         answer(e.getStatus(), e.getTrailers());
       }
@@ -189,16 +198,22 @@ final class InterceptedStream {
     });
   }
 
+  /** A response message with gRPC's 5-byte prefix (uncompressed, length). */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private void send(MethodDescriptor m, Object response) {
+  private static ByteBuf frame(MethodDescriptor m, Object response) {
     byte[] bytes;
     try (InputStream in = m.streamResponse(response)) {
       bytes = in.readAllBytes();
     } catch (IOException e) {
       throw new StatusRuntimeException(Status.INTERNAL.withCause(e));
     }
-    ByteBuf framed = Unpooled.buffer(5 + bytes.length);
-    framed.writeByte(0).writeInt(bytes.length).writeBytes(bytes);
+    return Unpooled.buffer(5 + bytes.length).writeByte(0).writeInt(bytes.length)
+        .writeBytes(bytes);
+  }
+
+  @SuppressWarnings("rawtypes")
+  private void send(MethodDescriptor m, Object response) {
+    ByteBuf framed = frame(m, response);
     conn.execute(() -> {
       RelayConnection.Pair p = conn.pair(streamId);
       if (p == null || cancelled) {

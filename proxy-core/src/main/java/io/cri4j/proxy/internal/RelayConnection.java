@@ -261,7 +261,7 @@ final class RelayConnection extends Http2FrameAdapter {
       writeDownHeaders(p, GrpcWire.responseHeaders(), false);
     }
     writeDownData(p, framed, false, null);
-    flushDown();
+    flushDownSoon();
   }
 
   /** Ends an intercepted stream with trailers. */
@@ -270,7 +270,7 @@ final class RelayConnection extends Http2FrameAdapter {
       return;
     }
     writeDownHeaders(p, GrpcWire.trailers(status, trailers, !p.responseStarted), true);
-    flushDown();
+    flushDownSoon();
   }
 
   private void flushDown() {
