@@ -59,6 +59,22 @@ public class ProxyBenchmark {
     private VersionRequest version;
     private CreateContainerRequest create;
 
+    /** {@link AnnotateHook} called inline ({@link RuntimeHook#callInline()}): it never blocks. */
+    public static final class InlineAnnotateHook implements RuntimeHook {
+        private final AnnotateHook hook = new AnnotateHook();
+
+        @Override public String name() { return "annotate-inline"; }
+
+        @Override public Set<HookPoint> points() { return hook.points(); }
+
+        @Override public boolean callInline() { return true; }
+
+        @Override
+        public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
+            return hook.onContainer(p, r);
+        }
+    }
+
     /** An in-process hook as a user would write it. */
     public static final class AnnotateHook implements RuntimeHook {
         @Override public String name() { return "annotate"; }

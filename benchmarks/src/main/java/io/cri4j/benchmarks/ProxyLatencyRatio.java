@@ -54,48 +54,66 @@ public final class ProxyLatencyRatio {
                         o.onCompleted();
                     }
                 }).build().start();
-        CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(dir.resolve("b.sock"))
-                .addHook(new ProxyBenchmark.AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
-        ManagedChannel dc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("b.sock")));
-        ManagedChannel pc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        int io = Integer.getInteger("ioThreads", 1);
+        // three proxies on the same backend: no hooks (everything relayed), a hook run on a hook
+        // thread (the default), the same hook called inline (RuntimeHook.callInline)
+        CriProxy plain = CriProxy.builder().listen(dir.resolve("plain.sock"))
+                .backend(dir.resolve("b.sock")).ioThreads(io).build().start();
+        CriProxy hooked = CriProxy.builder().listen(dir.resolve("hooked.sock"))
+                .backend(dir.resolve("b.sock")).addHook(new ProxyBenchmark.AnnotateHook())
+                .ioThreads(io).build().start();
+        CriProxy inline = CriProxy.builder().listen(dir.resolve("inline.sock"))
+                .backend(dir.resolve("b.sock")).addHook(new ProxyBenchmark.InlineAnnotateHook())
+                .ioThreads(io).build().start();
+        String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock"};
+        ManagedChannel[] ch = new ManagedChannel[socks.length];
         try {
-            var direct = RuntimeServiceGrpc.newBlockingStub(dc);
-            var proxied = RuntimeServiceGrpc.newBlockingStub(pc);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
+                    new RuntimeServiceGrpc.RuntimeServiceBlockingStub[socks.length];
+            for (int k = 0; k < socks.length; k++) {
+                ch[k] = CriChannels.newChannel(CriEndpoint.unix(dir.resolve(socks[k])));
+                s[k] = RuntimeServiceGrpc.newBlockingStub(ch[k]);
+            }
             VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
             CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
                     .setConfig(ContainerConfig.newBuilder()
                             .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            // series: Version direct, Version relayed, CreateContainer direct, relayed,
+            // with the hook on a hook thread, with the hook inline
+            Runnable[] calls = {
+                () -> s[0].version(v), () -> s[2].version(v),
+                () -> s[0].createContainer(c), () -> s[1].createContainer(c),
+                () -> s[2].createContainer(c), () -> s[3].createContainer(c),
+            };
             for (int i = 0; i < n / 2; i++) { // warm-up
-                direct.version(v);
-                proxied.version(v);
-                direct.createContainer(c);
-                proxied.createContainer(c);
+                for (Runnable r : calls) {
+                    r.run();
+                }
             }
-            long[][] t = new long[4][n];
+            long[][] t = new long[calls.length][n];
             for (int i = 0; i < n; i++) {
-                long t0 = System.nanoTime();
-                direct.version(v);
-                long t1 = System.nanoTime();
-                proxied.version(v);
-                long t2 = System.nanoTime();
-                direct.createContainer(c);
-                long t3 = System.nanoTime();
-                proxied.createContainer(c);
-                long t4 = System.nanoTime();
-                t[0][i] = t1 - t0;
-                t[1][i] = t2 - t1;
-                t[2][i] = t3 - t2;
-                t[3][i] = t4 - t3;
+                for (int k = 0; k < calls.length; k++) {
+                    long t0 = System.nanoTime();
+                    calls[k].run();
+                    t[k][i] = System.nanoTime() - t0;
+                }
             }
             for (long[] a : t) {
                 Arrays.sort(a);
             }
-            report("Version pass-through", t[0], t[1]);
-            report("CreateContainer + in-process hook", t[2], t[3]);
+            report("Version relayed", t[0], t[1]);
+            report("CreateContainer relayed (no hooks)", t[2], t[3]);
+            report("CreateContainer + hook (hook thread)", t[2], t[4]);
+            report("CreateContainer + hook (inline)", t[2], t[5]);
         } finally {
-            pc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            proxy.close();
+            for (ManagedChannel m : ch) {
+                if (m != null) {
+                    m.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                }
+            }
+            plain.close();
+            hooked.close();
+            inline.close();
             backend.close();
         }
     }

@@ -116,6 +116,9 @@ public final class HookDispatcher implements AutoCloseable {
 
   private <T> T call(HookPoint point, RuntimeHook hook, Callable<T> body)
       throws StatusException {
+    if (hook.callInline()) {
+      return callInline(point, hook, body);
+    }
     Future<T> f = executor.submit(body);
     String problem;
     try {
@@ -133,6 +136,31 @@ public final class HookDispatcher implements AutoCloseable {
       throw Status.CANCELLED.withDescription("interrupted while calling hook " + hook.name())
           .asException();
     }
+    return failed(point, hook, problem);
+  }
+
+  /** A hook called on this thread ({@link RuntimeHook#callInline()}); an overrun is a failure. */
+  private <T> T callInline(HookPoint point, RuntimeHook hook, Callable<T> body)
+      throws StatusException {
+    long t0 = System.nanoTime();
+    String problem;
+    try {
+      T result = body.call();
+      long took = System.nanoTime() - t0;
+      if (took <= hook.timeout().toNanos()) {
+        return result;
+      }
+      problem = "took " + TimeUnit.NANOSECONDS.toMillis(took) + " ms, more than its timeout of "
+          + hook.timeout().toMillis() + " ms (called inline)";
+    } catch (StatusException | io.grpc.StatusRuntimeException e) {
+      problem = e.getMessage();
+    } catch (Exception e) {
+      problem = e.toString();
+    }
+    return failed(point, hook, problem);
+  }
+
+  private <T> T failed(HookPoint point, RuntimeHook hook, String problem) throws StatusException {
     String message = "hook " + hook.name() + " failed at " + point.configName() + ": " + problem;
     if (point.isPre() && hook.failurePolicy() == FailurePolicy.FAIL) {
       LOG.warn("{} (failure-policy Fail: failing the CRI call)", message);

@@ -108,4 +108,61 @@ class HookDispatcherTest {
       never.countDown();
     }
   }
+
+  /** A hook called inline that records its thread and can be made slow or failing. */
+  record InlineHook(String name, FailurePolicy failurePolicy, long sleepMillis, boolean fail,
+      List<Thread> threads) implements RuntimeHook {
+    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
+
+    @Override public Duration timeout() { return Duration.ofMillis(50); }
+
+    @Override public boolean callInline() { return true; }
+
+    @Override
+    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r)
+        throws Exception {
+      threads.add(Thread.currentThread());
+      if (sleepMillis > 0) {
+        Thread.sleep(sleepMillis); // the hook's own work taking too long, not synchronisation
+      }
+      if (fail) {
+        throw new IllegalStateException("broken " + name);
+      }
+      return ContainerHookResult.of(res("1", 0));
+    }
+  }
+
+  @Test
+  void inlineHooksRunOnTheCallersThreadAndAnOverrunOrErrorIsAFailureUnderTheirPolicy()
+      throws StatusException {
+    List<Thread> threads = new CopyOnWriteArrayList<>();
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new InlineHook("fast", FailurePolicy.FAIL, 0, false, threads))).build()) {
+      ContainerHookResult r = d.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req);
+      assertThat(r.response().getContainerResources().getCpusetCpus()).isEqualTo("1");
+      assertThat(threads).containsExactly(Thread.currentThread());
+    }
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new InlineHook("slow", FailurePolicy.IGNORE, 120, false, threads))).build()) {
+      ContainerHookResult r = d.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req);
+      assertThat(r.response().getContainerResources().getCpusetCpus())
+          .as("an overrun hook's changes are left out").isEmpty();
+    }
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new InlineHook("slow", FailurePolicy.FAIL, 120, false, threads))).build()) {
+      assertThatThrownBy(() -> d.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req))
+          .isInstanceOfSatisfying(StatusException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+            assertThat(e.getStatus().getDescription()).contains("hook slow")
+                .contains("more than its timeout of 50 ms");
+          });
+    }
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new InlineHook("broken", FailurePolicy.FAIL, 0, true, threads))).build()) {
+      assertThatThrownBy(() -> d.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req))
+          .isInstanceOfSatisfying(StatusException.class, e ->
+              assertThat(e.getStatus().getDescription()).contains("broken broken"));
+    }
+  }
 }

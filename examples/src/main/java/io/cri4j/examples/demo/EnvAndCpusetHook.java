@@ -34,6 +34,12 @@ public final class EnvAndCpusetHook implements RuntimeHook {
         return "demo-env-cpuset";
     }
 
+    /** It only computes from the request, so it is called inline, without a hand-off. */
+    @Override
+    public boolean callInline() {
+        return true;
+    }
+
     @Override
     public Set<HookPoint> points() {
         return Set.of(HookPoint.PRE_CREATE_CONTAINER);
