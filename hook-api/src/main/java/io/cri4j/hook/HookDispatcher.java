@@ -66,6 +66,19 @@ public final class HookDispatcher implements AutoCloseable {
     return out;
   }
 
+  /**
+   * True if every hook now registered for {@code point} never blocks
+   * ({@link RuntimeHook#callInline()}); true when there is none.
+   */
+  public boolean allInline(HookPoint point) {
+    for (RuntimeHook h : hooks.get()) {
+      if (!h.callInline() && h.points().contains(point)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** True if any hook is registered for a point of this CRI method (bare name). */
   public boolean hasHooksFor(String criMethod) {
     for (RuntimeHook h : hooks.get()) {

@@ -48,9 +48,6 @@ public final class RemoteRuntimeHook implements RuntimeHook, AutoCloseable {
 
   @Override public Duration timeout() { return config.timeout(); }
 
-  /** Called inline: every call carries a gRPC deadline of {@link #timeout()}. */
-  @Override public boolean callInline() { return true; }
-
   @Override
   public PodSandboxHookResponse onPodSandbox(HookPoint point, PodSandboxHookRequest request) {
     return ClientCalls.blockingUnaryCall(channel, method(point), options(), request);

@@ -125,6 +125,7 @@ public final class CriProxy implements AutoCloseable {
     // at all: those calls are relayed like every other, and no checkpoint store is kept
     boolean hooksPossible = !fixedCopy.isEmpty() || configDir != null;
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    InterceptedService.InlineHooks inlineHooks = null;
     if (hooksPossible) {
       try {
         store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
@@ -132,7 +133,14 @@ public final class CriProxy implements AutoCloseable {
         LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
             e.getStatus());
       }
-      chain.add(new V1alpha2Gate(new CriHookInterceptor(dispatcher, store)));
+      CriHookInterceptor hooks = new CriHookInterceptor(dispatcher, store);
+      V1alpha2Gate gate = new V1alpha2Gate(hooks);
+      chain.add(gate);
+      inlineHooks = new InterceptedService.InlineHooks(gate, hooks, m -> {
+        String svc = m.getServiceName();
+        return svc == null || !svc.startsWith("runtime.v1alpha2.")
+            || Boolean.TRUE.equals(v1alpha2);
+      });
     }
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
@@ -143,7 +151,8 @@ public final class CriProxy implements AutoCloseable {
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
         .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
-    InterceptedService intercepted = new InterceptedService(backend, chain, executor, methods);
+    InterceptedService intercepted =
+        new InterceptedService(backend, chain, executor, methods, inlineHooks);
     try {
       // everything else is relayed as HTTP/2 frames on the transport thread; chains get a pool
       transport.start(intercepted, config.socketMode);

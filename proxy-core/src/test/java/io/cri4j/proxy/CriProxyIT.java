@@ -238,7 +238,10 @@ class CriProxyIT {
     volatile PodSandboxHookResponse podAnswer = PodSandboxHookResponse.getDefaultInstance();
     volatile RuntimeException failure;
     volatile CountDownLatch hang;
+    /** Says it never blocks: called on the proxy's I/O thread. */
+    volatile boolean inline;
     final List<Object> seen = new CopyOnWriteArrayList<>();
+    final List<String> threads = new CopyOnWriteArrayList<>();
 
     TestHook(String name, int index, FailurePolicy policy, HookPoint... points) {
       this.name = name;
@@ -257,7 +260,10 @@ class CriProxyIT {
 
     @Override public Duration timeout() { return Duration.ofMillis(300); }
 
+    @Override public boolean callInline() { return inline; }
+
     private void misbehave() throws InterruptedException {
+      threads.add(Thread.currentThread().getName());
       if (failure != null) {
         throw failure;
       }
@@ -283,10 +289,13 @@ class CriProxyIT {
     }
   }
 
-  @Test
-  void preCreateHookInjectsEnvAnnotationResourcesAndMountsWithUnsetSemantics() throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void preCreateHookInjectsEnvAnnotationResourcesAndMountsWithUnsetSemantics(boolean inline)
+      throws Exception {
     TestHook hook = new TestHook("inject", 0, FailurePolicy.FAIL, HookPoint.PRE_CREATE_CONTAINER,
         HookPoint.PRE_START_CONTAINER, HookPoint.POST_START_CONTAINER);
+    hook.inline = inline;
     hook.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
             .putContainerAnnotations("injected", "yes").setPodCgroupParent("/kubepods/besteffort")
             .setContainerResources(LinuxContainerResources.newBuilder().setCpuShares(1024)
@@ -332,6 +341,33 @@ class CriProxyIT {
     assertThat(atStart.getPodMeta().getName()).isEqualTo("web");
     assertThat(atStart.getContainerAnnotationsMap()).containsEntry("injected", "yes");
     assertThat(hook.seen).hasSize(3); // pre start + post start
+    // where the hook ran: its own hook thread, or the proxy's I/O thread (no hand-off at all)
+    assertThat(hook.threads).allSatisfy(t -> assertThat(t)
+        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook"));
+
+    // the runtime's error comes back as it was, and the post point is not called
+    int before = hook.seen.size();
+    assertThatThrownBy(() -> stub.startContainer(
+        StartContainerRequest.newBuilder().setContainerId("no-such-container").build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    assertThat(hook.seen).hasSize(before + 1); // the pre point only
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void aFailingFailPolicyHookFailsTheCallBeforeTheRuntimeSeesIt(boolean inline) throws Exception {
+    TestHook hook = new TestHook("strict", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
+    hook.inline = inline;
+    hook.failure = new IllegalStateException("no quota for this pod");
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
+    assertThatThrownBy(() -> stub.runPodSandbox(pod("web")))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.getStatus().getDescription()).contains("hook strict")
+              .contains("PreRunPodSandbox").contains("no quota for this pod");
+        });
+    assertThat(backend.received(RunPodSandboxRequest.class)).isEmpty();
   }
 
   @Test

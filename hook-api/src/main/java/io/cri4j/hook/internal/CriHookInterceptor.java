@@ -69,33 +69,90 @@ public final class CriHookInterceptor implements CriInterceptor {
   @SuppressWarnings("unchecked")
   public <ReqT, RespT> RespT interceptUnary(UnaryChain<ReqT, RespT> chain)
       throws StatusException {
-    if (!intercepts(chain.method())) {
+    Phase phase = begin(chain.method(), chain.request());
+    if (phase == null) {
       return chain.proceed(chain.request());
     }
-    Object req = chain.request();
-    UnaryChain<Object, Object> c = (UnaryChain<Object, Object>) chain;
-    return (RespT) switch (chain.method().getBareMethodName()) {
-      case "RunPodSandbox" -> runPodSandbox(c, (RunPodSandboxRequest) req);
-      case "StopPodSandbox" -> podCall(c, ((StopPodSandboxRequest) req).getPodSandboxId(),
+    return (RespT) phase.complete(chain.proceed((ReqT) phase.request()));
+  }
+
+  /**
+   * The part of a hooked call before the backend call: dispatches the pre point and builds the
+   * request to send.
+   *
+   * @return the phase, or null when this interceptor leaves the method alone
+   * @throws StatusException when a pre hook with policy Fail failed
+   */
+  public Phase begin(MethodDescriptor<?, ?> method, Object req) throws StatusException {
+    if (!intercepts(method)) {
+      return null;
+    }
+    return switch (method.getBareMethodName()) {
+      case "RunPodSandbox" -> runPodSandbox((RunPodSandboxRequest) req);
+      case "StopPodSandbox" -> podCall(req, ((StopPodSandboxRequest) req).getPodSandboxId(),
           HookPoint.PRE_STOP_POD_SANDBOX, HookPoint.POST_STOP_POD_SANDBOX, false);
-      case "RemovePodSandbox" -> podCall(c, ((RemovePodSandboxRequest) req).getPodSandboxId(),
+      case "RemovePodSandbox" -> podCall(req, ((RemovePodSandboxRequest) req).getPodSandboxId(),
           HookPoint.PRE_REMOVE_POD_SANDBOX, null, true);
-      case "CreateContainer" -> createContainer(c, (CreateContainerRequest) req);
-      case "StartContainer" -> containerCall(c, ((StartContainerRequest) req).getContainerId(),
+      case "CreateContainer" -> createContainer((CreateContainerRequest) req);
+      case "StartContainer" -> containerCall(req, ((StartContainerRequest) req).getContainerId(),
           HookPoint.PRE_START_CONTAINER, HookPoint.POST_START_CONTAINER, false);
-      case "StopContainer" -> containerCall(c, ((StopContainerRequest) req).getContainerId(),
+      case "StopContainer" -> containerCall(req, ((StopContainerRequest) req).getContainerId(),
           HookPoint.PRE_STOP_CONTAINER, HookPoint.POST_STOP_CONTAINER, false);
-      case "RemoveContainer" -> containerCall(c, ((RemoveContainerRequest) req).getContainerId(),
+      case "RemoveContainer" -> containerCall(req, ((RemoveContainerRequest) req).getContainerId(),
           HookPoint.PRE_REMOVE_CONTAINER, null, true);
-      case "UpdateContainerResources" -> update(c, (UpdateContainerResourcesRequest) req);
-      default -> chain.proceed(chain.request());
+      case "UpdateContainerResources" -> update((UpdateContainerResourcesRequest) req);
+      default -> null;
     };
+  }
+
+  /**
+   * True when every hook now registered for the points of {@code method} never blocks
+   * ({@link io.cri4j.hook.RuntimeHook#callInline()}), so that both phases of the call may run on
+   * an I/O thread.
+   */
+  public boolean inline(MethodDescriptor<?, ?> method) {
+    String bare = method.getBareMethodName();
+    for (HookPoint p : HookPoint.values()) {
+      if (p.criMethod().equals(bare) && !dispatcher.allInline(p)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One hooked call split at its backend call. */
+  public static final class Phase {
+    private final Object request;
+    private final After after;
+
+    Phase(Object request, After after) {
+      this.request = request;
+      this.after = after;
+    }
+
+    /** The request to send to the backend (the hooks' changes applied). */
+    public Object request() {
+      return request;
+    }
+
+    /**
+     * The part after a successful backend call: records the call in the checkpoint store and
+     * dispatches the post point; returns the response for the client.
+     */
+    public Object complete(Object response) throws StatusException {
+      return after.apply(response);
+    }
+  }
+
+  /** What follows a successful backend call. */
+  @FunctionalInterface
+  interface After {
+    Object apply(Object response) throws StatusException;
   }
 
   // ---- pods ----
 
-  private Object runPodSandbox(UnaryChain<Object, Object> chain, RunPodSandboxRequest req)
-      throws StatusException {
+  private Phase runPodSandbox(RunPodSandboxRequest req) throws StatusException {
     PodSandboxConfig cfg = req.getConfig();
     RunPodSandboxRequest toSend = req;
     if (!skipped(cfg.getLabelsMap())) {
@@ -111,12 +168,15 @@ public final class CriHookInterceptor implements CriInterceptor {
       PodSandboxHookResponse merged = dispatcher.dispatchPod(HookPoint.PRE_RUN_POD_SANDBOX, hr);
       toSend = req.toBuilder().setConfig(applyPod(cfg, merged)).build();
     }
-    RunPodSandboxResponse resp = (RunPodSandboxResponse) chain.proceed(toSend);
-    PodSandboxConfig sent = toSend.getConfig();
-    store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
-        toSend.getRuntimeHandler(), sent.getLabelsMap(), sent.getAnnotationsMap(),
-        sent.getLinux().getCgroupParent(), sent.getLinux().getResources()));
-    return resp;
+    RunPodSandboxRequest sending = toSend;
+    return new Phase(sending, response -> {
+      RunPodSandboxResponse resp = (RunPodSandboxResponse) response;
+      PodSandboxConfig sent = sending.getConfig();
+      store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
+          sending.getRuntimeHandler(), sent.getLabelsMap(), sent.getAnnotationsMap(),
+          sent.getLinux().getCgroupParent(), sent.getLinux().getResources()));
+      return resp;
+    });
   }
 
   static PodSandboxConfig applyPod(PodSandboxConfig cfg, PodSandboxHookResponse r) {
@@ -136,22 +196,23 @@ public final class CriHookInterceptor implements CriInterceptor {
     return b.build();
   }
 
-  private Object podCall(UnaryChain<Object, Object> chain, String podId, HookPoint pre,
-      HookPoint post, boolean remove) throws StatusException {
+  private Phase podCall(Object req, String podId, HookPoint pre, HookPoint post,
+      boolean remove) throws StatusException {
     Optional<CheckpointStore.Pod> pod = store.pod(podId);
     boolean hooked = pod.map(p -> !skipped(p.labels())).orElse(true);
     PodSandboxHookRequest hr = podHookRequest(podId, pod);
     if (hooked && pre != null) {
       dispatcher.dispatchPod(pre, hr); // a pod id request has nothing to change
     }
-    Object resp = chain.proceed(chain.request());
-    if (remove) {
-      store.removePod(podId);
-    }
-    if (hooked && post != null) {
-      dispatcher.dispatchPod(post, hr);
-    }
-    return resp;
+    return new Phase(req, resp -> {
+      if (remove) {
+        store.removePod(podId);
+      }
+      if (hooked && post != null) {
+        dispatcher.dispatchPod(post, hr);
+      }
+      return resp;
+    });
   }
 
   private static PodSandboxHookRequest podHookRequest(String podId,
@@ -172,8 +233,7 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   // ---- containers ----
 
-  private Object createContainer(UnaryChain<Object, Object> chain, CreateContainerRequest req)
-      throws StatusException {
+  private Phase createContainer(CreateContainerRequest req) throws StatusException {
     PodSandboxConfig sandbox = req.getSandboxConfig();
     Map<String, String> podLabels = sandbox.getLabelsMap();
     Optional<CheckpointStore.Pod> pod = store.pod(req.getPodSandboxId());
@@ -208,18 +268,23 @@ public final class CriHookInterceptor implements CriInterceptor {
       }
       toSend = out.build();
     }
-    CreateContainerResponse resp = (CreateContainerResponse) chain.proceed(toSend);
     ContainerConfig sent = toSend.getConfig();
-    store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
-        sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
-    if (hooked) {
-      dispatcher.dispatchContainer(HookPoint.POST_CREATE_CONTAINER, hr.toBuilder()
-          .setContainerMata(hr.getContainerMata().toBuilder().setId(resp.getContainerId()))
-          .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
-          .setContainerResources(koordResources(sent.getLinux().getResources()))
-          .build());
-    }
-    return resp;
+    boolean wasHooked = hooked;
+    ContainerResourceHookRequest hookRequest = hr;
+    return new Phase(toSend, response -> {
+      CreateContainerResponse resp = (CreateContainerResponse) response;
+      store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
+          sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
+      if (wasHooked) {
+        dispatcher.dispatchContainer(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
+            .setContainerMata(hookRequest.getContainerMata().toBuilder()
+                .setId(resp.getContainerId()))
+            .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
+            .setContainerResources(koordResources(sent.getLinux().getResources()))
+            .build());
+      }
+      return resp;
+    });
   }
 
   static ContainerConfig applyContainer(ContainerConfig cfg, ContainerHookResult result) {
@@ -259,8 +324,8 @@ public final class CriHookInterceptor implements CriInterceptor {
     return b.build();
   }
 
-  private Object containerCall(UnaryChain<Object, Object> chain, String id, HookPoint pre,
-      HookPoint post, boolean remove) throws StatusException {
+  private Phase containerCall(Object req, String id, HookPoint pre, HookPoint post,
+      boolean remove) throws StatusException {
     Optional<CheckpointStore.Ctr> ctr = store.container(id);
     boolean hooked = !skippedPodOf(ctr);
     ContainerResourceHookRequest hr = containerHookRequest(id, ctr);
@@ -268,18 +333,18 @@ public final class CriHookInterceptor implements CriInterceptor {
       // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
       dispatcher.dispatchContainer(pre, hr);
     }
-    Object resp = chain.proceed(chain.request());
-    if (remove) {
-      store.removeContainer(id);
-    }
-    if (hooked && post != null) {
-      dispatcher.dispatchContainer(post, hr);
-    }
-    return resp;
+    return new Phase(req, resp -> {
+      if (remove) {
+        store.removeContainer(id);
+      }
+      if (hooked && post != null) {
+        dispatcher.dispatchContainer(post, hr);
+      }
+      return resp;
+    });
   }
 
-  private Object update(UnaryChain<Object, Object> chain, UpdateContainerResourcesRequest req)
-      throws StatusException {
+  private Phase update(UpdateContainerResourcesRequest req) throws StatusException {
     String id = req.getContainerId();
     Optional<CheckpointStore.Ctr> ctr = store.container(id);
     boolean hooked = !skippedPodOf(ctr);
@@ -299,15 +364,16 @@ public final class CriHookInterceptor implements CriInterceptor {
       }
       toSend = b.build();
     }
-    Object resp = chain.proceed(toSend);
     UpdateContainerResourcesRequest sent = toSend;
-    ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(), c.metadata(),
-        c.annotations(), mergeCri(c.resources(), sent.getLinux()))));
-    if (hooked) {
-      dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
-          .setContainerResources(koordResources(sent.getLinux())).build());
-    }
-    return resp;
+    return new Phase(sent, resp -> {
+      ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
+          c.metadata(), c.annotations(), mergeCri(c.resources(), sent.getLinux()))));
+      if (hooked) {
+        dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
+            .setContainerResources(koordResources(sent.getLinux())).build());
+      }
+      return resp;
+    });
   }
 
   private boolean skippedPodOf(Optional<CheckpointStore.Ctr> ctr) {

@@ -29,6 +29,20 @@ public final class InterceptedService {
   private final List<CriInterceptor> interceptors;
   private final Executor executor;
   private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
+  private final InlineHooks inlineHooks;
+  /** Methods no interceptor but the hooks' wants: candidates for the I/O-thread path. */
+  private final java.util.Set<MethodDescriptor<?, ?>> hooksOnly = new java.util.HashSet<>();
+
+  /**
+   * The runtime hooks in the chain, for calls handled without leaving the I/O thread.
+   *
+   * @param gate the hooks' entry in the chain
+   * @param hooks the hook interceptor behind it
+   * @param apply whether the hooks apply to a method right now (false: the chain decides)
+   */
+  public record InlineHooks(CriInterceptor gate,
+      io.cri4j.hook.internal.CriHookInterceptor hooks,
+      java.util.function.Predicate<MethodDescriptor<?, ?>> apply) {}
 
   /**
    * @param backend the channel calls proceed on
@@ -38,17 +52,39 @@ public final class InterceptedService {
    *     client-streaming or bidirectional ones, stay pass-through
    */
   public InterceptedService(Channel backend, List<CriInterceptor> interceptors,
-      Executor executor, List<MethodDescriptor<?, ?>> methods) {
+      Executor executor, List<MethodDescriptor<?, ?>> methods, InlineHooks inlineHooks) {
     this.backend = backend;
     this.interceptors = List.copyOf(interceptors);
     this.executor = executor;
+    this.inlineHooks = inlineHooks;
     for (MethodDescriptor<?, ?> m : methods) {
       MethodDescriptor.MethodType t = m.getType();
       if (wanted(m) && (t == MethodDescriptor.MethodType.UNARY
           || t == MethodDescriptor.MethodType.SERVER_STREAMING)) {
         byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
+        if (inlineHooks != null && t == MethodDescriptor.MethodType.UNARY
+            && this.interceptors.stream().filter(i -> i.intercepts(m))
+                .allMatch(i -> i == inlineHooks.gate())) {
+          hooksOnly.add(m);
+        }
       }
     }
+  }
+
+  /**
+   * The hooks, when this call of {@code m} may be handled on the I/O thread: only the hooks want
+   * the method, they apply to it now, and every hook of its points never blocks; else null.
+   */
+  public io.cri4j.hook.internal.CriHookInterceptor inlineHooks(MethodDescriptor<?, ?> m) {
+    if (!hooksOnly.contains(m) || !inlineHooks.apply().test(m) || !inlineHooks.hooks().inline(m)) {
+      return null;
+    }
+    return inlineHooks.hooks();
+  }
+
+  /** True when the hooks of {@code m} may still run on the I/O thread (checked again after). */
+  public boolean stillInline(MethodDescriptor<?, ?> m) {
+    return inlineHooks != null && inlineHooks.hooks().inline(m);
   }
 
   private boolean wanted(MethodDescriptor<?, ?> method) {

@@ -88,6 +88,11 @@ final class InterceptedStream {
         b.release();
       }
     }
+    io.cri4j.hook.internal.CriHookInterceptor hooks = service.inlineHooks(method);
+    if (hooks != null) {
+      runInline(hooks, message);
+      return;
+    }
     long timeout;
     try {
       timeout = GrpcWire.timeoutNanos(headers.get(GrpcWire.GRPC_TIMEOUT));
@@ -111,6 +116,146 @@ final class InterceptedStream {
       ctx.cancel(e);
       answer(Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
     }
+  }
+
+  /**
+   * A call whose hooks never block, handled on the event loop without a thread hand-off: the pre
+   * phase runs here, the changed request goes out on the paired backend connection with the
+   * client's headers (so the backend sees the client's deadline), and the answer is collected,
+   * given to the post phase and written back. A failed call's answer goes back as it came.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void runInline(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message) {
+    MethodDescriptor m = method;
+    io.cri4j.hook.internal.CriHookInterceptor.Phase phase;
+    Object request;
+    try {
+      request = m.parseRequest(new ByteArrayInputStream(message));
+      phase = hooks.begin(m, request);
+    } catch (StatusException e) {
+      finishNow(e.getStatus(), e.getTrailers());
+      return;
+    } catch (RuntimeException e) {
+      finishNow(Status.INTERNAL.withDescription("hooks failed on " + m.getFullMethodName()
+          + ": " + e), null);
+      return;
+    }
+    ByteBuf body;
+    if (phase == null || phase.request() == request) {
+      body = Unpooled.buffer(5 + message.length).writeByte(0).writeInt(message.length)
+          .writeBytes(message);
+    } else {
+      body = frame(m.streamRequest(phase.request()));
+    }
+    RelayConnection.Pair p = conn.pair(streamId);
+    if (p == null || cancelled) {
+      body.release();
+      return;
+    }
+    conn.forwardCaptured(p, headers, body, new RelayConnection.Capture(maxMessageSize + 5,
+        answer -> onBackendAnswer(p, phase, answer)));
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void onBackendAnswer(RelayConnection.Pair p,
+      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, RelayConnection.Capture answer) {
+    if (cancelled) {
+      answer.release();
+      return;
+    }
+    if (answer.tooLarge) {
+      conn.finish(p, Status.RESOURCE_EXHAUSTED.withDescription("response of "
+          + method.getFullMethodName() + " is larger than " + maxMessageSize + " bytes"), null);
+      return;
+    }
+    Http2Headers end = answer.trailers != null ? answer.trailers : answer.headers;
+    CharSequence status = end == null ? null : end.get(GrpcWire.GRPC_STATUS);
+    ByteBuf body = answer.body;
+    answer.body = null;
+    boolean ok = status != null && "0".contentEquals(status);
+    if (phase == null || !ok || body == null || body.readableBytes() < 5
+        || body.getByte(body.readerIndex()) != 0) {
+      // an error, or nothing the post phase can read: the backend's answer as it is
+      conn.answerCaptured(p, answer.headers, body, answer.trailers);
+      return;
+    }
+    Object response;
+    try {
+      byte[] bytes = new byte[body.readableBytes() - 5];
+      body.getBytes(body.readerIndex() + 5, bytes);
+      response = method.parseResponse(new ByteArrayInputStream(bytes));
+    } catch (RuntimeException e) {
+      conn.answerCaptured(p, answer.headers, body, answer.trailers);
+      return;
+    }
+    if (!service.stillInline(method)) {
+      // a blocking hook was added meanwhile: the post phase leaves the event loop
+      try {
+        service.executor().execute(() -> complete(p, phase, response, body, answer));
+      } catch (RejectedExecutionException e) {
+        body.release();
+        conn.finish(p, Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
+      }
+      return;
+    }
+    complete(p, phase, response, body, answer);
+  }
+
+  /** The post phase and the answer (on the event loop, or on a worker then the event loop). */
+  @SuppressWarnings("rawtypes")
+  private void complete(RelayConnection.Pair p,
+      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response, ByteBuf body,
+      RelayConnection.Capture answer) {
+    Object out;
+    try {
+      out = phase.complete(response);
+    } catch (StatusException e) {
+      body.release();
+      answerFromAnyThread(p, () -> conn.finish(p, e.getStatus(), e.getTrailers()));
+      return;
+    } catch (RuntimeException e) {
+      body.release();
+      answerFromAnyThread(p, () -> conn.finish(p, Status.INTERNAL.withDescription(
+          "hooks failed after " + method.getFullMethodName() + ": " + e), null));
+      return;
+    }
+    ByteBuf message;
+    if (out == response) {
+      message = body;
+    } else {
+      body.release();
+      message = frame(((MethodDescriptor) method).streamResponse(out));
+    }
+    answerFromAnyThread(p, () -> conn.answerCaptured(p, answer.headers, message,
+        answer.trailers));
+  }
+
+  private void answerFromAnyThread(RelayConnection.Pair p, Runnable write) {
+    if (conn.eventLoop().inEventLoop()) {
+      write.run();
+    } else {
+      conn.execute(write);
+    }
+  }
+
+  /** Ends the stream now, on the event loop. */
+  private void finishNow(Status status, Metadata trailers) {
+    RelayConnection.Pair p = conn.pair(streamId);
+    if (p != null && !cancelled) {
+      conn.finish(p, status, trailers);
+    }
+  }
+
+  /** A message with gRPC's 5-byte prefix, from a marshaller's stream. */
+  private static ByteBuf frame(InputStream in) {
+    byte[] bytes;
+    try (in) {
+      bytes = in.readAllBytes();
+    } catch (IOException e) {
+      throw new StatusRuntimeException(Status.INTERNAL.withCause(e));
+    }
+    return Unpooled.buffer(5 + bytes.length).writeByte(0).writeInt(bytes.length)
+        .writeBytes(bytes);
   }
 
   /** The client reset the stream or went away. */
@@ -201,14 +346,7 @@ final class InterceptedStream {
   /** A response message with gRPC's 5-byte prefix (uncompressed, length). */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private static ByteBuf frame(MethodDescriptor m, Object response) {
-    byte[] bytes;
-    try (InputStream in = m.streamResponse(response)) {
-      bytes = in.readAllBytes();
-    } catch (IOException e) {
-      throw new StatusRuntimeException(Status.INTERNAL.withCause(e));
-    }
-    return Unpooled.buffer(5 + bytes.length).writeByte(0).writeInt(bytes.length)
-        .writeBytes(bytes);
+    return frame(m.streamResponse(response));
   }
 
   @SuppressWarnings("rawtypes")

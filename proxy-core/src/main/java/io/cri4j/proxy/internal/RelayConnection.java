@@ -175,7 +175,8 @@ final class RelayConnection extends Http2FrameAdapter {
     p.downEnded = true; // nothing more may be written on a stream the client reset
     if (p.intercepted != null) {
       p.intercepted.cancel();
-    } else {
+    }
+    if (p.up != null) {
       p.up.run(() -> p.up.reset(p, errorCode));
     }
   }
@@ -338,12 +339,111 @@ final class RelayConnection extends Http2FrameAdapter {
     }
   }
 
+  /**
+   * Sends an intercepted call's request (changed by its hooks) on the backend leg, with the
+   * client's headers, and collects the backend's answer for {@code capture} (on this event loop).
+   */
+  void forwardCaptured(Pair p, Http2Headers headers, ByteBuf framedRequest, Capture capture) {
+    p.capture = capture;
+    Upstream u = upstream();
+    p.up = u;
+    u.run(() -> {
+      u.open(p, headers, false);
+      u.data(p, framedRequest, 0, true); // follows the stream if open() moved it elsewhere
+      u.flushUp();
+    });
+  }
+
+  /** Answers a client stream with a collected answer: headers, the message, trailers. */
+  void answerCaptured(Pair p, Http2Headers headers, ByteBuf message, Http2Headers trailers) {
+    if (p.downEnded || !downOpen(p.downId)) {
+      if (message != null) {
+        message.release();
+      }
+      return;
+    }
+    if (headers != null && trailers != null) {
+      writeDownHeaders(p, headers, false);
+    }
+    if (message != null) {
+      if (!p.responseStarted) {
+        writeDownHeaders(p, GrpcWire.responseHeaders(), false);
+      }
+      writeDownData(p, message, false, null);
+    }
+    writeDownHeaders(p, trailers != null ? trailers : headers, true);
+    flushDownSoon();
+  }
+
+  /** A backend answer collected for the proxy: headers, body bytes, trailers. */
+  static final class Capture {
+    private final int limit;
+    private final java.util.function.Consumer<Capture> onDone;
+    Http2Headers headers;
+    ByteBuf body;
+    Http2Headers trailers;
+    boolean done;
+    boolean tooLarge;
+
+    Capture(int limit, java.util.function.Consumer<Capture> onDone) {
+      this.limit = limit;
+      this.onDone = onDone;
+    }
+
+    void headers(Http2Headers h, boolean endOfStream) {
+      if (headers == null && !endOfStream) {
+        headers = h;
+        return;
+      }
+      if (headers == null) {
+        headers = h; // trailers-only
+      } else {
+        trailers = h;
+      }
+      finish();
+    }
+
+    void data(ByteBuf data, boolean endOfStream) {
+      if (!tooLarge) {
+        if (body == null) {
+          body = io.netty.buffer.Unpooled.buffer(data.readableBytes());
+        }
+        if (body.readableBytes() + data.readableBytes() > limit) {
+          tooLarge = true;
+          body.release();
+          body = null;
+        } else {
+          body.writeBytes(data);
+        }
+      }
+      if (endOfStream) {
+        finish();
+      }
+    }
+
+    private void finish() {
+      if (!done) {
+        done = true;
+        onDone.accept(this);
+      }
+    }
+
+    void release() {
+      if (body != null) {
+        body.release();
+        body = null;
+      }
+    }
+  }
+
   /** One relayed or answered stream. */
   static final class Pair {
     final int downId;
     Upstream up;
     int upId;
     InterceptedStream intercepted;
+    /** Set when the backend's answer is collected for the proxy instead of relayed. */
+    Capture capture;
     boolean responseStarted;
     boolean downEnded;
 
@@ -380,7 +480,7 @@ final class RelayConnection extends Http2FrameAdapter {
         @Override
         public void onStreamClosed(Http2Stream stream) {
           Pair p = byUp.remove(stream.id());
-          if (p != null && !p.downEnded) {
+          if (p != null && !p.downEnded && (p.capture == null || !p.capture.done)) {
             // closed without an end the client saw: refused by a GOAWAY, or reset
             failDown(p, Status.UNAVAILABLE.withDescription("the runtime closed the stream"));
           }
@@ -479,6 +579,12 @@ final class RelayConnection extends Http2FrameAdapter {
     }
 
     void headers(Pair p, Http2Headers headers, boolean endOfStream) {
+      if (p.up != this) {
+        // the stream was opened on a newer connection (this one went away meanwhile)
+        Upstream other = p.up;
+        other.run(() -> other.headers(p, headers, endOfStream));
+        return;
+      }
       if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
         return;
       }
@@ -487,6 +593,12 @@ final class RelayConnection extends Http2FrameAdapter {
     }
 
     void data(Pair p, ByteBuf payload, int bytes, boolean endOfStream) {
+      if (p.up != this) {
+        // the stream was opened on a newer connection (this one went away meanwhile)
+        Upstream other = p.up;
+        other.run(() -> other.data(p, payload, bytes, endOfStream));
+        return;
+      }
       if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
         payload.release();
         consumedDown(p.downId, bytes);
@@ -498,6 +610,12 @@ final class RelayConnection extends Http2FrameAdapter {
     }
 
     void reset(Pair p, long errorCode) {
+      if (p.up != this) {
+        // the stream was opened on a newer connection (this one went away meanwhile)
+        Upstream other = p.up;
+        other.run(() -> other.reset(p, errorCode));
+        return;
+      }
       if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
         return;
       }
@@ -525,6 +643,10 @@ final class RelayConnection extends Http2FrameAdapter {
     public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
         int padding, boolean endOfStream) {
       Pair p = byUp.get(streamId);
+      if (p != null && p.capture != null) {
+        p.capture.headers(headers, endOfStream);
+        return;
+      }
       if (p == null || p.downEnded || !downOpen(p.downId)) {
         return;
       }
@@ -536,6 +658,10 @@ final class RelayConnection extends Http2FrameAdapter {
         boolean endOfStream) {
       int bytes = data.readableBytes() + padding;
       Pair p = byUp.get(streamId);
+      if (p != null && p.capture != null) {
+        p.capture.data(data, endOfStream);
+        return bytes;
+      }
       if (p == null || p.downEnded || !downOpen(p.downId)) {
         return bytes;
       }
