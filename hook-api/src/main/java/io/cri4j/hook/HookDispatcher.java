@@ -71,9 +71,18 @@ public final class HookDispatcher implements AutoCloseable {
    * ({@link RuntimeHook#callInline()}); true when there is none.
    */
   public boolean allInline(HookPoint point) {
+    return allInline(List.of(point));
+  }
+
+  /** True if every hook now registered for any of {@code points} never blocks. */
+  public boolean allInline(java.util.Collection<HookPoint> points) {
     for (RuntimeHook h : hooks.get()) {
-      if (!h.callInline() && h.points().contains(point)) {
-        return false;
+      if (!h.callInline()) {
+        for (HookPoint p : points) {
+          if (h.points().contains(p)) {
+            return false;
+          }
+        }
       }
     }
     return true;

@@ -111,13 +111,20 @@ public final class CriHookInterceptor implements CriInterceptor {
    * an I/O thread.
    */
   public boolean inline(MethodDescriptor<?, ?> method) {
-    String bare = method.getBareMethodName();
+    List<HookPoint> points = POINTS.get(method.getBareMethodName());
+    return points != null && dispatcher.allInline(points);
+  }
+
+  /** The hook points of each hooked method. */
+  private static final Map<String, List<HookPoint>> POINTS = pointsByMethod();
+
+  private static Map<String, List<HookPoint>> pointsByMethod() {
+    Map<String, List<HookPoint>> m = new java.util.HashMap<>();
     for (HookPoint p : HookPoint.values()) {
-      if (p.criMethod().equals(bare) && !dispatcher.allInline(p)) {
-        return false;
-      }
+      m.computeIfAbsent(p.criMethod(), k -> new ArrayList<>()).add(p);
     }
-    return true;
+    m.replaceAll((k, v) -> List.copyOf(v));
+    return Map.copyOf(m);
   }
 
   /** One hooked call split at its backend call. */
