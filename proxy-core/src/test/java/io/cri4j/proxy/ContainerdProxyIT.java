@@ -77,10 +77,19 @@ class ContainerdProxyIT {
   private ManagedChannel channel;
   private RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime;
   private final List<String> points = new CopyOnWriteArrayList<>();
+  private final List<String> threads = new CopyOnWriteArrayList<>();
 
   /** Records every point; at PreCreateContainer adds an env var and an annotation. */
   final class InjectingHook implements RuntimeHook {
+    private final boolean inline;
+
+    InjectingHook(boolean inline) {
+      this.inline = inline;
+    }
+
     @Override public String name() { return "inject"; }
+
+    @Override public boolean callInline() { return inline; }
 
     @Override public Set<HookPoint> points() { return Set.of(HookPoint.values()); }
 
@@ -89,6 +98,7 @@ class ContainerdProxyIT {
     @Override
     public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r) {
       points.add(p.configName());
+      threads.add(Thread.currentThread().getName());
       if (p == HookPoint.PRE_RUN_POD_SANDBOX) {
         return PodSandboxHookResponse.newBuilder().putLabels("cri4j.io/hooked", "true").build();
       }
@@ -98,6 +108,7 @@ class ContainerdProxyIT {
     @Override
     public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
       points.add(p.configName());
+      threads.add(Thread.currentThread().getName());
       if (p != HookPoint.PRE_CREATE_CONTAINER) {
         return ContainerHookResult.of(ContainerResourceHookResponse.getDefaultInstance());
       }
@@ -110,8 +121,12 @@ class ContainerdProxyIT {
 
   @BeforeEach
   void startProxy() throws Exception {
+    startProxy(false);
+  }
+
+  private void startProxy(boolean inlineHook) throws Exception {
     proxy = CriProxy.builder().listen(dir.resolve("proxy.sock")).backend(CONTAINERD.endpoint())
-        .addHook(new InjectingHook()).build().start();
+        .addHook(new InjectingHook(inlineHook)).build().start();
     channel = CriChannels.newChannel(proxy.listenEndpoint());
     runtime = RuntimeServiceGrpc.newBlockingStub(channel);
   }
@@ -141,8 +156,14 @@ class ContainerdProxyIT {
         .build();
   }
 
-  @Test
-  void fullLifecycleThroughTheProxyAndTheContainerSeesTheInjectedEnv() {
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void fullLifecycleThroughTheProxyAndTheContainerSeesTheInjectedEnv(boolean inline)
+      throws Exception {
+    if (inline) {
+      stopProxy();
+      startProxy(true);
+    }
     String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
     ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS)
         .pullImage(PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image))
@@ -183,6 +204,32 @@ class ContainerdProxyIT {
         "PostStopContainer", "PreRemoveContainer", "PreStopPodSandbox", "PostStopPodSandbox",
         "PreRemovePodSandbox");
     assertThat(proxy.checkpointCounts()).containsExactly(0, 0);
+    // a hook that never blocks ran on the proxy's I/O thread, without any hand-off
+    assertThat(threads).allSatisfy(t -> assertThat(t)
+        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook"));
+  }
+
+  @Test
+  void aGoGrpcClientReachesContainerdsOwnServicesThroughTheRelay() throws Exception {
+    // ctr is containerd's own CLI: a grpc-go client, calling services the proxy does not know
+    String viaProxy = ctr("--address", dir.resolve("proxy.sock").toString(), "version");
+    String direct = ctr("--address", CONTAINERD.endpoint().path().toString(), "version");
+    assertThat(viaProxy).contains("Server:").contains("UUID:");
+    assertThat(viaProxy.substring(viaProxy.indexOf("Server:")))
+        .isEqualTo(direct.substring(direct.indexOf("Server:")));
+    assertThat(ctr("--address", dir.resolve("proxy.sock").toString(), "namespaces", "ls", "-q"))
+        .isEqualTo(ctr("--address", CONTAINERD.endpoint().path().toString(), "namespaces", "ls",
+            "-q")).contains("k8s.io");
+  }
+
+  private static String ctr(String... args) throws Exception {
+    List<String> cmd = new java.util.ArrayList<>(List.of("ctr"));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("ctr %s finished", cmd).isTrue();
+    assertThat(p.exitValue()).as("ctr %s: %s", cmd, out).isZero();
+    return out;
   }
 
   @Test
