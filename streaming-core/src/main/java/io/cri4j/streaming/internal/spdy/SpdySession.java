@@ -3,6 +3,7 @@ package io.cri4j.streaming.internal.spdy;
 import io.cri4j.streaming.internal.io.Connections;
 import io.cri4j.streaming.internal.io.InboundCredit;
 import io.cri4j.streaming.internal.io.InboundPipe;
+import io.cri4j.streaming.internal.io.ReaderWakeups;
 import io.cri4j.streaming.internal.io.WriteGate;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
@@ -63,6 +64,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     private Channel channel;
     private WriteGate gate;
     private InboundCredit credit;
+    private final ReaderWakeups wakeups = new ReaderWakeups();
     private int lastRemoteId;
     private int nextLocalId;
     private volatile boolean goneAway;
@@ -93,6 +95,11 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     /** Completes when the connection is closed. */
     public CompletableFuture<Void> closeFuture() {
         return closed;
+    }
+
+    /** Reader wake-ups of the current socket read (event loop only), flushed when it completes. */
+    ReaderWakeups wakeups() {
+        return wakeups;
     }
 
     ByteBufAllocator alloc() {
@@ -277,6 +284,17 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        wakeups.flush();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        wakeups.flush();
+    }
+
+    @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         gate.changed();
         ctx.fireChannelWritabilityChanged();
@@ -294,6 +312,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        wakeups.flush();
         for (SpdyStream s : new ArrayList<>(streams.values())) {
             s.onRemoteReset("connection closed");
         }

@@ -166,7 +166,8 @@ public final class SpdyStream {
                 data.readBytes(b);
                 l.accept(b);
             } else {
-                in.offer(data.readRetainedSlice(data.readableBytes())); // no copy: the pipe releases it
+                // no copy: the pipe releases it; the reader is woken when the socket read completes
+                in.offer(data.readRetainedSlice(data.readableBytes()), session.wakeups());
             }
         }
         if (last) {
