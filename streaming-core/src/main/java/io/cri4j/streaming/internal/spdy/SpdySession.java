@@ -23,7 +23,6 @@ import io.netty.handler.codec.spdy.SpdySessionStatus;
 import io.netty.handler.codec.spdy.SpdyStreamStatus;
 import io.netty.handler.codec.spdy.SpdySynReplyFrame;
 import io.netty.handler.codec.spdy.SpdySynStreamFrame;
-import io.netty.handler.codec.spdy.SpdyVersion;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -77,10 +76,12 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
         this.nextLocalId = server ? 2 : 1;
     }
 
-    /** A frame codec configured for kubectl-sized frames (SPDY/3.1, zlib header blocks). */
+    /**
+     * A frame codec configured for kubectl-sized frames (SPDY/3.1, zlib header blocks), whose
+     * inbound DATA payloads are not copied (see {@link SpdyCodec}).
+     */
     public static SpdyFrameCodec newCodec() {
-        // maxChunkSize 64 KiB for inbound DATA, 64 KiB header blocks, default zlib settings.
-        return new SpdyFrameCodec(SpdyVersion.SPDY_3_1, 64 * 1024, 64 * 1024, 6, 15, 8);
+        return new SpdyCodec();
     }
 
     public void handler(Handler h) {
