@@ -1,8 +1,10 @@
 package io.cri4j.streaming.internal.spdy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.spdy.DefaultSpdyDataFrame;
 import io.netty.handler.codec.spdy.SpdyFrameCodec;
 import io.netty.handler.codec.spdy.SpdyVersion;
@@ -12,8 +14,10 @@ import io.netty.handler.codec.spdy.SpdyVersion;
  * payloads reach the streams as slices of the socket's read buffers: Netty's decoder collects
  * every frame that spans two socket reads in its cumulation buffer, which copies nearly every
  * payload byte once more when 32 KiB frames arrive in 64 KiB reads. Control frames (their common
- * header and body, byte for byte) still go through Netty's decoder; outbound frames through its
- * encoder unchanged.
+ * header and body, byte for byte) still go through Netty's decoder, and outbound frames through
+ * its encoder, except DATA frames that a writer thread encoded itself ({@link #dataFrame}, the
+ * same bytes as Netty's encoder): they pass as {@link ByteBuf}s, so their payload is copied once,
+ * on the writer's thread, and not a second time on the event loop.
  *
  * <p>The splitter reads only the common header (SPDY/3.1 section 2.2): the control bit, and for
  * DATA frames the stream id, the FIN flag and the 24-bit length. A DATA frame's payload is passed
@@ -47,6 +51,31 @@ final class SpdyCodec extends SpdyFrameCodec {
     SpdyCodec() {
         // maxChunkSize 64 KiB (inbound DATA does not reach it), 64 KiB header blocks, default zlib.
         super(SpdyVersion.SPDY_3_1, 64 * 1024, 64 * 1024, 6, 15, 8);
+    }
+
+    /**
+     * A complete DATA frame (SPDY/3.1 section 2.2.2: stream id with the control bit clear, flags,
+     * 24-bit length, payload) holding {@code len} bytes of {@code b}; write it to the channel as is.
+     */
+    static ByteBuf dataFrame(ByteBufAllocator alloc, int streamId, boolean fin, byte[] b, int off, int len) {
+        if (len > 0xFFFFFF) {
+            throw new IllegalArgumentException("DATA payload too large: " + len);
+        }
+        ByteBuf frame = alloc.buffer(HEADER_SIZE + len);
+        frame.writeInt(streamId & 0x7FFFFFFF);
+        frame.writeByte(fin ? FLAG_FIN : 0);
+        frame.writeMedium(len);
+        frame.writeBytes(b, off, len);
+        return frame;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        if (msg instanceof ByteBuf frame) {
+            ctx.write(frame, promise); // encoded by dataFrame()
+        } else {
+            super.write(ctx, msg, promise);
+        }
     }
 
     @Override

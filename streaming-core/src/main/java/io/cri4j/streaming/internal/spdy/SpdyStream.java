@@ -210,9 +210,8 @@ public final class SpdyStream {
                     throw new IOException("write on closed stream " + id);
                 }
                 int n = Math.min(len, MAX_DATA);
-                ByteBuf buf = session.alloc().buffer(n);
-                buf.writeBytes(b, off, n);
-                session.sendBlocking(new DefaultSpdyDataFrame(id, buf));
+                // encoded here, on the writer's thread: the event loop only writes it out
+                session.sendBlocking(SpdyCodec.dataFrame(session.alloc(), id, false, b, off, n));
                 off += n;
                 len -= n;
             }

@@ -263,4 +263,34 @@ class SpdyCodecTest {
         assertThat(ch.readInbound().toString()).contains("DefaultSpdyPingFrame").contains("9");
         ch.finishAndReleaseAll();
     }
+
+    @Test
+    void dataFramesEncodedByTheWriterAreTheBytesNettysEncoderWrites() {
+        for (int len : new int[] {0, 1, 1000, 32 * 1024, 70_000}) {
+            for (boolean fin : new boolean[] {false, true}) {
+                byte[] payload = new byte[len + 3];
+                RANDOM.nextBytes(payload);
+                int streamId = 0x7FFFFFFD;
+                EmbeddedChannel netty = netty();
+                netty.writeOutbound(new DefaultSpdyDataFrame(streamId,
+                        Unpooled.wrappedBuffer(payload, 3, len)).setLast(fin));
+                byte[] expected = outbound(netty);
+
+                EmbeddedChannel ours = new EmbeddedChannel(new SpdyCodec());
+                ours.writeOutbound(SpdyCodec.dataFrame(ours.alloc(), streamId, fin, payload, 3, len));
+                assertThat(outbound(ours)).as("%d bytes, fin %s", len, fin).isEqualTo(expected);
+                assertThat(expected).hasSize(8 + len);
+            }
+        }
+    }
+
+    private static byte[] outbound(EmbeddedChannel ch) {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        ByteBuf b;
+        while ((b = ch.readOutbound()) != null) {
+            all.writeBytes(ByteBufUtil.getBytes(b));
+            b.release();
+        }
+        return all.toByteArray();
+    }
 }
