@@ -1,6 +1,7 @@
 package io.cri4j.streaming.internal.spdy;
 
 import io.cri4j.streaming.internal.io.InboundPipe;
+import io.cri4j.streaming.internal.io.WriterBuffers;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.spdy.DefaultSpdyDataFrame;
 import io.netty.handler.codec.spdy.DefaultSpdyRstStreamFrame;
@@ -211,7 +212,7 @@ public final class SpdyStream {
                 }
                 int n = Math.min(len, MAX_DATA);
                 // encoded here, on the writer's thread: the event loop only writes it out
-                session.sendBlocking(SpdyCodec.dataFrame(session.alloc(), id, false, b, off, n));
+                session.sendBlocking(SpdyCodec.dataFrame(WriterBuffers.allocator(), id, false, b, off, n));
                 off += n;
                 len -= n;
             }
