@@ -65,10 +65,21 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         }
     }
 
+    /**
+     * The handler to put before Netty's frame decoder of an exec session, splitting off stdout
+     * and stderr ({@code maxPayload}: the decoder's largest frame payload).
+     */
+    public static io.netty.channel.ChannelHandler channelSplitter(long maxPayload) {
+        return new WsChannelSplitter(maxPayload);
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         try {
-            if (msg instanceof PingWebSocketFrame p) {
+            if (msg instanceof WsChannelSplitter.ChannelData d) {
+                // stdout/stderr split off before Netty's decoder: queued without a copy
+                (d.channel() == 1 ? stdout : stderr).offer(d.content().retain(), wakeups);
+            } else if (msg instanceof PingWebSocketFrame p) {
                 ctx.writeAndFlush(new PongWebSocketFrame(p.content().retain()));
             } else if (msg instanceof CloseWebSocketFrame) {
                 end();
