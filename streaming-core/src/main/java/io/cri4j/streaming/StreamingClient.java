@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -141,6 +142,8 @@ public final class StreamingClient implements AutoCloseable {
     }
 
     private static final String WS_FRAME_ENCODER = "cri4j-ws-encoder";
+    private static final String WS_SPLITTER = "cri4j-ws-channel-splitter";
+    private static final int MAX_FRAME_PAYLOAD = 4 << 20;
 
     /**
      * Our own client frame encoder (masked, RFC 6455), installed when the 101 arrives. Netty's
@@ -155,7 +158,7 @@ public final class StreamingClient implements AutoCloseable {
     }
 
     private RemoteCommand execWebSocket(URI url, CommandOptions options) throws IOException {
-        return upgradeWebSocket(url, String.join(",", b.webSocketProtocols), (p, protocol) -> {
+        return upgradeWebSocket(url, String.join(",", b.webSocketProtocols), true, (p, protocol) -> {
             WsCommandClient client = new WsCommandClient(p.channel(), protocol.isEmpty() ? Protocols.V1 : protocol,
                     options);
             p.addLast("ws-command", client);
@@ -168,16 +171,18 @@ public final class StreamingClient implements AutoCloseable {
      * switched inside the read that delivers the 101, so frames arriving in the same read are
      * decoded as WebSocket frames and not lost.
      *
+     * @param splitChannels whether stdout and stderr messages bypass Netty's frame decoder (see
+     *     {@code WsChannelSplitter}; exec and attach sessions)
      * @param install adds the session's handlers (after the frame encoder and aggregator), given
      *     the pipeline and the negotiated subprotocol, and returns the session
      */
-    private <T> T upgradeWebSocket(URI url, String subprotocols,
+    private <T> T upgradeWebSocket(URI url, String subprotocols, boolean splitChannels,
             java.util.function.BiFunction<ChannelPipeline, String, T> install) throws IOException {
         Channel ch = upgrader.connect(url);
         String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
         URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
         WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
-                WebSocketVersion.V13, subprotocols, false, new DefaultHttpHeaders(), 4 << 20);
+                WebSocketVersion.V13, subprotocols, false, new DefaultHttpHeaders(), MAX_FRAME_PAYLOAD);
         java.util.concurrent.CompletableFuture<T> result = new java.util.concurrent.CompletableFuture<>();
         ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
             @Override
@@ -194,6 +199,12 @@ public final class StreamingClient implements AutoCloseable {
                     T session = install.apply(p, r.headers().get("Sec-WebSocket-Protocol", ""));
                     p.remove(this);
                     hs.finishHandshake(ch, r);
+                    if (splitChannels) {
+                        // before Netty's decoder, which finishHandshake put right after the HTTP
+                        // codec: the bytes after the 101 in this read reach the splitter first
+                        p.addBefore(p.context(WebSocketFrameDecoder.class).name(), WS_SPLITTER,
+                                WsCommandClient.channelSplitter(MAX_FRAME_PAYLOAD));
+                    }
                     result.complete(session);
                 } catch (RuntimeException e) {
                     result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
@@ -246,7 +257,7 @@ public final class StreamingClient implements AutoCloseable {
 
     private SpdySession upgradeTunnel(URI url) throws IOException {
         SpdySession session = new SpdySession(false, s -> s.reset());
-        return upgradeWebSocket(url, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, (p, protocol) -> {
+        return upgradeWebSocket(url, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, false, (p, protocol) -> {
             p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
             p.addLast("spdy-codec", SpdySession.newCodec());
             p.addLast("spdy-session", session);

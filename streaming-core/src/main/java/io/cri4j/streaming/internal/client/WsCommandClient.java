@@ -6,6 +6,7 @@ import io.cri4j.streaming.StreamingException;
 import io.cri4j.streaming.TerminalSize;
 import io.cri4j.streaming.internal.io.InboundCredit;
 import io.cri4j.streaming.internal.io.InboundPipe;
+import io.cri4j.streaming.internal.io.ReaderWakeups;
 import io.cri4j.streaming.internal.io.WriteGate;
 import io.cri4j.streaming.internal.remotecommand.Protocols;
 import io.cri4j.streaming.internal.websocket.WsChannels;
@@ -40,6 +41,7 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
     private final WsChannels channels;
     private final InboundPipe stdout;
     private final InboundPipe stderr;
+    private final ReaderWakeups wakeups = new ReaderWakeups();
     private final CommandOptions options;
     private final ByteArrayOutputStream status = new ByteArrayOutputStream();
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
@@ -63,10 +65,21 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         }
     }
 
+    /**
+     * The handler to put before Netty's frame decoder of an exec session, splitting off stdout
+     * and stderr ({@code maxPayload}: the decoder's largest frame payload).
+     */
+    public static io.netty.channel.ChannelHandler channelSplitter(long maxPayload) {
+        return new WsChannelSplitter(maxPayload);
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         try {
-            if (msg instanceof PingWebSocketFrame p) {
+            if (msg instanceof WsChannelSplitter.ChannelData d) {
+                // stdout/stderr split off before Netty's decoder: queued without a copy
+                (d.channel() == 1 ? stdout : stderr).offer(d.content().retain(), wakeups);
+            } else if (msg instanceof PingWebSocketFrame p) {
                 ctx.writeAndFlush(new PongWebSocketFrame(p.content().retain()));
             } else if (msg instanceof CloseWebSocketFrame) {
                 end();
@@ -74,10 +87,11 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
             } else if (msg instanceof BinaryWebSocketFrame f && f.content().readableBytes() > 1
                     && (f.content().getUnsignedByte(f.content().readerIndex()) == 1
                             || f.content().getUnsignedByte(f.content().readerIndex()) == 2)) {
-                // stdout/stderr data: queued without a copy (the pipe releases the slice)
+                // stdout/stderr data: queued without a copy (the pipe releases the slice), the
+                // reader woken when the socket read completes
                 ByteBuf c = f.content();
                 InboundPipe target = c.readUnsignedByte() == 1 ? stdout : stderr;
-                target.offer(c.readRetainedSlice(c.readableBytes()));
+                target.offer(c.readRetainedSlice(c.readableBytes()), wakeups);
             } else if (msg instanceof WebSocketFrame f && !(msg instanceof PongWebSocketFrame)) {
                 WsChannels.Message m = channels.decode(f);
                 if (m == null) {
@@ -97,7 +111,19 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         }
     }
 
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        wakeups.flush();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        wakeups.flush();
+    }
+
     private void end() {
+        wakeups.flush();
         stdout.finish();
         stderr.finish();
         try {

@@ -12,11 +12,21 @@ import java.util.ArrayDeque;
  * {@link #offer}, {@link #finish} (EOF) or {@link #abort}; a reader thread reads. Closing the
  * stream discards what is queued. Queued bytes are accounted in an {@link InboundCredit}.
  * Buffers offered are queued as they are (no copy) and released once read or discarded.
+ *
+ * <p>Two costs of the hand-off are kept off the event loop: the reader copies out of a buffer
+ * without holding the pipe's lock (so an offer never waits for a copy), and an offer with a
+ * {@link ReaderWakeups} batch wakes a waiting reader only when the batch is flushed, once per
+ * socket read instead of once per frame.
  */
 public final class InboundPipe extends InputStream {
     private final InboundCredit credit;
     private final ArrayDeque<ByteBuf> chunks = new ArrayDeque<>();
+    /** The chunk being read; owned by the reader while {@link #reading}. */
     private ByteBuf current;
+    /** A reader is copying out of {@link #current} without the lock. */
+    private boolean reading;
+    private int waiters;
+    private boolean wakePending;
     private boolean finished;
     private boolean closed;
     private IOException failure;
@@ -34,21 +44,48 @@ public final class InboundPipe extends InputStream {
 
     /**
      * Queues the readable bytes of {@code data} and takes ownership of it (it is released once
-     * read, or at once when the reader closed the stream or after EOF).
+     * read, or at once when the reader closed the stream or after EOF). Wakes a waiting reader now.
      */
     public void offer(ByteBuf data) {
+        offer(data, null);
+    }
+
+    /**
+     * Like {@link #offer(ByteBuf)}, but a waiting reader is woken only when {@code wakeups} is
+     * flushed (null: now). The caller must flush {@code wakeups} when its socket read is complete.
+     */
+    public void offer(ByteBuf data, ReaderWakeups wakeups) {
         int n = data.readableBytes();
         if (n > 0) {
+            boolean defer = false;
             synchronized (this) {
                 if (!closed && !finished && failure == null) {
                     chunks.add(data);
                     credit.buffered(n);
-                    notifyAll();
-                    return;
+                    if (waiters > 0) {
+                        if (wakeups == null) {
+                            notifyAll();
+                        } else if (!wakePending) {
+                            wakePending = true;
+                            defer = true;
+                        }
+                    }
+                    data = null;
                 }
             }
+            if (defer) {
+                wakeups.add(this);
+            }
         }
-        data.release();
+        if (data != null) {
+            data.release();
+        }
+    }
+
+    /** Wakes a reader for bytes offered with a deferred wake-up (called by {@link ReaderWakeups}). */
+    synchronized void wake() {
+        wakePending = false;
+        notifyAll();
     }
 
     /** Marks the end of the data: reads return -1 once the queue is drained. */
@@ -85,42 +122,62 @@ public final class InboundPipe extends InputStream {
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
+        java.util.Objects.checkFromIndexSize(off, len, b.length);
         if (len == 0) {
             return 0;
         }
-        int n;
+        ByteBuf c;
         synchronized (this) {
             while (true) {
                 if (closed) {
                     throw new IOException("stream closed");
                 }
-                if (current == null) {
-                    current = chunks.poll();
-                }
-                if (current != null) {
-                    break;
-                }
-                if (failure != null) {
-                    throw new IOException(failure.getMessage(), failure);
-                }
-                if (finished) {
-                    return -1;
-                }
+                if (!reading) {
+                    if (current == null) {
+                        current = chunks.poll();
+                    }
+                    if (current != null) {
+                        break;
+                    }
+                    if (failure != null) {
+                        throw new IOException(failure.getMessage(), failure);
+                    }
+                    if (finished) {
+                        return -1;
+                    }
+                } // else another reader copies; wait for it
+                waiters++;
                 try {
                     wait();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new InterruptedIOException("interrupted while reading");
+                } finally {
+                    waiters--;
                 }
             }
-            n = Math.min(len, current.readableBytes());
-            current.readBytes(b, off, n);
-            if (!current.isReadable()) {
-                current.release();
-                current = null;
-            }
+            reading = true;
+            c = current;
         }
-        credit.released(n);
+        int n = 0;
+        try {
+            n = Math.min(len, c.readableBytes());
+            c.readBytes(b, off, n); // without the lock: offers go on meanwhile
+        } finally {
+            int dropped = 0;
+            synchronized (this) {
+                reading = false;
+                if (!c.isReadable() || closed || failure != null) {
+                    dropped = c.readableBytes(); // a close or abort during the copy left it to us
+                    c.release();
+                    current = null;
+                }
+                if (waiters > 0) {
+                    notifyAll(); // another reader, or one that waits for a close to finish
+                }
+            }
+            credit.released(n + dropped);
+        }
         return n;
     }
 
@@ -147,9 +204,10 @@ public final class InboundPipe extends InputStream {
         credit.released(dropped);
     }
 
+    /** Drops the queue, and the current chunk unless a reader is copying from it (it drops it then). */
     private int dropAll() {
         int n = 0;
-        if (current != null) {
+        if (current != null && !reading) {
             n += current.readableBytes();
             current.release();
             current = null;

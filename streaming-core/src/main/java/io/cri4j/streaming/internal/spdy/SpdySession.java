@@ -3,6 +3,7 @@ package io.cri4j.streaming.internal.spdy;
 import io.cri4j.streaming.internal.io.Connections;
 import io.cri4j.streaming.internal.io.InboundCredit;
 import io.cri4j.streaming.internal.io.InboundPipe;
+import io.cri4j.streaming.internal.io.ReaderWakeups;
 import io.cri4j.streaming.internal.io.WriteGate;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
@@ -22,7 +23,6 @@ import io.netty.handler.codec.spdy.SpdySessionStatus;
 import io.netty.handler.codec.spdy.SpdyStreamStatus;
 import io.netty.handler.codec.spdy.SpdySynReplyFrame;
 import io.netty.handler.codec.spdy.SpdySynStreamFrame;
-import io.netty.handler.codec.spdy.SpdyVersion;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -63,6 +63,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     private Channel channel;
     private WriteGate gate;
     private InboundCredit credit;
+    private final ReaderWakeups wakeups = new ReaderWakeups();
     private int lastRemoteId;
     private int nextLocalId;
     private volatile boolean goneAway;
@@ -75,10 +76,12 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
         this.nextLocalId = server ? 2 : 1;
     }
 
-    /** A frame codec configured for kubectl-sized frames (SPDY/3.1, zlib header blocks). */
+    /**
+     * A frame codec configured for kubectl-sized frames (SPDY/3.1, zlib header blocks), whose
+     * inbound DATA payloads are not copied (see {@link SpdyCodec}).
+     */
     public static SpdyFrameCodec newCodec() {
-        // maxChunkSize 64 KiB for inbound DATA, 64 KiB header blocks, default zlib settings.
-        return new SpdyFrameCodec(SpdyVersion.SPDY_3_1, 64 * 1024, 64 * 1024, 6, 15, 8);
+        return new SpdyCodec();
     }
 
     public void handler(Handler h) {
@@ -93,6 +96,11 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     /** Completes when the connection is closed. */
     public CompletableFuture<Void> closeFuture() {
         return closed;
+    }
+
+    /** Reader wake-ups of the current socket read (event loop only), flushed when it completes. */
+    ReaderWakeups wakeups() {
+        return wakeups;
     }
 
     ByteBufAllocator alloc() {
@@ -277,6 +285,17 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        wakeups.flush();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        wakeups.flush();
+    }
+
+    @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         gate.changed();
         ctx.fireChannelWritabilityChanged();
@@ -294,6 +313,7 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        wakeups.flush();
         for (SpdyStream s : new ArrayList<>(streams.values())) {
             s.onRemoteReset("connection closed");
         }

@@ -1,6 +1,7 @@
 package io.cri4j.streaming.internal.spdy;
 
 import io.cri4j.streaming.internal.io.InboundPipe;
+import io.cri4j.streaming.internal.io.WriterBuffers;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.spdy.DefaultSpdyDataFrame;
 import io.netty.handler.codec.spdy.DefaultSpdyRstStreamFrame;
@@ -166,7 +167,8 @@ public final class SpdyStream {
                 data.readBytes(b);
                 l.accept(b);
             } else {
-                in.offer(data.readRetainedSlice(data.readableBytes())); // no copy: the pipe releases it
+                // no copy: the pipe releases it; the reader is woken when the socket read completes
+                in.offer(data.readRetainedSlice(data.readableBytes()), session.wakeups());
             }
         }
         if (last) {
@@ -209,9 +211,8 @@ public final class SpdyStream {
                     throw new IOException("write on closed stream " + id);
                 }
                 int n = Math.min(len, MAX_DATA);
-                ByteBuf buf = session.alloc().buffer(n);
-                buf.writeBytes(b, off, n);
-                session.sendBlocking(new DefaultSpdyDataFrame(id, buf));
+                // encoded here, on the writer's thread: the event loop only writes it out
+                session.sendBlocking(SpdyCodec.dataFrame(WriterBuffers.allocator(), id, false, b, off, n));
                 off += n;
                 len -= n;
             }

@@ -1,6 +1,7 @@
 package io.cri4j.streaming.internal.websocket;
 
 import io.cri4j.streaming.internal.io.WriteGate;
+import io.cri4j.streaming.internal.io.WriterBuffers;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -62,7 +63,8 @@ public final class WsChannels {
                     + Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(data, off, off + len));
             return new TextWebSocketFrame(Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII));
         }
-        ByteBuf b = channel.alloc().buffer(len + 1);
+        // called by writer threads (the event loop only for the empty announcement)
+        ByteBuf b = WriterBuffers.allocator().buffer(len + 1);
         b.writeByte(ch);
         b.writeBytes(data, off, len);
         return new BinaryWebSocketFrame(b);
