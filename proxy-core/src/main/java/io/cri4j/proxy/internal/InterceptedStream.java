@@ -307,18 +307,8 @@ final class InterceptedStream {
     }
     if (m.getType() == MethodDescriptor.MethodType.UNARY) {
       try {
-        Object response = service.unary(m, request, md);
-        ByteBuf framed = frame(m, response);
         // message and trailers in one event-loop task: one wake-up, one flush
-        conn.execute(() -> {
-          RelayConnection.Pair p = conn.pair(streamId);
-          if (p == null || cancelled) {
-            framed.release();
-            return;
-          }
-          conn.sendMessage(p, framed);
-          conn.finish(p, Status.OK, null);
-        });
+        send(m, service.unary(m, request, md), true);
       } catch (StatusException e) {
         answer(e.getStatus(), e.getTrailers());
       }
@@ -327,7 +317,7 @@ final class InterceptedStream {
     service.serverStreaming(m, request, md, new StreamObserver<Object>() {
       @Override
       public void onNext(Object value) {
-        send(m, value);
+        send(m, value, false);
       }
 
       @Override
@@ -349,8 +339,9 @@ final class InterceptedStream {
     return frame(m.streamResponse(response));
   }
 
+  /** Writes a message on the event loop; with {@code last}, the OK trailers in the same task. */
   @SuppressWarnings("rawtypes")
-  private void send(MethodDescriptor m, Object response) {
+  private void send(MethodDescriptor m, Object response, boolean last) {
     ByteBuf framed = frame(m, response);
     conn.execute(() -> {
       RelayConnection.Pair p = conn.pair(streamId);
@@ -359,6 +350,9 @@ final class InterceptedStream {
         return;
       }
       conn.sendMessage(p, framed);
+      if (last) {
+        conn.finish(p, Status.OK, null);
+      }
     });
   }
 
