@@ -66,7 +66,8 @@ final class RelayConnection extends Http2FrameAdapter {
 
   /** Installs the HTTP/2 server handler on the accepted channel and connects the backend leg. */
   void install() {
-    downHandler = new Http2ConnectionHandlerBuilder().server(true).frameListener(this)
+    downHandler = new Http2ConnectionHandlerBuilder().frameListener(this)
+        .connection(connection(true))
         .initialSettings(settings()).gracefulShutdownTimeoutMillis(0)
         .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
         .validateHeaders(true).build();
@@ -94,6 +95,19 @@ final class RelayConnection extends Http2FrameAdapter {
    * its side with CANCEL; a busy kubelet would hit 200 in 30 s and lose its connection. The peers
    * are kubelet on a local socket and the runtime, which guards itself.
    */
+  /**
+   * A connection whose outbound flow controller shares the window evenly between streams: gRPC
+   * sends no priorities, so Netty's default weighted-fair distributor only costs bookkeeping on
+   * every stream's open and close.
+   */
+  private static Http2Connection connection(boolean server) {
+    io.netty.handler.codec.http2.DefaultHttp2Connection c =
+        new io.netty.handler.codec.http2.DefaultHttp2Connection(server);
+    c.remote().flowController(new io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController(
+        c, new io.netty.handler.codec.http2.UniformStreamByteDistributor(c)));
+    return c;
+  }
+
   private static Http2Settings settings() {
     return new Http2Settings().initialWindowSize(WINDOW).maxHeaderListSize(MAX_HEADER_LIST);
   }
@@ -470,7 +484,8 @@ final class RelayConnection extends Http2FrameAdapter {
 
     void install(Channel channel) {
       ch = channel;
-      handler = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
+      handler = new Http2ConnectionHandlerBuilder().frameListener(this)
+          .connection(connection(false))
           .initialSettings(settings().pushEnabled(false)).gracefulShutdownTimeoutMillis(0)
           .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
           .validateHeaders(true).build();
