@@ -232,7 +232,7 @@ class WsChannelSplitterTest {
         ch.writeInbound(read);
         WsChannelSplitter.ChannelData d = ch.readInbound();
         assertThat(d.channel()).isEqualTo(1);
-        assertThat(d.content().unwrap()).isSameAs(read);
+        assertThat(root(d.content())).isSameAs(root(read));
         assertThat(d.content().readableBytes()).isEqualTo(32 * 1024);
         d.release();
         assertThat(read.refCnt()).isZero();
@@ -240,9 +240,17 @@ class WsChannelSplitterTest {
         ByteBuf big = Unpooled.directBuffer(64 * 1024).writeBytes(binary(2, 100));
         ch.writeInbound(big);
         d = ch.readInbound();
-        assertThat(d.content().unwrap()).isNotSameAs(big); // small next to its read buffer: copied
+        assertThat(root(d.content())).isNotSameAs(root(big)); // small next to its read buffer: copied
         assertThat(big.refCnt()).isZero();
         d.release();
         ch.finishAndReleaseAll();
+    }
+
+    /** The buffer under any wrappers (Netty's leak detector wraps a sampled allocation). */
+    private static ByteBuf root(ByteBuf b) {
+        while (b.unwrap() != null) {
+            b = b.unwrap();
+        }
+        return b;
     }
 }

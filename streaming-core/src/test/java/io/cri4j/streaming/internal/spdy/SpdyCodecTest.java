@@ -196,7 +196,7 @@ class SpdyCodecTest {
         int copies = 0;
         while ((m = ch.readInbound()) != null) {
             if (m instanceof SpdyDataFrame f && f.content().isReadable()) {
-                if (f.content().unwrap() == in) {
+                if (root(f.content()) == root(in)) {
                     slices++;
                 } else {
                     copies++;
@@ -215,7 +215,7 @@ class SpdyCodecTest {
         ByteBuf read = Unpooled.directBuffer(frame.length).writeBytes(frame);
         big.writeInbound(read);
         SpdyDataFrame f = big.readInbound();
-        assertThat(f.content().unwrap()).isSameAs(read);
+        assertThat(root(f.content())).isSameAs(root(read));
         assertThat(f.content().readableBytes()).isEqualTo(32 * 1024);
         assertThat(f.isLast()).isTrue();
         f.release();
@@ -292,5 +292,13 @@ class SpdyCodecTest {
             b.release();
         }
         return all.toByteArray();
+    }
+
+    /** The buffer under any wrappers (Netty's leak detector wraps a sampled allocation). */
+    private static ByteBuf root(ByteBuf b) {
+        while (b.unwrap() != null) {
+            b = b.unwrap();
+        }
+        return b;
     }
 }
