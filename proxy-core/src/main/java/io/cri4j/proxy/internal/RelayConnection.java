@@ -495,6 +495,9 @@ final class RelayConnection extends Http2FrameAdapter {
         @Override
         public void onStreamClosed(Http2Stream stream) {
           Pair p = byUp.remove(stream.id());
+          if (p != null && p.capture != null && !p.capture.done) {
+            p.capture.release(); // an answer that will never be complete
+          }
           if (p != null && !p.downEnded && (p.capture == null || !p.capture.done)) {
             // closed without an end the client saw: refused by a GOAWAY, or reset
             failDown(p, Status.UNAVAILABLE.withDescription("the runtime closed the stream"));
@@ -550,6 +553,9 @@ final class RelayConnection extends Http2FrameAdapter {
       state = CLOSED;
       draining.remove(this);
       for (Pair p : byUp.values().toArray(new Pair[0])) {
+        if (p.capture != null && !p.capture.done) {
+          p.capture.release();
+        }
         failDown(p, Status.UNAVAILABLE.withDescription(failure));
       }
       byUp.clear();
