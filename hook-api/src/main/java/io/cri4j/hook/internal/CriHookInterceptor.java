@@ -115,13 +115,25 @@ public final class CriHookInterceptor implements CriInterceptor {
     return points != null && dispatcher.allInline(points);
   }
 
-  /** The hook points of each hooked method. */
-  private static final Map<String, List<HookPoint>> POINTS = pointsByMethod();
+  /**
+   * True when every hook now registered for the post points of {@code method} never blocks, so
+   * that {@link Phase#complete} may run on an I/O thread.
+   */
+  public boolean inlineAfter(MethodDescriptor<?, ?> method) {
+    List<HookPoint> points = POST_POINTS.get(method.getBareMethodName());
+    return points == null || dispatcher.allInline(points);
+  }
 
-  private static Map<String, List<HookPoint>> pointsByMethod() {
+  /** The hook points of each hooked method, and its post points only. */
+  private static final Map<String, List<HookPoint>> POINTS = pointsByMethod(false);
+  private static final Map<String, List<HookPoint>> POST_POINTS = pointsByMethod(true);
+
+  private static Map<String, List<HookPoint>> pointsByMethod(boolean postOnly) {
     Map<String, List<HookPoint>> m = new java.util.HashMap<>();
     for (HookPoint p : HookPoint.values()) {
-      m.computeIfAbsent(p.criMethod(), k -> new ArrayList<>()).add(p);
+      if (!postOnly || !p.isPre()) {
+        m.computeIfAbsent(p.criMethod(), k -> new ArrayList<>()).add(p);
+      }
     }
     m.replaceAll((k, v) -> List.copyOf(v));
     return Map.copyOf(m);

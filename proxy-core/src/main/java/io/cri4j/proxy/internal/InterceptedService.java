@@ -72,19 +72,20 @@ public final class InterceptedService {
   }
 
   /**
-   * The hooks, when this call of {@code m} may be handled on the I/O thread: only the hooks want
-   * the method, they apply to it now, and every hook of its points never blocks; else null.
+   * The hooks, when this call of {@code m} may be handled in two phases around a backend call on
+   * the relay's connection: only the hooks want the method and they apply to it now; else null
+   * (the call runs through the chain on a worker).
    */
-  public io.cri4j.hook.internal.CriHookInterceptor inlineHooks(MethodDescriptor<?, ?> m) {
-    if (!hooksOnly.contains(m) || !inlineHooks.apply().test(m) || !inlineHooks.hooks().inline(m)) {
+  public io.cri4j.hook.internal.CriHookInterceptor phasedHooks(MethodDescriptor<?, ?> m) {
+    if (!hooksOnly.contains(m) || !inlineHooks.apply().test(m)) {
       return null;
     }
     return inlineHooks.hooks();
   }
 
-  /** True when the hooks of {@code m} may still run on the I/O thread (checked again after). */
-  public boolean stillInline(MethodDescriptor<?, ?> m) {
-    return inlineHooks != null && inlineHooks.hooks().inline(m);
+  /** True when the post phase of {@code m} may run on the I/O thread (no post hook blocks). */
+  public boolean postPhaseInline(MethodDescriptor<?, ?> m) {
+    return inlineHooks != null && inlineHooks.hooks().inlineAfter(m);
   }
 
   private boolean wanted(MethodDescriptor<?, ?> method) {

@@ -88,9 +88,17 @@ final class InterceptedStream {
         b.release();
       }
     }
-    io.cri4j.hook.internal.CriHookInterceptor hooks = service.inlineHooks(method);
+    io.cri4j.hook.internal.CriHookInterceptor hooks = service.phasedHooks(method);
     if (hooks != null) {
-      runInline(hooks, message);
+      if (hooks.inline(method)) {
+        runPhased(hooks, message); // right here, on the event loop
+        return;
+      }
+      try {
+        service.executor().execute(() -> runPhased(hooks, message));
+      } catch (RejectedExecutionException e) {
+        answer(Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
+      }
       return;
     }
     long timeout;
@@ -119,13 +127,16 @@ final class InterceptedStream {
   }
 
   /**
-   * A call whose hooks never block, handled on the event loop without a thread hand-off: the pre
-   * phase runs here, the changed request goes out on the paired backend connection with the
-   * client's headers (so the backend sees the client's deadline), and the answer is collected,
-   * given to the post phase and written back. A failed call's answer goes back as it came.
+   * A call only the hooks want, in two phases around the backend call. The pre phase runs on this
+   * thread: the event loop when every hook of the method never blocks, else a worker (the hooks
+   * then run on their hook threads, bounded by their timeouts). The changed request goes out on
+   * the paired backend connection with the client's headers (so the backend sees the client's
+   * deadline); the answer is collected on the event loop, given to the post phase (there, or on a
+   * worker when a post hook may block) and written back. A failed call's answer goes back as it
+   * came.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private void runInline(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message) {
+  private void runPhased(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message) {
     MethodDescriptor m = method;
     io.cri4j.hook.internal.CriHookInterceptor.Phase phase;
     Object request;
@@ -133,11 +144,11 @@ final class InterceptedStream {
       request = m.parseRequest(new ByteArrayInputStream(message));
       phase = hooks.begin(m, request);
     } catch (StatusException e) {
-      finishNow(e.getStatus(), e.getTrailers());
+      onLoop(() -> finishNow(e.getStatus(), e.getTrailers()));
       return;
     } catch (RuntimeException e) {
-      finishNow(Status.INTERNAL.withDescription("hooks failed on " + m.getFullMethodName()
-          + ": " + e), null);
+      onLoop(() -> finishNow(Status.INTERNAL.withDescription("hooks failed on "
+          + m.getFullMethodName() + ": " + e), null));
       return;
     }
     ByteBuf body;
@@ -147,13 +158,15 @@ final class InterceptedStream {
     } else {
       body = frame(m.streamRequest(phase.request()));
     }
-    RelayConnection.Pair p = conn.pair(streamId);
-    if (p == null || cancelled) {
-      body.release();
-      return;
-    }
-    conn.forwardCaptured(p, headers, body, new RelayConnection.Capture(maxMessageSize + 5,
-        answer -> onBackendAnswer(p, phase, answer)));
+    onLoop(() -> {
+      RelayConnection.Pair p = conn.pair(streamId);
+      if (p == null || cancelled) {
+        body.release();
+        return;
+      }
+      conn.forwardCaptured(p, headers, body, new RelayConnection.Capture(maxMessageSize + 5,
+          answer -> onBackendAnswer(p, phase, answer)));
+    });
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -188,8 +201,8 @@ final class InterceptedStream {
       conn.answerCaptured(p, answer.headers, body, answer.trailers);
       return;
     }
-    if (!service.stillInline(method)) {
-      // a blocking hook was added meanwhile: the post phase leaves the event loop
+    if (!service.postPhaseInline(method)) {
+      // a post hook may block: the post phase leaves the event loop
       try {
         service.executor().execute(() -> complete(p, phase, response, body, answer));
       } catch (RejectedExecutionException e) {
@@ -211,11 +224,11 @@ final class InterceptedStream {
       out = phase.complete(response);
     } catch (StatusException e) {
       body.release();
-      answerFromAnyThread(p, () -> conn.finish(p, e.getStatus(), e.getTrailers()));
+      onLoop(() -> conn.finish(p, e.getStatus(), e.getTrailers()));
       return;
     } catch (RuntimeException e) {
       body.release();
-      answerFromAnyThread(p, () -> conn.finish(p, Status.INTERNAL.withDescription(
+      onLoop(() -> conn.finish(p, Status.INTERNAL.withDescription(
           "hooks failed after " + method.getFullMethodName() + ": " + e), null));
       return;
     }
@@ -226,19 +239,20 @@ final class InterceptedStream {
       body.release();
       message = frame(((MethodDescriptor) method).streamResponse(out));
     }
-    answerFromAnyThread(p, () -> conn.answerCaptured(p, answer.headers, message,
+    onLoop(() -> conn.answerCaptured(p, answer.headers, message,
         answer.trailers));
   }
 
-  private void answerFromAnyThread(RelayConnection.Pair p, Runnable write) {
+  /** Runs {@code task} on the event loop: now if this is it, else as a task there. */
+  private void onLoop(Runnable task) {
     if (conn.eventLoop().inEventLoop()) {
-      write.run();
+      task.run();
     } else {
-      conn.execute(write);
+      conn.execute(task);
     }
   }
 
-  /** Ends the stream now, on the event loop. */
+  /** Ends the stream now (on the event loop). */
   private void finishNow(Status status, Metadata trailers) {
     RelayConnection.Pair p = conn.pair(streamId);
     if (p != null && !cancelled) {
