@@ -239,6 +239,46 @@ class RelayIT {
         .version(VersionRequest.getDefaultInstance()).getRuntimeName()).isEqualTo("test-backend");
   }
 
+  @Test
+  void everyClientConnectionsBackendLegIsClosedWithIt() throws Exception {
+    start(CriProxy.builder());
+    // warm up, so that lazily opened files (classes, the shared event loops) are counted before
+    for (int i = 0; i < 3; i++) {
+      oneCallOnItsOwnConnection();
+    }
+    long before = openFiles();
+    for (int i = 0; i < 60; i++) {
+      oneCallOnItsOwnConnection();
+    }
+    // each cycle opened a client socket, the proxy's accepted socket and its backend leg (and
+    // the backend's accepted socket); all of them must be gone once the clients are
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    long now = openFiles();
+    while (now > before + 10 && System.nanoTime() < deadline) {
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // polling a condition
+      now = openFiles();
+    }
+    assertThat(now).as("open files after 60 connections came and went (before: %d)", before)
+        .isLessThanOrEqualTo(before + 10);
+  }
+
+  private void oneCallOnItsOwnConnection() throws InterruptedException {
+    ManagedChannel ch = CriChannels.newChannel(proxy.listenEndpoint());
+    try {
+      assertThat(RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .version(VersionRequest.getDefaultInstance()).getRuntimeName())
+          .isEqualTo("test-backend");
+    } finally {
+      ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static long openFiles() throws java.io.IOException {
+    try (var s = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
+      return s.count();
+    }
+  }
+
   private static Http2Headers versionHeaders() {
     return new DefaultHttp2Headers().method("POST").scheme("http").authority("localhost")
         .path(VERSION_PATH).set("content-type", "application/grpc").set("te", "trailers");
