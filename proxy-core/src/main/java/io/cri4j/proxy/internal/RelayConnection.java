@@ -14,7 +14,6 @@ import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2ConnectionAdapter;
 import io.netty.handler.codec.http2.Http2ConnectionHandler;
 import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
-import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
@@ -66,11 +65,7 @@ final class RelayConnection extends Http2FrameAdapter {
 
   /** Installs the HTTP/2 server handler on the accepted channel and connects the backend leg. */
   void install() {
-    downHandler = new Http2ConnectionHandlerBuilder().frameListener(this)
-        .connection(connection(true))
-        .initialSettings(settings()).gracefulShutdownTimeoutMillis(0)
-        .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
-        .validateHeaders(true).build();
+    downHandler = handler(true, this);
     down.pipeline().addLast(downHandler, new ReadCompleteFlush(null));
     downCtx = down.pipeline().context(downHandler);
     openConnectionWindow(downHandler);
@@ -87,14 +82,30 @@ final class RelayConnection extends Http2FrameAdapter {
     up = connect();
   }
 
-  /*
-   * Both legs switch off Netty's limits on RST_STREAM frames per window (its "rapid reset"
+  /**
+   * The HTTP/2 handler of one leg: 1 MiB windows, no push, closing without a grace period.
+   *
+   * <p>Both legs switch off Netty's limits on RST_STREAM frames per window (its "rapid reset"
    * guards). They are normal traffic here: grpc-go answers a unary call as soon as it has the
    * message and then resets the stream with NO_ERROR when the client's END_STREAM (grpc-java
    * sends it in an empty DATA frame of its own) has not arrived yet, and the client then resets
    * its side with CANCEL; a busy kubelet would hit 200 in 30 s and lose its connection. The peers
    * are kubelet on a local socket and the runtime, which guards itself.
    */
+  private static Http2ConnectionHandler handler(boolean server,
+      io.netty.handler.codec.http2.Http2FrameListener listener) {
+    Http2Settings settings = new Http2Settings().initialWindowSize(WINDOW)
+        .maxHeaderListSize(MAX_HEADER_LIST);
+    if (!server) {
+      settings.pushEnabled(false);
+    }
+    return new Http2ConnectionHandlerBuilder().frameListener(listener)
+        .connection(connection(server)).initialSettings(settings)
+        .gracefulShutdownTimeoutMillis(0)
+        .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
+        .validateHeaders(true).build();
+  }
+
   /**
    * A connection whose outbound flow controller shares the window evenly between streams: gRPC
    * sends no priorities, so Netty's default weighted-fair distributor only costs bookkeeping on
@@ -106,10 +117,6 @@ final class RelayConnection extends Http2FrameAdapter {
     c.remote().flowController(new io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController(
         c, new io.netty.handler.codec.http2.UniformStreamByteDistributor(c)));
     return c;
-  }
-
-  private static Http2Settings settings() {
-    return new Http2Settings().initialWindowSize(WINDOW).maxHeaderListSize(MAX_HEADER_LIST);
   }
 
   private static void openConnectionWindow(Http2ConnectionHandler h) {
@@ -484,11 +491,7 @@ final class RelayConnection extends Http2FrameAdapter {
 
     void install(Channel channel) {
       ch = channel;
-      handler = new Http2ConnectionHandlerBuilder().frameListener(this)
-          .connection(connection(false))
-          .initialSettings(settings().pushEnabled(false)).gracefulShutdownTimeoutMillis(0)
-          .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
-          .validateHeaders(true).build();
+      handler = handler(false, this);
       ch.pipeline().addLast(handler, new ReadCompleteFlush(this));
       ctx = ch.pipeline().context(handler);
       handler.connection().addListener(new Http2ConnectionAdapter() {
