@@ -144,11 +144,11 @@ final class InterceptedStream {
       request = m.parseRequest(new ByteArrayInputStream(message));
       phase = hooks.begin(m, request);
     } catch (StatusException e) {
-      onLoop(() -> finishNow(e.getStatus(), e.getTrailers()));
+      answer(e.getStatus(), e.getTrailers());
       return;
     } catch (RuntimeException e) {
-      onLoop(() -> finishNow(Status.INTERNAL.withDescription("hooks failed on "
-          + m.getFullMethodName() + ": " + e), null));
+      answer(Status.INTERNAL.withDescription("hooks failed on " + m.getFullMethodName() + ": "
+          + e), null);
       return;
     }
     ByteBuf body;
@@ -249,14 +249,6 @@ final class InterceptedStream {
       task.run();
     } else {
       conn.execute(task);
-    }
-  }
-
-  /** Ends the stream now (on the event loop). */
-  private void finishNow(Status status, Metadata trailers) {
-    RelayConnection.Pair p = conn.pair(streamId);
-    if (p != null && !cancelled) {
-      conn.finish(p, status, trailers);
     }
   }
 
@@ -370,6 +362,10 @@ final class InterceptedStream {
     });
   }
 
+  /**
+   * Ends the stream with {@code status}, from any thread. Always a task on the event loop, even
+   * from the loop itself: queued behind the messages {@link #send} queued before it.
+   */
   private void answer(Status status, Metadata trailers) {
     conn.execute(() -> {
       RelayConnection.Pair p = conn.pair(streamId);

@@ -250,15 +250,6 @@ final class RelayConnection extends Http2FrameAdapter {
     downFlush = true;
   }
 
-  /** Ends a client stream with {@code status} as gRPC does: trailers, or trailers-only. */
-  void failDown(Pair p, Status status) {
-    if (p.downEnded || !downOpen(p.downId)) {
-      return;
-    }
-    writeDownHeaders(p, GrpcWire.trailers(status, null, !p.responseStarted), true);
-    flushDownSoon();
-  }
-
   /** Runs {@code task} on the event loop (for interceptor chains answering from a worker). */
   void execute(Runnable task) {
     down.eventLoop().execute(task);
@@ -279,14 +270,22 @@ final class RelayConnection extends Http2FrameAdapter {
       framed.release();
       return;
     }
+    writeDownMessage(p, framed);
+    flushDownSoon();
+  }
+
+  /** A message on a client stream, after the response headers if none went out yet. */
+  private void writeDownMessage(Pair p, ByteBuf framed) {
     if (!p.responseStarted) {
       writeDownHeaders(p, GrpcWire.responseHeaders(), false);
     }
     writeDownData(p, framed, false, null);
-    flushDownSoon();
   }
 
-  /** Ends an intercepted stream with trailers. */
+  /**
+   * Ends a client stream with {@code status} as gRPC does: trailers, or trailers-only when no
+   * response headers went out yet.
+   */
   void finish(Pair p, Status status, io.grpc.Metadata trailers) {
     if (p.downEnded || !downOpen(p.downId)) {
       return;
@@ -387,10 +386,7 @@ final class RelayConnection extends Http2FrameAdapter {
       writeDownHeaders(p, headers, false);
     }
     if (message != null) {
-      if (!p.responseStarted) {
-        writeDownHeaders(p, GrpcWire.responseHeaders(), false);
-      }
-      writeDownData(p, message, false, null);
+      writeDownMessage(p, message);
     }
     writeDownHeaders(p, trailers != null ? trailers : headers, true);
     flushDownSoon();
@@ -503,7 +499,7 @@ final class RelayConnection extends Http2FrameAdapter {
           }
           if (p != null && !p.downEnded && (p.capture == null || !p.capture.done)) {
             // closed without an end the client saw: refused by a GOAWAY, or reset
-            failDown(p, Status.UNAVAILABLE.withDescription("the runtime closed the stream"));
+            finish(p, Status.UNAVAILABLE.withDescription("the runtime closed the stream"), null);
           }
           if (state == DRAINING && byUp.isEmpty()) {
             ch.close();
@@ -559,7 +555,7 @@ final class RelayConnection extends Http2FrameAdapter {
         if (p.capture != null && !p.capture.done) {
           p.capture.release();
         }
-        failDown(p, Status.UNAVAILABLE.withDescription(failure));
+        finish(p, Status.UNAVAILABLE.withDescription(failure), null);
       }
       byUp.clear();
       Runnable r;
@@ -583,7 +579,7 @@ final class RelayConnection extends Http2FrameAdapter {
           p.up.run(() -> p.up.open(p, headers, endOfStream));
           return;
         }
-        failDown(p, Status.UNAVAILABLE.withDescription(failure));
+        finish(p, Status.UNAVAILABLE.withDescription(failure), null);
         return;
       }
       if (!downOpen(p.downId) && !endOfStream) {
@@ -595,8 +591,8 @@ final class RelayConnection extends Http2FrameAdapter {
       handler.encoder().writeHeaders(ctx, id, headers, 0, endOfStream, ctx.newPromise())
           .addListener(f -> {
             if (!f.isSuccess()) {
-              failDown(p, Status.UNAVAILABLE.withDescription("cannot open a stream to the runtime: "
-                  + f.cause().getMessage()));
+              finish(p, Status.UNAVAILABLE.withDescription("cannot open a stream to the runtime: "
+                  + f.cause().getMessage()), null);
             }
           });
       flush = true;
