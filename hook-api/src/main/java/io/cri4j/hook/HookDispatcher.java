@@ -67,14 +67,9 @@ public final class HookDispatcher implements AutoCloseable {
   }
 
   /**
-   * True if every hook now registered for {@code point} never blocks
+   * True if every hook now registered for any of {@code points} never blocks
    * ({@link RuntimeHook#callInline()}); true when there is none.
    */
-  public boolean allInline(HookPoint point) {
-    return allInline(List.of(point));
-  }
-
-  /** True if every hook now registered for any of {@code points} never blocks. */
   public boolean allInline(java.util.Collection<HookPoint> points) {
     for (RuntimeHook h : hooks.get()) {
       if (!h.callInline()) {

@@ -22,7 +22,6 @@ final class GrpcWire {
   static final AsciiString GRPC_STATUS = AsciiString.cached("grpc-status");
   static final AsciiString GRPC_MESSAGE = AsciiString.cached("grpc-message");
   static final AsciiString GRPC_TIMEOUT = AsciiString.cached("grpc-timeout");
-  static final AsciiString GRPC_ENCODING = AsciiString.cached("grpc-encoding");
 
   /** Headers gRPC itself sets on a call; never handed to interceptors as metadata. */
   private static final Set<String> RESERVED = Set.of("content-type", "te", "grpc-timeout",

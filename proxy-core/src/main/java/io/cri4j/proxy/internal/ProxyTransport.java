@@ -32,7 +32,6 @@ public final class ProxyTransport implements AutoCloseable {
       (int) CriChannels.DEFAULT_CONNECT_TIMEOUT.toMillis();
 
   private final EventLoopGroup serverLoop;
-  private final EventLoopGroup clientLoop;
   private final ManagedChannel backend;
   private final CriEndpoint listen;
   private final CriEndpoint backendEndpoint;
@@ -57,9 +56,8 @@ public final class ProxyTransport implements AutoCloseable {
           + backendKind.name() + " event loops");
     }
     this.serverLoop = listenKind.newGroup(ioThreads, "cri4j-proxy-io");
-    this.clientLoop = serverLoop;
     this.backend = CriChannels.builder(backendEndpoint)
-        .eventLoopGroup(clientLoop)
+        .eventLoopGroup(serverLoop)
         .directExecutor()
         .build();
   }
