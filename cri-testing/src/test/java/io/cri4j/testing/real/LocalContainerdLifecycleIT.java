@@ -74,8 +74,10 @@ class LocalContainerdLifecycleIT {
             assertThat(ProcessHandle.of(containerd.pid())).isPresent();
 
             // pretend the owning JVM died: a finished process's pid and start time
-            Process gone = new ProcessBuilder("true").start();
+            // (one that waits on its stdin: a process that already exited has no start time)
+            Process gone = new ProcessBuilder("cat").start();
             long started = gone.toHandle().info().startInstant().orElseThrow().toEpochMilli();
+            gone.getOutputStream().close();
             assertThat(gone.waitFor(10, TimeUnit.SECONDS)).isTrue();
             Files.writeString(containerd.directory().resolve("owner"), gone.pid() + " " + started);
 
