@@ -83,6 +83,16 @@ public final class HookDispatcher implements AutoCloseable {
     return true;
   }
 
+  /** True if any hook is registered for {@code point} (cheaper than {@link #hooksFor}). */
+  public boolean hasHooks(HookPoint point) {
+    for (RuntimeHook h : hooks.get()) {
+      if (h.points().contains(point)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** True if any hook is registered for a point of this CRI method (bare name). */
   public boolean hasHooksFor(String criMethod) {
     for (RuntimeHook h : hooks.get()) {

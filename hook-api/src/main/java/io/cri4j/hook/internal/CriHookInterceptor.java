@@ -174,7 +174,7 @@ public final class CriHookInterceptor implements CriInterceptor {
   private Phase runPodSandbox(RunPodSandboxRequest req) throws StatusException {
     PodSandboxConfig cfg = req.getConfig();
     RunPodSandboxRequest toSend = req;
-    if (!skipped(cfg.getLabelsMap())) {
+    if (!skipped(cfg.getLabelsMap()) && dispatcher.hasHooks(HookPoint.PRE_RUN_POD_SANDBOX)) {
       PodSandboxHookRequest hr = PodSandboxHookRequest.newBuilder()
           .setPodMeta(koordPodMeta(cfg.getMetadata()))
           .setRuntimeHandler(req.getRuntimeHandler())
@@ -218,8 +218,9 @@ public final class CriHookInterceptor implements CriInterceptor {
   private Phase podCall(Object req, String podId, HookPoint pre, HookPoint post,
       boolean remove) throws StatusException {
     Optional<CheckpointStore.Pod> pod = store.pod(podId);
-    boolean hooked = pod.map(p -> !skipped(p.labels())).orElse(true);
-    PodSandboxHookRequest hr = podHookRequest(podId, pod);
+    boolean hooked = pod.map(p -> !skipped(p.labels())).orElse(true)
+        && (pre != null && dispatcher.hasHooks(pre) || post != null && dispatcher.hasHooks(post));
+    PodSandboxHookRequest hr = hooked ? podHookRequest(podId, pod) : null;
     if (hooked && pre != null) {
       dispatcher.dispatchPod(pre, hr); // a pod id request has nothing to change
     }
@@ -261,8 +262,9 @@ public final class CriHookInterceptor implements CriInterceptor {
     }
     CreateContainerRequest toSend = req;
     boolean hooked = !skipped(podLabels);
+    boolean post = hooked && dispatcher.hasHooks(HookPoint.POST_CREATE_CONTAINER);
     ContainerResourceHookRequest hr = null;
-    if (hooked) {
+    if (hooked && (post || dispatcher.hasHooks(HookPoint.PRE_CREATE_CONTAINER))) {
       ContainerConfig cfg = req.getConfig();
       ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
           .setPodMeta(koordPodMeta(sandbox.hasMetadata() || pod.isEmpty()
@@ -278,8 +280,11 @@ public final class CriHookInterceptor implements CriInterceptor {
           .setPodCgroupParent(sandbox.getLinux().getCgroupParent().isEmpty() && pod.isPresent()
               ? pod.get().cgroupParent() : sandbox.getLinux().getCgroupParent());
       hr = b.build();
+    }
+    if (hr != null && dispatcher.hasHooks(HookPoint.PRE_CREATE_CONTAINER)) {
       ContainerHookResult merged = dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, hr);
-      CreateContainerRequest.Builder out = req.toBuilder().setConfig(applyContainer(cfg, merged));
+      CreateContainerRequest.Builder out =
+          req.toBuilder().setConfig(applyContainer(req.getConfig(), merged));
       String cgroupParent = merged.response().getPodCgroupParent();
       if (!cgroupParent.isEmpty()) {
         // as Koordinator does: the pod's cgroup parent as the runtime sees it at create
@@ -288,7 +293,7 @@ public final class CriHookInterceptor implements CriInterceptor {
       toSend = out.build();
     }
     ContainerConfig sent = toSend.getConfig();
-    boolean wasHooked = hooked;
+    boolean wasHooked = post;
     ContainerResourceHookRequest hookRequest = hr;
     return new Phase(toSend, response -> {
       CreateContainerResponse resp = (CreateContainerResponse) response;
@@ -346,8 +351,9 @@ public final class CriHookInterceptor implements CriInterceptor {
   private Phase containerCall(Object req, String id, HookPoint pre, HookPoint post,
       boolean remove) throws StatusException {
     Optional<CheckpointStore.Ctr> ctr = store.container(id);
-    boolean hooked = !skippedPodOf(ctr);
-    ContainerResourceHookRequest hr = containerHookRequest(id, ctr);
+    boolean hooked = !skippedPodOf(ctr) && (pre != null && dispatcher.hasHooks(pre)
+        || post != null && dispatcher.hasHooks(post));
+    ContainerResourceHookRequest hr = hooked ? containerHookRequest(id, ctr) : null;
     if (hooked && pre != null) {
       // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
       dispatcher.dispatchContainer(pre, hr);
