@@ -159,6 +159,49 @@ class RelayIT {
   }
 
   @Test
+  void aClientWithATinyWindowGetsAllOfALargeAnswerThenItsTrailers() throws Exception {
+    start(CriProxy.builder());
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    // a 4 KiB stream window and the default 64 KiB connection window: the relay must split the
+    // backend's frames, wait for window updates, and keep the trailers behind the data
+    CollectingClient c = new CollectingClient(4096);
+    try {
+      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
+          .handler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel x) {
+              x.pipeline().addLast(c.handler());
+            }
+          })
+          .connect(new DomainSocketAddress(dir.resolve("proxy.sock").toString())).sync().channel();
+      c.ctx = ch.pipeline().context(c.h);
+      byte[] in = new byte[300 * 1024];
+      new Random(7).nextBytes(in);
+      ch.eventLoop().submit(() -> {
+        c.h.encoder().writeHeaders(c.ctx, 3, new DefaultHttp2Headers().method("POST")
+            .scheme("http").authority("localhost").path("/test.Echo/Echo")
+            .set("content-type", "application/grpc").set("te", "trailers"), 0, false,
+            c.ctx.newPromise());
+        c.h.encoder().writeData(c.ctx, 3, Unpooled.buffer().writeByte(0).writeInt(in.length)
+            .writeBytes(in), 0, true, c.ctx.newPromise());
+        c.h.flush(c.ctx);
+      }).sync();
+      assertThat(c.status.get(30, TimeUnit.SECONDS)).as("grpc-status").isEqualTo("0");
+      byte[] out = c.body.toByteArray();
+      assertThat(out.length).isEqualTo(5 + in.length);
+      for (int i = 0; i < in.length; i++) {
+        if (out[5 + i] != in[in.length - 1 - i]) {
+          throw new AssertionError("echo differs at byte " + i);
+        }
+      }
+      assertThat(c.afterEnd).as("frames after the trailers").isEmpty();
+      ch.close().sync();
+    } finally {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+    }
+  }
+
+  @Test
   void interceptedCallEndsWithTheClientsDeadlineAndItsCancellationReachesTheChain()
       throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
@@ -287,6 +330,70 @@ class RelayIT {
   private static ByteBuf versionMessage() {
     byte[] m = VersionRequest.newBuilder().setVersion("v1").build().toByteArray();
     return Unpooled.buffer().writeByte(0).writeInt(m.length).writeBytes(m);
+  }
+
+  /** A bare HTTP/2 client with a given stream window: collects one answer. */
+  private static final class CollectingClient extends Http2FrameAdapter {
+    private final int window;
+    Http2ConnectionHandler h;
+    ChannelHandlerContext ctx;
+    final java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+    final CompletableFuture<String> status = new CompletableFuture<>();
+    final java.util.List<String> afterEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    CollectingClient(int window) {
+      this.window = window;
+    }
+
+    Http2ConnectionHandler handler() {
+      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
+          .initialSettings(new Http2Settings().pushEnabled(false).initialWindowSize(window))
+          .build();
+      return h;
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
+        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
+      onHeadersRead(c, streamId, headers, padding, endOfStream);
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
+        int padding, boolean endOfStream) {
+      if (status.isDone()) {
+        afterEnd.add("HEADERS " + headers);
+      }
+      CharSequence s = headers.get("grpc-status");
+      if (endOfStream) {
+        status.complete(s == null ? "none" : s.toString());
+      }
+    }
+
+    @Override
+    public int onDataRead(ChannelHandlerContext c, int streamId, ByteBuf data, int padding,
+        boolean endOfStream) {
+      if (status.isDone()) {
+        afterEnd.add("DATA " + data.readableBytes());
+      }
+      byte[] b = new byte[data.readableBytes()];
+      data.readBytes(b);
+      body.writeBytes(b);
+      return b.length + padding;
+    }
+
+    @Override
+    public void onGoAwayRead(ChannelHandlerContext c, int lastStreamId, long errorCode,
+        ByteBuf debugData) {
+      status.completeExceptionally(new AssertionError("GOAWAY " + errorCode));
+    }
+
+    @Override
+    public void onRstStreamRead(ChannelHandlerContext c, int streamId, long errorCode) {
+      if (!status.isDone()) {
+        status.completeExceptionally(new AssertionError("RST_STREAM " + errorCode));
+      }
+    }
   }
 
   /** A bare HTTP/2 client: records the last grpc-status and any GOAWAY. */

@@ -177,6 +177,7 @@ final class InterceptedStream {
       return;
     }
     if (answer.tooLarge) {
+      answer.release();
       conn.finish(p, Status.RESOURCE_EXHAUSTED.withDescription("response of "
           + method.getFullMethodName() + " is larger than " + maxMessageSize + " bytes"), null);
       return;
@@ -189,7 +190,7 @@ final class InterceptedStream {
     if (phase == null || !ok || body == null || body.readableBytes() < 5
         || body.getByte(body.readerIndex()) != 0) {
       // an error, or nothing the post phase can read: the backend's answer as it is
-      conn.answerCaptured(p, answer.headers, body, answer.trailers);
+      conn.answerCaptured(p, answer, body);
       return;
     }
     Object response;
@@ -198,7 +199,7 @@ final class InterceptedStream {
       body.getBytes(body.readerIndex() + 5, bytes);
       response = method.parseResponse(new ByteArrayInputStream(bytes));
     } catch (RuntimeException e) {
-      conn.answerCaptured(p, answer.headers, body, answer.trailers);
+      conn.answerCaptured(p, answer, body);
       return;
     }
     if (!service.postPhaseInline(method)) {
@@ -207,6 +208,7 @@ final class InterceptedStream {
         service.executor().execute(() -> complete(p, phase, response, body, answer));
       } catch (RejectedExecutionException e) {
         body.release();
+        answer.release();
         conn.finish(p, Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
       }
       return;
@@ -224,10 +226,12 @@ final class InterceptedStream {
       out = phase.complete(response);
     } catch (StatusException e) {
       body.release();
+      answer.release();
       onLoop(() -> conn.finish(p, e.getStatus(), e.getTrailers()));
       return;
     } catch (RuntimeException e) {
       body.release();
+      answer.release();
       onLoop(() -> conn.finish(p, Status.INTERNAL.withDescription(
           "hooks failed after " + method.getFullMethodName() + ": " + e), null));
       return;
@@ -239,8 +243,7 @@ final class InterceptedStream {
       body.release();
       message = frame(((MethodDescriptor) method).streamResponse(out));
     }
-    onLoop(() -> conn.answerCaptured(p, answer.headers, message,
-        answer.trailers));
+    onLoop(() -> conn.answerCaptured(p, answer, message));
   }
 
   /** Runs {@code task} on the event loop: now if this is it, else as a task there. */

@@ -3,25 +3,26 @@ package io.cri4j.proxy.internal;
 import io.grpc.Status;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.handler.codec.http2.Http2Connection;
-import io.netty.handler.codec.http2.Http2ConnectionAdapter;
-import io.netty.handler.codec.http2.Http2ConnectionHandler;
-import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.http2.DefaultHttp2FrameReader;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
-import io.netty.handler.codec.http2.Http2FrameAdapter;
+import io.netty.handler.codec.http2.Http2Flags;
+import io.netty.handler.codec.http2.Http2FrameListener;
 import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersEncoder;
 import io.netty.handler.codec.http2.Http2Settings;
-import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,248 +31,910 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client connection of the proxy and the backend connection paired with it, both on the same
- * event loop. Streams of methods no interceptor wants are relayed as HTTP/2 frames: headers are
- * decoded and encoded again by each leg's HPACK context, DATA frames are passed on as they are,
- * with end-to-end flow control (a leg's window is given back only once the other leg took the
- * bytes). Nothing of such a call is parsed as gRPC. Streams of intercepted methods are answered
- * by an {@link InterceptedStream}, which runs the interceptor chain off the event loop.
+ * event loop: a thin HTTP/2 relay (RFC 9113). Frames are parsed by Netty's frame reader; streams,
+ * flow control and the frames written are kept here, per leg, with no HTTP/2 connection object
+ * on either side.
+ *
+ * <p>A stream of a method no interceptor wants is relayed: its header blocks go to the other leg
+ * as the bytes they came as (both peers are asked for an HPACK dynamic table of size 0, so a
+ * block means the same on either leg; see {@link HeaderBlocks}), its DATA frames go on
+ * unchanged, and each leg's flow-control window is given back only once the other leg wrote the
+ * bytes. Stream ids differ per leg. Streams of intercepted methods are answered by an
+ * {@link InterceptedStream}.
  *
  * <p>The backend leg is connected when the client connects; when it cannot be reached, or dies,
  * the calls on it end at once with UNAVAILABLE and the next call connects again, so the proxy
  * serves again as soon as the backend is back, on the same client connection.
  */
-final class RelayConnection extends Http2FrameAdapter {
+final class RelayConnection {
   private static final Logger LOG = LoggerFactory.getLogger(RelayConnection.class);
-  /** Flow-control windows of both legs (stream and connection): grpc-java's default. */
+  /** Flow-control windows the proxy gives each peer (stream and connection): grpc-java's. */
   static final int WINDOW = 1 << 20;
   /** Largest header list either leg accepts. */
   static final long MAX_HEADER_LIST = 1 << 20;
+  private static final int DEFAULT_WINDOW = 65_535;
+  private static final int DEFAULT_MAX_FRAME = 16_384;
+  private static final int MAX_WINDOW = Integer.MAX_VALUE;
+  private static final byte[] PREFACE =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+  private static final int FRAME_HEADER = 9;
+  /** DATA payloads up to this size are copied behind their frame header (one buffer). */
+  private static final int COPY_DATA_BELOW = 1024;
+  private static final byte DATA = 0x0;
+  private static final byte HEADERS = 0x1;
+  private static final byte RST_STREAM = 0x3;
+  private static final byte SETTINGS = 0x4;
+  private static final byte PING = 0x6;
+  private static final byte GOAWAY = 0x7;
+  private static final byte WINDOW_UPDATE = 0x8;
+  private static final byte CONTINUATION = 0x9;
+  private static final int FLAG_END_STREAM = 0x1;
+  private static final int FLAG_ACK = 0x1;
+  private static final int FLAG_END_HEADERS = 0x4;
+  private static final long NO_ERROR = Http2Error.NO_ERROR.code();
+  private static final long CANCEL = Http2Error.CANCEL.code();
 
   private final ProxyTransport server;
-  private final Channel down;
-  private Http2ConnectionHandler downHandler;
-  private ChannelHandlerContext downCtx;
-  private boolean downFlush;
-  /** Every stream of the client connection that is being relayed or answered, by its id. */
-  private final IntObjectMap<Pair> byDown = new IntObjectHashMap<>();
+  private final Channel downChannel;
+  private final Down down;
+  /** Encodes the headers the proxy writes itself; stateless (dynamic table of size 0). */
+  private final DefaultHttp2HeadersEncoder encoder =
+      new DefaultHttp2HeadersEncoder(Http2HeadersEncoder.NEVER_SENSITIVE, true);
   /** The backend connection new streams go to; null until needed again after a failure. */
   private Upstream up;
   private final List<Upstream> draining = new ArrayList<>(1);
+  private boolean flushScheduled;
 
   RelayConnection(ProxyTransport server, Channel down) {
     this.server = server;
-    this.down = down;
-  }
-
-  /** Installs the HTTP/2 server handler on the accepted channel and connects the backend leg. */
-  void install() {
-    downHandler = handler(true, this);
-    down.pipeline().addLast(downHandler, new ReadCompleteFlush(null));
-    downCtx = down.pipeline().context(downHandler);
-    openConnectionWindow(downHandler);
-    downHandler.connection().addListener(new Http2ConnectionAdapter() {
-      @Override
-      public void onStreamClosed(Http2Stream stream) {
-        Pair p = byDown.remove(stream.id());
-        if (p != null && p.intercepted != null) {
-          p.intercepted.cancel();
-        }
-      }
-    });
-    down.closeFuture().addListener(f -> closeAll());
-    up = connect();
-  }
-
-  /**
-   * The HTTP/2 handler of one leg: 1 MiB windows, no push, closing without a grace period.
-   *
-   * <p>Both legs switch off Netty's limits on RST_STREAM frames per window (its "rapid reset"
-   * guards). They are normal traffic here: grpc-go answers a unary call as soon as it has the
-   * message and then resets the stream with NO_ERROR when the client's END_STREAM (grpc-java
-   * sends it in an empty DATA frame of its own) has not arrived yet, and the client then resets
-   * its side with CANCEL; a busy kubelet would hit 200 in 30 s and lose its connection. The peers
-   * are kubelet on a local socket and the runtime, which guards itself.
-   */
-  private static Http2ConnectionHandler handler(boolean server,
-      io.netty.handler.codec.http2.Http2FrameListener listener) {
-    Http2Settings settings = new Http2Settings().initialWindowSize(WINDOW)
-        .maxHeaderListSize(MAX_HEADER_LIST);
-    if (!server) {
-      settings.pushEnabled(false);
-    }
-    return new Http2ConnectionHandlerBuilder().frameListener(listener)
-        .connection(connection(server)).initialSettings(settings)
-        .gracefulShutdownTimeoutMillis(0)
-        .decoderEnforceMaxRstFramesPerWindow(0, 0).encoderEnforceMaxRstFramesPerWindow(0, 0)
-        .validateHeaders(true).build();
-  }
-
-  /**
-   * A connection whose outbound flow controller shares the window evenly between streams: gRPC
-   * sends no priorities, so Netty's default weighted-fair distributor only costs bookkeeping on
-   * every stream's open and close.
-   */
-  private static Http2Connection connection(boolean server) {
-    io.netty.handler.codec.http2.DefaultHttp2Connection c =
-        new io.netty.handler.codec.http2.DefaultHttp2Connection(server);
-    c.remote().flowController(new io.netty.handler.codec.http2.DefaultHttp2RemoteFlowController(
-        c, new io.netty.handler.codec.http2.UniformStreamByteDistributor(c)));
-    return c;
-  }
-
-  private static void openConnectionWindow(Http2ConnectionHandler h) {
-    Http2Connection c = h.connection();
+    this.downChannel = down;
+    this.down = new Down();
     try {
-      int delta = WINDOW - c.local().flowController().windowSize(c.connectionStream());
-      if (delta > 0) {
-        c.local().flowController().incrementWindowSize(c.connectionStream(), delta);
-      }
+      encoder.maxHeaderTableSize(0);
     } catch (Http2Exception e) {
       throw new IllegalStateException(e);
     }
   }
 
-  // ---------------------------------------------------------------- client (downstream) side
-
-  @Override
-  public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers,
-      int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
-    onHeadersRead(ctx, streamId, headers, padding, endOfStream);
+  /** Installs the client leg on the accepted channel and connects the backend leg. */
+  void install() {
+    downChannel.pipeline().addLast(down);
+    downChannel.closeFuture().addListener(f -> closeAll());
+    up = connect();
   }
 
-  @Override
-  public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers,
-      int padding, boolean endOfStream) {
-    Pair p = byDown.get(streamId);
-    if (p == null) {
-      p = new Pair(streamId);
-      byDown.put(streamId, p);
-      io.grpc.MethodDescriptor<?, ?> m = server.intercepted().method(headers.path());
-      if (m != null) {
-        p.intercepted = new InterceptedStream(this, streamId, m, headers, server.intercepted(),
-            server.maxMessageSize());
+  // ---------------------------------------------------------------- per-stream state
+
+  /** One leg's side of a stream: its id there, windows, and the writes waiting for window. */
+  static final class Half {
+    int id;
+    /** What the peer lets us send on this stream. */
+    int sendWindow;
+    /** Bytes taken from the peer on this stream and not yet given back. */
+    int unacked;
+    /** Writes waiting for flow-control window (DATA, and what must follow it). */
+    ArrayDeque<Out> pending;
+    boolean blocked;
+    /** No more writes are accepted (END_STREAM or RST_STREAM written or queued). */
+    boolean ending;
+    /** END_STREAM or RST_STREAM written. */
+    boolean sentEnd;
+    /** The peer sent END_STREAM or RST_STREAM. */
+    boolean gotEnd;
+
+    boolean idle() {
+      return pending == null || pending.isEmpty();
+    }
+  }
+
+  /** A write waiting for window: a DATA payload, a header block, or a reset. */
+  private static final class Out {
+    final byte type;
+    final ByteBuf buf;
+    final boolean end;
+    final long code;
+    /** Window to give back on the other leg once written. */
+    int credit;
+
+    Out(byte type, ByteBuf buf, boolean end, int credit, long code) {
+      this.type = type;
+      this.buf = buf;
+      this.end = end;
+      this.credit = credit;
+      this.code = code;
+    }
+  }
+
+  /** One relayed or answered stream: its client half and its backend half. */
+  static final class Pair {
+    final Half down = new Half();
+    final Half upHalf = new Half();
+    Upstream up;
+    InterceptedStream intercepted;
+    /** An intercepted stream's request header block as it came, while it may be forwarded. */
+    ByteBuf requestBlock;
+    /** Set when the backend's answer is collected for the proxy instead of relayed. */
+    Capture capture;
+    boolean responseStarted;
+
+    Pair(int downId) {
+      down.id = downId;
+    }
+
+    int downId() {
+      return down.id;
+    }
+  }
+
+  // ---------------------------------------------------------------- the leg machinery
+
+  /**
+   * One HTTP/2 connection of the relay: reads frames, keeps the peer's settings and windows,
+   * writes frames, and queues DATA that must wait for window.
+   */
+  private abstract class Leg extends ByteToMessageDecoder implements Http2FrameListener {
+    final HeaderBlocks blocks;
+    final DefaultHttp2FrameReader reader;
+    ChannelHandlerContext ctx;
+    int peerMaxFrame = DEFAULT_MAX_FRAME;
+    int peerInitialWindow = DEFAULT_WINDOW;
+    int connWindow = DEFAULT_WINDOW;
+    int connUnacked;
+    /** The next header block must start with a dynamic table size update (to 0). */
+    boolean oweSizeUpdate;
+    boolean needsFlush;
+    final ArrayDeque<Pair> blocked = new ArrayDeque<>();
+
+    /** @param decodeAll decode every header block (else only those {@link #mustDecode} names) */
+    Leg(boolean decodeAll) {
+      blocks = new HeaderBlocks(MAX_HEADER_LIST, decodeAll ? null : this::mustDecode,
+          downChannel.alloc());
+      reader = new DefaultHttp2FrameReader(blocks);
+    }
+
+    /** Whether the headers of a stream must be decoded even when they can be relayed as is. */
+    boolean mustDecode(int streamId) {
+      return true;
+    }
+
+    abstract Half half(Pair p);
+
+    /** The leg the bytes written here came from (gets their window back). */
+    abstract Leg other(Pair p);
+
+    abstract Pair stream(int id);
+
+    /** A stream of this leg is done on both sides: forget it. */
+    abstract void closed(Pair p);
+
+    abstract String name();
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+      this.ctx = ctx;
+      super.handlerAdded(ctx);
+    }
+
+    void settingsFrame(boolean server) {
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 4 * 6 + FRAME_HEADER + 4);
+      int n = server ? 3 : 4;
+      header(b, n * 6, SETTINGS, 0, 0);
+      setting(b, 0x1, 0); // HEADER_TABLE_SIZE: no dynamic table (blocks relay as they are)
+      setting(b, 0x4, WINDOW); // INITIAL_WINDOW_SIZE
+      setting(b, 0x6, (int) MAX_HEADER_LIST); // MAX_HEADER_LIST_SIZE
+      if (!server) {
+        setting(b, 0x2, 0); // ENABLE_PUSH off
+      }
+      header(b, 4, WINDOW_UPDATE, 0, 0);
+      b.writeInt(WINDOW - DEFAULT_WINDOW);
+      write(b);
+    }
+
+    private void setting(ByteBuf b, int id, int value) {
+      b.writeShort(id).writeInt(value);
+    }
+
+    void write(ByteBuf b) {
+      ctx.write(b, ctx.voidPromise());
+      needsFlush = true;
+    }
+
+    void flush() {
+      if (needsFlush) {
+        needsFlush = false;
+        ctx.flush();
+      }
+    }
+
+    // -------------------------------------------------------------- frames out
+
+    void rstFrame(int id, long code) {
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 4);
+      header(b, 4, RST_STREAM, 0, id);
+      b.writeInt((int) code);
+      write(b);
+    }
+
+    void windowUpdateFrame(int id, int increment) {
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 4);
+      header(b, 4, WINDOW_UPDATE, 0, id);
+      b.writeInt(increment);
+      write(b);
+    }
+
+    void goAway(int lastId, Http2Error error, String why) {
+      byte[] debug = why.getBytes(StandardCharsets.UTF_8);
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 8 + debug.length);
+      header(b, 8 + debug.length, GOAWAY, 0, 0);
+      b.writeInt(lastId).writeInt((int) error.code()).writeBytes(debug);
+      write(b);
+    }
+
+    /** Writes a header block (after {@link HeaderBlocks#HEADROOM} bytes of room); owns it. */
+    void headersFrame(int id, ByteBuf block, boolean end) {
+      int flags = end ? FLAG_END_STREAM : 0;
+      int extra = oweSizeUpdate ? 1 : 0;
+      oweSizeUpdate = false;
+      int len = block.readableBytes() + extra;
+      int start = block.readerIndex() - FRAME_HEADER - extra;
+      if (len <= peerMaxFrame) {
+        block.setMedium(start, len);
+        block.setByte(start + 3, HEADERS);
+        block.setByte(start + 4, flags | FLAG_END_HEADERS);
+        block.setInt(start + 5, id);
+        if (extra == 1) {
+          block.setByte(start + FRAME_HEADER, 0x20); // dynamic table size update: 0
+        }
+        block.readerIndex(start);
+        write(block);
+        return;
+      }
+      // larger than a frame: HEADERS, then CONTINUATION frames
+      if (extra == 1) {
+        block.setByte(block.readerIndex() - 1, 0x20);
+        block.readerIndex(block.readerIndex() - 1);
+      }
+      byte type = HEADERS;
+      while (block.isReadable()) {
+        int n = Math.min(block.readableBytes(), peerMaxFrame);
+        boolean last = n == block.readableBytes();
+        ByteBuf h = ctx.alloc().buffer(FRAME_HEADER);
+        header(h, n, type, (type == HEADERS ? flags : 0) | (last ? FLAG_END_HEADERS : 0), id);
+        write(h);
+        write(block.readRetainedSlice(n));
+        type = CONTINUATION;
+      }
+      block.release();
+    }
+
+    /** Writes one DATA frame; owns {@code data}. */
+    void dataFrame(int id, ByteBuf data, boolean end) {
+      int n = data.readableBytes();
+      int flags = end ? FLAG_END_STREAM : 0;
+      if (n < COPY_DATA_BELOW) {
+        ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + n);
+        header(b, n, DATA, flags, id);
+        b.writeBytes(data);
+        data.release();
+        write(b);
+        return;
+      }
+      ByteBuf h = ctx.alloc().buffer(FRAME_HEADER);
+      header(h, n, DATA, flags, id);
+      write(h);
+      write(data);
+    }
+
+    // -------------------------------------------------------------- flow-controlled writes
+
+    /**
+     * Writes DATA on a stream of this leg as its windows allow, the rest when they open;
+     * {@code credit} bytes go back to the other leg once written.
+     */
+    void send(Pair p, ByteBuf data, boolean end, int credit) {
+      Half h = half(p);
+      if (h.ending) {
+        data.release();
+        other(p).consumed(p, credit);
+        return;
+      }
+      if (end) {
+        h.ending = true;
+      }
+      int n = data.readableBytes();
+      if (h.idle() && n <= h.sendWindow && n <= connWindow && n <= peerMaxFrame) {
+        h.sendWindow -= n;
+        connWindow -= n;
+        dataFrame(h.id, data, end);
+        if (end) {
+          sentEnd(p, h);
+        }
+        other(p).consumed(p, credit);
+        return;
+      }
+      enqueue(h, new Out(DATA, data, end, credit, 0));
+      drain(p);
+    }
+
+    /** Writes a header block on a stream of this leg, behind any DATA waiting for window. */
+    void sendHeaders(Pair p, ByteBuf block, boolean end) {
+      Half h = half(p);
+      if (h.ending) {
+        block.release();
+        return;
+      }
+      if (end) {
+        h.ending = true;
+      }
+      if (h.idle()) {
+        headersFrame(h.id, block, end);
+        if (end) {
+          sentEnd(p, h);
+        }
+        return;
+      }
+      enqueue(h, new Out(HEADERS, block, end, 0, 0));
+    }
+
+    /** Resets a stream of this leg behind what is queued on it (a graceful NO_ERROR end). */
+    void sendResetAfter(Pair p, long code) {
+      Half h = half(p);
+      if (h.sentEnd && h.gotEnd) {
+        return;
+      }
+      h.ending = true;
+      if (h.idle()) {
+        rstFrame(h.id, code);
+        h.gotEnd = true;
+        sentEnd(p, h);
+        return;
+      }
+      enqueue(h, new Out(RST_STREAM, null, true, 0, code));
+    }
+
+    /** Resets a stream of this leg now: what waits on it is dropped. */
+    void resetNow(Pair p, long code) {
+      Half h = half(p);
+      dropPending(p, h);
+      if (!h.sentEnd && h.id != 0) {
+        rstFrame(h.id, code);
+      }
+      h.ending = true;
+      h.gotEnd = true;
+      sentEnd(p, h);
+    }
+
+    private void enqueue(Half h, Out o) {
+      if (h.pending == null) {
+        h.pending = new ArrayDeque<>(2);
+      }
+      h.pending.add(o);
+    }
+
+    /** Writes what waits on a stream as far as the windows allow. */
+    void drain(Pair p) {
+      Half h = half(p);
+      ArrayDeque<Out> q = h.pending;
+      while (q != null && !q.isEmpty()) {
+        Out o = q.peek();
+        if (o.type == DATA) {
+          int n = o.buf.readableBytes();
+          int allowed = Math.min(Math.min(h.sendWindow, connWindow), peerMaxFrame);
+          if (n > 0 && allowed <= 0) {
+            if (!h.blocked) {
+              h.blocked = true;
+              blocked.add(p);
+            }
+            return;
+          }
+          if (n <= allowed || n == 0) {
+            q.poll();
+            h.sendWindow -= n;
+            connWindow -= n;
+            dataFrame(h.id, o.buf, o.end);
+            other(p).consumed(p, o.credit);
+            if (o.end) {
+              sentEnd(p, h);
+            }
+          } else {
+            h.sendWindow -= allowed;
+            connWindow -= allowed;
+            dataFrame(h.id, o.buf.readRetainedSlice(allowed), false);
+            int c = Math.min(o.credit, allowed);
+            o.credit -= c;
+            other(p).consumed(p, c);
+          }
+        } else {
+          q.poll();
+          if (o.type == HEADERS) {
+            headersFrame(h.id, o.buf, o.end);
+          } else {
+            rstFrame(h.id, o.code);
+            h.gotEnd = true;
+          }
+          if (o.end) {
+            sentEnd(p, h);
+          }
+        }
+      }
+    }
+
+    private void dropPending(Pair p, Half h) {
+      if (h.pending == null) {
+        return;
+      }
+      Out o;
+      while ((o = h.pending.poll()) != null) {
+        if (o.buf != null) {
+          o.buf.release();
+        }
+        if (o.credit > 0) {
+          other(p).consumed(p, o.credit);
+        }
+      }
+    }
+
+    private void sentEnd(Pair p, Half h) {
+      h.sentEnd = true;
+      if (h.gotEnd) {
+        closed(p);
+      }
+    }
+
+    void gotEnd(Pair p, Half h) {
+      h.gotEnd = true;
+      if (h.sentEnd) {
+        closed(p);
+      }
+    }
+
+    /** Drops what waits on every stream (the connection is gone). */
+    void dropAllPending(Iterable<Pair> pairs) {
+      for (Pair p : pairs) {
+        dropPending(p, half(p));
+      }
+      blocked.clear();
+    }
+
+    // -------------------------------------------------------------- window given back
+
+    /**
+     * {@code bytes} read on stream {@code p} of this leg were taken (written on, or kept by the
+     * proxy): give the peer its window back, in steps of half the window like gRPC.
+     */
+    void consumed(Pair p, int bytes) {
+      if (bytes <= 0) {
+        return;
+      }
+      connUnacked += bytes;
+      if (connUnacked >= WINDOW / 2) {
+        windowUpdateFrame(0, connUnacked);
+        connUnacked = 0;
+      }
+      Half h = p == null ? null : half(p);
+      if (h != null && h.id != 0 && !h.gotEnd) {
+        h.unacked += bytes;
+        if (h.unacked >= WINDOW / 2) {
+          windowUpdateFrame(h.id, h.unacked);
+          h.unacked = 0;
+        }
+      }
+    }
+
+    // -------------------------------------------------------------- frames in
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+      try {
+        if (!preface(in)) {
+          return;
+        }
+        reader.readFrame(ctx, in, this);
+      } catch (Http2Exception.StreamException e) {
+        blocks.drop();
+        Pair p = stream(e.streamId());
+        if (p != null) {
+          streamError(p, e);
+        } else {
+          rstFrame(e.streamId(), e.error().code());
+        }
+      } catch (Http2Exception e) {
+        blocks.drop();
+        LOG.debug("{} connection: {}", name(), e.getMessage());
+        goAway(lastPeerStream(), e.error(), e.getMessage() == null ? "" : e.getMessage());
+        flush();
+        in.skipBytes(in.readableBytes());
+        ctx.close();
+      } catch (RuntimeException e) {
+        blocks.drop();
+        LOG.warn("{} connection failed", name(), e);
+        in.skipBytes(in.readableBytes());
+        ctx.close();
+      }
+    }
+
+    /** Reads the client's connection preface; true once it was read (or none is due). */
+    abstract boolean preface(ByteBuf in) throws Http2Exception;
+
+    abstract int lastPeerStream();
+
+    /** A frame of {@code p} broke a stream rule: reset the stream on both legs. */
+    abstract void streamError(Pair p, Http2Exception e);
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+      super.channelReadComplete(ctx);
+      flushAll();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.debug("{} connection failed: {}", name(), cause.toString());
+      ctx.close();
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+      blocks.drop();
+      reader.close();
+    }
+
+    @Override
+    public void onSettingsRead(ChannelHandlerContext ctx, Http2Settings settings)
+        throws Http2Exception {
+      Long tableSize = settings.headerTableSize();
+      if (tableSize != null) {
+        oweSizeUpdate = true; // the next block starts with "size 0", within any maximum
+      }
+      Integer maxFrame = settings.maxFrameSize();
+      if (maxFrame != null) {
+        peerMaxFrame = maxFrame;
+      }
+      Integer initial = settings.initialWindowSize();
+      if (initial != null) {
+        int delta = initial - peerInitialWindow;
+        peerInitialWindow = initial;
+        if (delta != 0) {
+          for (Pair p : streams()) {
+            Half h = half(p);
+            h.sendWindow = (int) Math.min(MAX_WINDOW, (long) h.sendWindow + delta);
+          }
+          if (delta > 0) {
+            drainBlocked();
+          }
+        }
+      }
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER);
+      header(b, 0, SETTINGS, FLAG_ACK, 0);
+      write(b);
+    }
+
+    abstract Iterable<Pair> streams();
+
+    @Override
+    public void onSettingsAckRead(ChannelHandlerContext ctx) {
+      // our settings are in force: nothing to change here (the decoder accepts both tables)
+    }
+
+    @Override
+    public void onPingRead(ChannelHandlerContext ctx, long data) {
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 8);
+      header(b, 8, PING, FLAG_ACK, 0);
+      b.writeLong(data);
+      write(b);
+    }
+
+    @Override
+    public void onPingAckRead(ChannelHandlerContext ctx, long data) {
+      // the proxy sends no pings
+    }
+
+    @Override
+    public void onWindowUpdateRead(ChannelHandlerContext ctx, int streamId, int increment) {
+      if (streamId == 0) {
+        connWindow = (int) Math.min(MAX_WINDOW, (long) connWindow + increment);
+        drainBlocked();
+        return;
+      }
+      Pair p = stream(streamId);
+      if (p != null) {
+        Half h = half(p);
+        h.sendWindow = (int) Math.min(MAX_WINDOW, (long) h.sendWindow + increment);
+        drain(p);
+      }
+    }
+
+    private void drainBlocked() {
+      for (int i = blocked.size(); i > 0 && connWindow > 0; i--) {
+        Pair p = blocked.poll();
+        half(p).blocked = false;
+        drain(p);
+      }
+    }
+
+    @Override
+    public void onPriorityRead(ChannelHandlerContext ctx, int streamId, int streamDependency,
+        short weight, boolean exclusive) {
+      // gRPC uses no priorities
+    }
+
+    @Override
+    public void onPushPromiseRead(ChannelHandlerContext ctx, int streamId, int promisedStreamId,
+        Http2Headers headers, int padding) throws Http2Exception {
+      blocks.drop();
+      throw Http2Exception.connectionError(Http2Error.PROTOCOL_ERROR,
+          "push is not enabled on this connection");
+    }
+
+    @Override
+    public void onUnknownFrame(ChannelHandlerContext ctx, byte frameType, int streamId,
+        Http2Flags flags, ByteBuf payload) {
+      // extension frames are ignored (RFC 9113 section 5.5)
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers,
+        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream)
+        throws Http2Exception {
+      onHeadersRead(ctx, streamId, headers, padding, endOfStream);
+    }
+  }
+
+  private static void header(ByteBuf b, int length, byte type, int flags, int streamId) {
+    b.writeMedium(length).writeByte(type).writeByte(flags).writeInt(streamId);
+  }
+
+  private void flushAll() {
+    down.flush();
+    if (up != null) {
+      up.flush();
+    }
+    for (int i = 0; i < draining.size(); i++) {
+      draining.get(i).flush();
+    }
+  }
+
+  /** Flushes both legs once the current event-loop task is done (coalesces writes). */
+  private void flushSoon() {
+    if (!flushScheduled) {
+      flushScheduled = true;
+      downChannel.eventLoop().execute(() -> {
+        flushScheduled = false;
+        flushAll();
+      });
+    }
+  }
+
+  /** A header block of {@code headers}, encoded without the dynamic table, after headroom. */
+  private ByteBuf encode(Http2Headers headers) {
+    ByteBuf b = downChannel.alloc().buffer(HeaderBlocks.HEADROOM + 128);
+    b.writerIndex(HeaderBlocks.HEADROOM).readerIndex(HeaderBlocks.HEADROOM);
+    try {
+      encoder.encodeHeaders(0, headers, b);
+    } catch (Http2Exception e) {
+      b.release();
+      throw new IllegalStateException("cannot encode headers: " + e.getMessage(), e);
+    }
+    return b;
+  }
+
+  // ---------------------------------------------------------------- client (downstream) side
+
+  /** The client leg: kubelet's connection to the proxy. */
+  private final class Down extends Leg {
+    /** Every stream of the client connection that is being relayed or answered, by its id. */
+    final IntObjectMap<Pair> byDown = new IntObjectHashMap<>();
+    private int prefaceRead;
+    private int lastStream;
+
+    Down() {
+      super(true);
+    }
+
+    @Override
+    Half half(Pair p) {
+      return p.down;
+    }
+
+    @Override
+    Leg other(Pair p) {
+      return p.up != null ? p.up : this;
+    }
+
+    @Override
+    Pair stream(int id) {
+      return byDown.get(id);
+    }
+
+    @Override
+    Iterable<Pair> streams() {
+      return byDown.values();
+    }
+
+    @Override
+    void closed(Pair p) {
+      byDown.remove(p.down.id);
+      release(p.requestBlock);
+      p.requestBlock = null;
+    }
+
+    @Override
+    String name() {
+      return "client";
+    }
+
+    @Override
+    int lastPeerStream() {
+      return lastStream;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+      settingsFrame(true);
+      flush();
+      super.channelActive(ctx);
+    }
+
+    @Override
+    boolean preface(ByteBuf in) throws Http2Exception {
+      while (prefaceRead < PREFACE.length) {
+        if (!in.isReadable()) {
+          return false;
+        }
+        if (in.readByte() != PREFACE[prefaceRead++]) {
+          throw Http2Exception.connectionError(Http2Error.PROTOCOL_ERROR,
+              "not an HTTP/2 connection preface");
+        }
+      }
+      return true;
+    }
+
+    @Override
+    void streamError(Pair p, Http2Exception e) {
+      resetFromClient(p, e.error().code());
+      rstFrame(p.down.id, e.error().code());
+    }
+
+    @Override
+    public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers,
+        int padding, boolean endOfStream) throws Http2Exception {
+      ByteBuf block = blocks.take();
+      Pair p = byDown.get(streamId);
+      if (p == null) {
+        if ((streamId & 1) == 0 || streamId <= lastStream) {
+          release(block); // a stream that is over (or never was a client stream)
+          return;
+        }
+        lastStream = streamId;
+        p = new Pair(streamId);
+        p.down.sendWindow = peerInitialWindow;
+        byDown.put(streamId, p);
+        if (endOfStream) {
+          p.down.gotEnd = true;
+        }
+        io.grpc.MethodDescriptor<?, ?> m = server.intercepted().method(headers.path());
+        if (m != null) {
+          p.requestBlock = block; // sent on as it came if the hooks forward the call
+          p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m, headers,
+              server.intercepted(), server.maxMessageSize());
+          if (endOfStream) {
+            p.intercepted.onEnd();
+          }
+          return;
+        }
+        ByteBuf b = block != null ? block : encode(headers);
+        Upstream u = upstream();
+        p.up = u;
+        Pair pair = p;
+        u.run(() -> u.open(pair, b, endOfStream));
+        return;
+      }
+      if (endOfStream) {
+        gotEnd(p, p.down);
+      }
+      if (p.intercepted != null) {
+        release(block);
+        // a client does not send trailers on a gRPC call; the request ends here either way
         if (endOfStream) {
           p.intercepted.onEnd();
         }
         return;
       }
-      Upstream u = upstream();
-      p.up = u;
+      ByteBuf b = block != null ? block : encode(headers);
       Pair pair = p;
-      u.run(() -> u.open(pair, headers, endOfStream));
-    } else if (p.intercepted != null) {
-      // a client does not send trailers on a gRPC call; the request ends here either way
+      pair.up.run(() -> pair.up.headers(pair, b, endOfStream));
+    }
+
+    @Override
+    public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
+        boolean endOfStream) {
+      int bytes = data.readableBytes() + padding;
+      Pair p = byDown.get(streamId);
+      if (p == null || p.down.gotEnd) {
+        consumed(null, bytes);
+        return bytes;
+      }
       if (endOfStream) {
-        p.intercepted.onEnd();
+        gotEnd(p, p.down);
       }
-    } else {
-      Pair pair = p;
-      pair.up.run(() -> pair.up.headers(pair, headers, endOfStream));
-    }
-  }
-
-  @Override
-  public int onDataRead(ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
-      boolean endOfStream) {
-    int bytes = data.readableBytes() + padding;
-    Pair p = byDown.get(streamId);
-    if (p == null) {
+      if (p.intercepted != null) {
+        consumed(p, bytes);
+        p.intercepted.onData(data, endOfStream);
+        return bytes;
+      }
+      ByteBuf payload = data.retain();
+      p.up.run(() -> p.up.data(p, payload, bytes, endOfStream));
       return bytes;
     }
-    if (p.intercepted != null) {
-      p.intercepted.onData(data, endOfStream);
-      return bytes;
-    }
-    ByteBuf payload = data.retain();
-    p.up.run(() -> p.up.data(p, payload, bytes, endOfStream));
-    return 0;
-  }
 
-  @Override
-  public void onRstStreamRead(ChannelHandlerContext ctx, int streamId, long errorCode) {
-    Pair p = byDown.remove(streamId);
-    if (p == null) {
-      return;
-    }
-    p.downEnded = true; // nothing more may be written on a stream the client reset
-    if (p.intercepted != null) {
-      p.intercepted.cancel();
-    }
-    if (p.up != null) {
-      p.up.run(() -> p.up.reset(p, errorCode));
-    }
-  }
-
-  /** Gives the client back flow-control window for bytes the backend leg has taken. */
-  private void consumedDown(int streamId, int bytes) {
-    Http2Stream s = downHandler.connection().stream(streamId);
-    if (s == null || bytes == 0) {
-      return;
-    }
-    try {
-      if (downHandler.connection().local().flowController().consumeBytes(s, bytes)) {
-        downFlush = true;
-        flushDownSoon();
+    @Override
+    public void onRstStreamRead(ChannelHandlerContext ctx, int streamId, long errorCode) {
+      Pair p = byDown.get(streamId);
+      if (p != null) {
+        resetFromClient(p, errorCode);
       }
-    } catch (Http2Exception e) {
-      LOG.debug("returning {} bytes on client stream {} failed", bytes, streamId, e);
+    }
+
+    /** The client reset the stream (or broke its rules): it ends here and on the backend. */
+    private void resetFromClient(Pair p, long errorCode) {
+      p.down.sentEnd = true; // nothing more may be written on a stream the client reset
+      resetNow(p, errorCode);
+      byDown.remove(p.down.id);
+      if (p.intercepted != null) {
+        p.intercepted.cancel();
+      }
+      if (p.up != null) {
+        p.up.run(() -> p.up.reset(p, errorCode));
+      }
+    }
+
+    @Override
+    public void onGoAwayRead(ChannelHandlerContext ctx, int lastStreamId, long errorCode,
+        ByteBuf debugData) {
+      // the client opens no more streams; its connection closes when it is done
+    }
+  }
+
+  private static void release(ByteBuf b) {
+    if (b != null) {
+      b.release();
     }
   }
 
   // ---------------------------------------------------------------- answers to the client
 
   /** True while the client stream is open for the proxy to write on. */
-  boolean downOpen(int streamId) {
-    Http2Stream s = downHandler.connection().stream(streamId);
-    return s != null && (s.state() == Http2Stream.State.OPEN
-        || s.state() == Http2Stream.State.HALF_CLOSED_REMOTE);
+  private boolean downOpen(Pair p) {
+    return !p.down.ending && down.byDown.get(p.down.id) == p;
   }
 
   void writeDownHeaders(Pair p, Http2Headers headers, boolean endOfStream) {
     p.responseStarted = true;
-    if (endOfStream) {
-      p.downEnded = true;
-    }
-    downHandler.encoder().writeHeaders(downCtx, p.downId, headers, 0, endOfStream,
-        downCtx.newPromise());
-    downFlush = true;
-  }
-
-  private void writeDownData(Pair p, ByteBuf data, boolean endOfStream,
-      ChannelFutureListener done) {
-    if (endOfStream) {
-      p.downEnded = true;
-    }
-    ChannelFuture f = downHandler.encoder().writeData(downCtx, p.downId, data, 0, endOfStream,
-        downCtx.newPromise());
-    if (done != null) {
-      f.addListener(done);
-    }
-    downFlush = true;
+    down.sendHeaders(p, encode(headers), endOfStream);
   }
 
   /** Runs {@code task} on the event loop (for interceptor chains answering from a worker). */
   void execute(Runnable task) {
-    down.eventLoop().execute(task);
+    downChannel.eventLoop().execute(task);
   }
 
   /** The event loop of both legs (also schedules the deadlines of intercepted calls). */
   io.netty.channel.EventLoop eventLoop() {
-    return down.eventLoop();
+    return downChannel.eventLoop();
   }
 
   Pair pair(int downId) {
-    return byDown.get(downId);
+    return down.byDown.get(downId);
   }
 
   /** Answers an intercepted stream: headers if not yet sent, then the message. */
   void sendMessage(Pair p, ByteBuf framed) {
-    if (!downOpen(p.downId) || p.downEnded) {
+    if (!downOpen(p)) {
       framed.release();
       return;
     }
     writeDownMessage(p, framed);
-    flushDownSoon();
+    flushSoon();
   }
 
   /** A message on a client stream, after the response headers if none went out yet. */
@@ -279,7 +942,7 @@ final class RelayConnection extends Http2FrameAdapter {
     if (!p.responseStarted) {
       writeDownHeaders(p, GrpcWire.responseHeaders(), false);
     }
-    writeDownData(p, framed, false, null);
+    down.send(p, framed, false, 0);
   }
 
   /**
@@ -287,31 +950,11 @@ final class RelayConnection extends Http2FrameAdapter {
    * response headers went out yet.
    */
   void finish(Pair p, Status status, io.grpc.Metadata trailers) {
-    if (p.downEnded || !downOpen(p.downId)) {
+    if (!downOpen(p)) {
       return;
     }
     writeDownHeaders(p, GrpcWire.trailers(status, trailers, !p.responseStarted), true);
-    flushDownSoon();
-  }
-
-  private void flushDown() {
-    if (downFlush) {
-      downFlush = false;
-      down.flush();
-    }
-  }
-
-  private boolean downFlushScheduled;
-
-  /** Flushes the client leg once the current event-loop task is done (coalesces writes). */
-  private void flushDownSoon() {
-    if (!downFlushScheduled) {
-      downFlushScheduled = true;
-      down.eventLoop().execute(() -> {
-        downFlushScheduled = false;
-        flushDown();
-      });
-    }
+    flushSoon();
   }
 
   // ---------------------------------------------------------------- the backend leg
@@ -325,7 +968,8 @@ final class RelayConnection extends Http2FrameAdapter {
 
   private Upstream connect() {
     Upstream u = new Upstream();
-    Bootstrap b = new Bootstrap().group(down.eventLoop()).channel(server.backendChannelType())
+    Bootstrap b = new Bootstrap().group(downChannel.eventLoop())
+        .channel(server.backendChannelType())
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, ProxyTransport.CONNECT_TIMEOUT_MILLIS)
         .handler(new ChannelInitializer<Channel>() {
           @Override
@@ -345,12 +989,18 @@ final class RelayConnection extends Http2FrameAdapter {
   }
 
   private void closeAll() {
-    for (Pair p : byDown.values().toArray(new Pair[0])) {
+    for (Pair p : down.byDown.values().toArray(new Pair[0])) {
       if (p.intercepted != null) {
         p.intercepted.cancel();
       }
+      if (p.capture != null) {
+        p.capture.release();
+      }
+      release(p.requestBlock);
+      p.requestBlock = null;
     }
-    byDown.clear();
+    down.dropAllPending(down.byDown.values());
+    down.byDown.clear();
     if (up != null) {
       up.close();
     }
@@ -365,40 +1015,53 @@ final class RelayConnection extends Http2FrameAdapter {
    */
   void forwardCaptured(Pair p, Http2Headers headers, ByteBuf framedRequest, Capture capture) {
     p.capture = capture;
+    capture.owner = this;
     Upstream u = upstream();
     p.up = u;
+    ByteBuf block = p.requestBlock != null ? p.requestBlock : encode(headers);
+    p.requestBlock = null;
     u.run(() -> {
-      u.open(p, headers, false);
+      u.open(p, block, false);
       u.data(p, framedRequest, 0, true); // follows the stream if open() moved it elsewhere
-      u.flushUp();
+      u.flush();
     });
   }
 
-  /** Answers a client stream with a collected answer: headers, the message, trailers. */
-  void answerCaptured(Pair p, Http2Headers headers, ByteBuf message, Http2Headers trailers) {
-    if (p.downEnded || !downOpen(p.downId)) {
-      if (message != null) {
-        message.release();
-      }
+  /**
+   * Answers a client stream with a collected answer: its headers, {@code message}, its trailers
+   * (header blocks as the backend sent them where they can go on as they are). Releases both.
+   */
+  void answerCaptured(Pair p, Capture answer, ByteBuf message) {
+    if (!downOpen(p) || answer.headers == null) {
+      release(message);
+      answer.release();
+      finish(p, Status.INTERNAL.withDescription("the runtime answered without headers"), null);
       return;
     }
-    if (headers != null && trailers != null) {
-      writeDownHeaders(p, headers, false);
+    if (answer.headers != null && answer.trailers != null) {
+      p.responseStarted = true;
+      down.sendHeaders(p, answer.take(true), false);
     }
     if (message != null) {
       writeDownMessage(p, message);
     }
-    writeDownHeaders(p, trailers != null ? trailers : headers, true);
-    flushDownSoon();
+    p.responseStarted = true;
+    down.sendHeaders(p, answer.take(answer.trailers == null), true);
+    answer.release();
+    flushSoon();
   }
 
   /** A backend answer collected for the proxy: headers, body bytes, trailers. */
   static final class Capture {
+    private RelayConnection owner;
     private final int limit;
     private final java.util.function.Consumer<Capture> onDone;
     Http2Headers headers;
     ByteBuf body;
     Http2Headers trailers;
+    /** The blocks of {@link #headers} and {@link #trailers} as they came, when relayable. */
+    private ByteBuf headersBlock;
+    private ByteBuf trailersBlock;
     boolean done;
     boolean tooLarge;
 
@@ -407,23 +1070,36 @@ final class RelayConnection extends Http2FrameAdapter {
       this.onDone = onDone;
     }
 
-    void headers(Http2Headers h, boolean endOfStream) {
-      if (headers == null && !endOfStream) {
-        headers = h;
-        return;
-      }
+    void headers(Http2Headers h, ByteBuf block, boolean endOfStream) {
       if (headers == null) {
-        headers = h; // trailers-only
-      } else {
+        headers = h; // (also trailers-only)
+        headersBlock = block;
+      } else if (trailers == null) {
         trailers = h;
+        trailersBlock = block;
+      } else {
+        RelayConnection.release(block);
       }
-      finish();
+      if (endOfStream) {
+        finish();
+      }
+    }
+
+    /** The first header block (or the trailers), to send: as it came, or encoded again. */
+    private ByteBuf take(boolean first) {
+      ByteBuf b = first ? headersBlock : trailersBlock;
+      if (first) {
+        headersBlock = null;
+      } else {
+        trailersBlock = null;
+      }
+      return b != null ? b : owner.encode(first ? headers : trailers);
     }
 
     void data(ByteBuf data, boolean endOfStream) {
       if (!tooLarge) {
         if (body == null) {
-          body = io.netty.buffer.Unpooled.buffer(data.readableBytes());
+          body = Unpooled.buffer(data.readableBytes());
         }
         if (body.readableBytes() + data.readableBytes() > limit) {
           tooLarge = true;
@@ -450,27 +1126,15 @@ final class RelayConnection extends Http2FrameAdapter {
         body.release();
         body = null;
       }
-    }
-  }
-
-  /** One relayed or answered stream. */
-  static final class Pair {
-    final int downId;
-    Upstream up;
-    int upId;
-    InterceptedStream intercepted;
-    /** Set when the backend's answer is collected for the proxy instead of relayed. */
-    Capture capture;
-    boolean responseStarted;
-    boolean downEnded;
-
-    Pair(int downId) {
-      this.downId = downId;
+      RelayConnection.release(headersBlock);
+      RelayConnection.release(trailersBlock);
+      headersBlock = null;
+      trailersBlock = null;
     }
   }
 
   /** A connection to the backend, paired with this client connection. */
-  final class Upstream extends Http2FrameAdapter {
+  final class Upstream extends Leg {
     static final int CONNECTING = 0;
     static final int READY = 1;
     static final int DRAINING = 2;
@@ -478,35 +1142,78 @@ final class RelayConnection extends Http2FrameAdapter {
 
     int state = CONNECTING;
     private Channel ch;
-    private Http2ConnectionHandler handler;
-    private ChannelHandlerContext ctx;
-    private boolean flush;
     private String failure;
+    private int nextId = 1;
     private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
     private final IntObjectMap<Pair> byUp = new IntObjectHashMap<>();
 
+    Upstream() {
+      super(false);
+    }
+
+    @Override
+    boolean mustDecode(int streamId) {
+      Pair p = byUp.get(streamId);
+      return p != null && p.capture != null;
+    }
+
+    @Override
+    Half half(Pair p) {
+      return p.upHalf;
+    }
+
+    @Override
+    Leg other(Pair p) {
+      return down;
+    }
+
+    @Override
+    Pair stream(int id) {
+      return byUp.get(id);
+    }
+
+    @Override
+    Iterable<Pair> streams() {
+      return byUp.values();
+    }
+
+    @Override
+    void closed(Pair p) {
+      byUp.remove(p.upHalf.id);
+      if (state == DRAINING && byUp.isEmpty()) {
+        ch.close();
+      }
+    }
+
+    @Override
+    String name() {
+      return "backend";
+    }
+
+    @Override
+    int lastPeerStream() {
+      return 0;
+    }
+
+    @Override
+    boolean preface(ByteBuf in) {
+      return true;
+    }
+
     void install(Channel channel) {
       ch = channel;
-      handler = handler(false, this);
-      ch.pipeline().addLast(handler, new ReadCompleteFlush(this));
-      ctx = ch.pipeline().context(handler);
-      handler.connection().addListener(new Http2ConnectionAdapter() {
-        @Override
-        public void onStreamClosed(Http2Stream stream) {
-          Pair p = byUp.remove(stream.id());
-          if (p != null && p.capture != null && !p.capture.done) {
-            p.capture.release(); // an answer that will never be complete
-          }
-          if (p != null && !p.downEnded && (p.capture == null || !p.capture.done)) {
-            // closed without an end the client saw: refused by a GOAWAY, or reset
-            finish(p, Status.UNAVAILABLE.withDescription("the runtime closed the stream"), null);
-          }
-          if (state == DRAINING && byUp.isEmpty()) {
-            ch.close();
-          }
-        }
-      });
+      ch.pipeline().addLast(this);
       ch.closeFuture().addListener(f -> lost());
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+      ByteBuf b = ctx.alloc().buffer(PREFACE.length);
+      b.writeBytes(PREFACE);
+      write(b);
+      settingsFrame(false);
+      super.channelActive(ctx);
+      ready();
     }
 
     void run(Runnable action) {
@@ -522,12 +1229,12 @@ final class RelayConnection extends Http2FrameAdapter {
         return;
       }
       state = READY;
-      openConnectionWindow(handler);
       Runnable r;
       while ((r = pending.poll()) != null) {
         r.run();
       }
-      flushUp();
+      flush();
+      down.flush();
     }
 
     void failed(String why) {
@@ -538,7 +1245,7 @@ final class RelayConnection extends Http2FrameAdapter {
       while ((r = pending.poll()) != null) {
         r.run();
       }
-      flushDownSoon();
+      flushSoon();
     }
 
     /** The connection went away: every call on it ends with UNAVAILABLE. */
@@ -551,17 +1258,20 @@ final class RelayConnection extends Http2FrameAdapter {
       }
       state = CLOSED;
       draining.remove(this);
-      for (Pair p : byUp.values().toArray(new Pair[0])) {
+      Pair[] pairs = byUp.values().toArray(new Pair[0]);
+      byUp.clear();
+      dropAllPending(java.util.Arrays.asList(pairs));
+      for (Pair p : pairs) {
         if (p.capture != null && !p.capture.done) {
           p.capture.release();
         }
         finish(p, Status.UNAVAILABLE.withDescription(failure), null);
       }
-      byUp.clear();
       Runnable r;
       while ((r = pending.poll()) != null) {
         r.run();
       }
+      flushSoon();
     }
 
     void close() {
@@ -570,46 +1280,47 @@ final class RelayConnection extends Http2FrameAdapter {
       }
     }
 
-    /** Opens the backend stream for a client stream. */
-    void open(Pair p, Http2Headers headers, boolean endOfStream) {
-      if (state == CLOSED || state == DRAINING) {
-        if (state == DRAINING) {
-          // went away between the client's headers and now: a fresh connection takes it
+    /** Opens the backend stream for a client stream; owns {@code block}. */
+    void open(Pair p, ByteBuf block, boolean endOfStream) {
+      if (state == CLOSED || state == DRAINING || nextId < 0) {
+        if (state != CLOSED) {
+          // went away (or ran out of ids) between the client's headers and now: a fresh
+          // connection takes it
+          if (up == this) {
+            up = null;
+          }
           p.up = upstream();
-          p.up.run(() -> p.up.open(p, headers, endOfStream));
+          p.up.run(() -> p.up.open(p, block, endOfStream));
           return;
         }
+        block.release();
         finish(p, Status.UNAVAILABLE.withDescription(failure), null);
         return;
       }
-      if (!downOpen(p.downId) && !endOfStream) {
+      if (down.byDown.get(p.down.id) != p) {
+        block.release(); // the client reset it meanwhile
         return;
       }
-      int id = handler.connection().local().incrementAndGetNextStreamId();
-      p.upId = id;
-      byUp.put(id, p);
-      handler.encoder().writeHeaders(ctx, id, headers, 0, endOfStream, ctx.newPromise())
-          .addListener(f -> {
-            if (!f.isSuccess()) {
-              finish(p, Status.UNAVAILABLE.withDescription("cannot open a stream to the runtime: "
-                  + f.cause().getMessage()), null);
-            }
-          });
-      flush = true;
+      Half h = p.upHalf;
+      h.id = nextId;
+      nextId += 2;
+      h.sendWindow = peerInitialWindow;
+      byUp.put(h.id, p);
+      sendHeaders(p, block, endOfStream);
     }
 
-    void headers(Pair p, Http2Headers headers, boolean endOfStream) {
+    void headers(Pair p, ByteBuf block, boolean endOfStream) {
       if (p.up != this) {
         // the stream was opened on a newer connection (this one went away meanwhile)
         Upstream other = p.up;
-        other.run(() -> other.headers(p, headers, endOfStream));
+        other.run(() -> other.headers(p, block, endOfStream));
         return;
       }
-      if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
+      if (p.upHalf.id == 0 || byUp.get(p.upHalf.id) != p) {
+        block.release();
         return;
       }
-      handler.encoder().writeHeaders(ctx, p.upId, headers, 0, endOfStream, ctx.newPromise());
-      flush = true;
+      sendHeaders(p, block, endOfStream);
     }
 
     void data(Pair p, ByteBuf payload, int bytes, boolean endOfStream) {
@@ -619,14 +1330,12 @@ final class RelayConnection extends Http2FrameAdapter {
         other.run(() -> other.data(p, payload, bytes, endOfStream));
         return;
       }
-      if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
+      if (p.upHalf.id == 0 || byUp.get(p.upHalf.id) != p) {
         payload.release();
-        consumedDown(p.downId, bytes);
+        down.consumed(p, bytes);
         return;
       }
-      handler.encoder().writeData(ctx, p.upId, payload, 0, endOfStream, ctx.newPromise())
-          .addListener(f -> consumedDown(p.downId, bytes));
-      flush = true;
+      send(p, payload, endOfStream, bytes);
     }
 
     void reset(Pair p, long errorCode) {
@@ -636,41 +1345,49 @@ final class RelayConnection extends Http2FrameAdapter {
         other.run(() -> other.reset(p, errorCode));
         return;
       }
-      if (p.upId == 0 || handler == null || handler.connection().stream(p.upId) == null) {
+      if (p.upHalf.id == 0 || byUp.get(p.upHalf.id) != p) {
         return;
       }
-      handler.resetStream(ctx, p.upId, errorCode, ctx.newPromise());
-      flush = true;
-      flushUp();
+      if (p.capture != null && !p.capture.done) {
+        p.capture.release();
+      }
+      resetNow(p, errorCode);
     }
 
-    void flushUp() {
-      if (flush && ch != null) {
-        flush = false;
-        ch.flush();
+    @Override
+    void streamError(Pair p, Http2Exception e) {
+      resetNow(p, e.error().code());
+      if (p.capture != null && !p.capture.done) {
+        p.capture.release();
       }
+      finish(p, Status.INTERNAL.withDescription("the runtime broke HTTP/2 on the stream: "
+          + e.getMessage()), null);
     }
 
     // backend frames
 
     @Override
     public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
-        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
-      onHeadersRead(c, streamId, headers, padding, endOfStream);
-    }
-
-    @Override
-    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
         int padding, boolean endOfStream) {
+      ByteBuf block = blocks.take();
       Pair p = byUp.get(streamId);
-      if (p != null && p.capture != null) {
-        p.capture.headers(headers, endOfStream);
+      if (p == null) {
+        release(block);
         return;
       }
-      if (p == null || p.downEnded || !downOpen(p.downId)) {
+      if (endOfStream) {
+        gotEnd(p, p.upHalf);
+      }
+      if (p.capture != null) {
+        p.capture.headers(headers, block, endOfStream);
         return;
       }
-      writeDownHeaders(p, headers, endOfStream);
+      if (!downOpen(p)) {
+        release(block);
+        return;
+      }
+      p.responseStarted = true;
+      down.sendHeaders(p, block != null ? block : encode(headers), endOfStream);
     }
 
     @Override
@@ -678,97 +1395,80 @@ final class RelayConnection extends Http2FrameAdapter {
         boolean endOfStream) {
       int bytes = data.readableBytes() + padding;
       Pair p = byUp.get(streamId);
-      if (p != null && p.capture != null) {
+      if (p == null || p.upHalf.gotEnd) {
+        consumed(null, bytes);
+        return bytes;
+      }
+      if (endOfStream) {
+        gotEnd(p, p.upHalf);
+      }
+      if (p.capture != null) {
+        consumed(p, bytes);
         p.capture.data(data, endOfStream);
         return bytes;
       }
-      if (p == null || p.downEnded || !downOpen(p.downId)) {
+      if (!downOpen(p)) {
+        consumed(p, bytes);
         return bytes;
       }
-      writeDownData(p, data.retain(), endOfStream, f -> consumedUp(streamId, bytes));
-      return 0;
-    }
-
-    private void consumedUp(int streamId, int bytes) {
-      Http2Stream s = handler.connection().stream(streamId);
-      if (s == null) {
-        return;
-      }
-      try {
-        if (handler.connection().local().flowController().consumeBytes(s, bytes)) {
-          flush = true;
-          ch.eventLoop().execute(this::flushUp);
-        }
-      } catch (Http2Exception e) {
-        LOG.debug("returning {} bytes on backend stream {} failed", bytes, streamId, e);
-      }
+      down.send(p, data.retain(), endOfStream, bytes);
+      return bytes;
     }
 
     @Override
     public void onRstStreamRead(ChannelHandlerContext c, int streamId, long errorCode) {
-      Pair p = byUp.remove(streamId);
-      if (p == null || p.downEnded || !downOpen(p.downId)) {
+      Pair p = byUp.get(streamId);
+      if (p == null) {
         return;
       }
-      p.downEnded = true;
-      downHandler.resetStream(downCtx, p.downId, errorCode, downCtx.newPromise());
-      downFlush = true;
+      boolean answered = p.upHalf.gotEnd;
+      p.upHalf.sentEnd = true;
+      resetNow(p, errorCode); // writes nothing: sentEnd is set
+      if (p.capture != null) {
+        if (!p.capture.done) {
+          p.capture.release();
+          finish(p, Status.UNAVAILABLE.withDescription("the runtime reset the stream (HTTP/2 "
+              + "error " + errorCode + ")"), null);
+        }
+        return;
+      }
+      if (down.byDown.get(p.down.id) != p) {
+        return; // over on the client's side too
+      }
+      if (answered && errorCode == NO_ERROR) {
+        // a complete answer, and the runtime wants no more of the request: the client gets
+        // the answer, then the same word
+        down.sendResetAfter(p, NO_ERROR);
+        return;
+      }
+      down.resetNow(p, errorCode);
     }
 
     @Override
     public void onGoAwayRead(ChannelHandlerContext c, int lastStreamId, long errorCode,
         ByteBuf debugData) {
-      // no new streams here; the ones up to lastStreamId finish, later ones Netty closes
+      // no new streams here; the ones up to lastStreamId finish, later ones never ran
       if (state == READY) {
         state = DRAINING;
         draining.add(this);
         if (up == this) {
           up = null;
         }
-        if (byUp.isEmpty()) {
-          ch.close();
+      }
+      for (Pair p : byUp.values().toArray(new Pair[0])) {
+        if (p.upHalf.id > lastStreamId) {
+          p.upHalf.sentEnd = true;
+          resetNow(p, CANCEL);
+          if (p.capture != null && !p.capture.done) {
+            p.capture.release();
+          }
+          finish(p, Status.UNAVAILABLE.withDescription("the runtime " + server.backendName()
+              + " is going away and did not take the call"), null);
         }
       }
-    }
-  }
-
-  /** Flushes the other leg once a read on this one is done, so writes are coalesced. */
-  private final class ReadCompleteFlush extends ChannelInboundHandlerAdapter {
-    /** The backend leg this handler sits on, or null on the client leg. */
-    private final Upstream upstream;
-
-    ReadCompleteFlush(Upstream upstream) {
-      this.upstream = upstream;
-    }
-
-    @Override
-    public void channelReadComplete(ChannelHandlerContext ctx) {
-      if (upstream != null) {
-        flushDown();
-      } else {
-        if (up != null) {
-          up.flushUp();
-        }
-        for (Upstream u : draining) {
-          u.flushUp();
-        }
+      if (state == DRAINING && byUp.isEmpty()) {
+        ch.close();
       }
-      ctx.fireChannelReadComplete();
-    }
-
-    @Override
-    public void channelActive(ChannelHandlerContext ctx) throws Exception {
-      // after the HTTP/2 handler's channelActive, which wrote the connection preface
-      ctx.fireChannelActive();
-      if (upstream != null) {
-        upstream.ready();
-      }
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.debug("{} connection failed: {}", upstream != null ? "backend" : "client", cause.toString());
-      ctx.close();
     }
   }
 }

@@ -1,0 +1,176 @@
+package io.cri4j.proxy.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder;
+import io.netty.handler.codec.http2.EmptyHttp2Headers;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersDecoder;
+import java.util.function.IntPredicate;
+
+/**
+ * The header decoder of one relay leg. Besides decoding a header block (HPACK, RFC 7541) it
+ * keeps the block's bytes when they can be sent on the other leg as they are: when the block
+ * refers to no entry of the sender's dynamic table, the receiver on the other leg decodes it to
+ * the same headers whatever its own table holds. The proxy asks both its peers for a dynamic
+ * table of size 0, so after their first blocks every block is such a block, and a relayed
+ * call's headers are neither decoded nor encoded again.
+ *
+ * <p>Blocks are decoded while the sender's table may hold entries (so the decoder's table stays
+ * in step), for every block when {@code mustDecode} is null, and for the streams it names.
+ */
+final class HeaderBlocks implements Http2HeadersDecoder {
+  /** Room kept in front of a kept block for a frame header and one size-update byte. */
+  static final int HEADROOM = 10;
+  /** HPACK's static table has 61 entries; larger indices are in the dynamic table. */
+  private static final int STATIC_ENTRIES = 61;
+  private static final int SETTINGS_DEFAULT_TABLE = 4096;
+
+  private final DefaultHttp2HeadersDecoder decoder;
+  private final IntPredicate mustDecode;
+  private final ByteBufAllocator alloc;
+  /** The sender's dynamic table capacity, as its size updates set it. */
+  private long capacity = SETTINGS_DEFAULT_TABLE;
+  private ByteBuf kept;
+
+  HeaderBlocks(long maxHeaderListSize, IntPredicate mustDecode, ByteBufAllocator alloc) {
+    this.decoder = new DefaultHttp2HeadersDecoder(true, maxHeaderListSize);
+    this.mustDecode = mustDecode;
+    this.alloc = alloc;
+  }
+
+  @Override
+  public Http2Headers decodeHeaders(int streamId, ByteBuf block) throws Http2Exception {
+    drop();
+    long before = capacity;
+    long after = scan(block, capacity);
+    boolean stateless = after >= 0;
+    capacity = stateless ? after : -after - 1;
+    if (stateless) {
+      int n = block.readableBytes();
+      kept = alloc.buffer(HEADROOM + n);
+      kept.writerIndex(HEADROOM).readerIndex(HEADROOM);
+      kept.writeBytes(block, block.readerIndex(), n);
+    }
+    if (!stateless || before > 0 || mustDecode == null || mustDecode.test(streamId)) {
+      return decoder.decodeHeaders(streamId, block);
+    }
+    return EmptyHttp2Headers.INSTANCE;
+  }
+
+  /**
+   * The last block's bytes (after {@link #HEADROOM} bytes of room), when they can be sent on as
+   * they are, else null; the caller owns the buffer.
+   */
+  ByteBuf take() {
+    ByteBuf b = kept;
+    kept = null;
+    return b;
+  }
+
+  /** Releases a block nobody took. */
+  void drop() {
+    if (kept != null) {
+      kept.release();
+      kept = null;
+    }
+  }
+
+  @Override
+  public Configuration configuration() {
+    return decoder.configuration();
+  }
+
+  /**
+   * Walks a header block's representations without decoding them. Returns the sender's table
+   * capacity after the block when the block uses no dynamic-table entry and sets no capacity
+   * above 0, else {@code -capacity - 1} (the block must be decoded; also for a malformed block,
+   * which the decoder then reports).
+   */
+  static long scan(ByteBuf b, long capacity) {
+    int i = b.readerIndex();
+    int end = b.writerIndex();
+    boolean stateless = true;
+    while (i < end) {
+      int c = b.getUnsignedByte(i);
+      int prefix;
+      if ((c & 0x80) != 0) {
+        prefix = 7; // indexed field
+      } else if ((c & 0x40) != 0) {
+        prefix = 6; // literal, incremental indexing
+      } else if ((c & 0x20) != 0) {
+        prefix = 5; // dynamic table size update
+      } else {
+        prefix = 4; // literal without indexing / never indexed
+      }
+      long v = integer(b, i, end, prefix);
+      if (v < 0) {
+        return -capacity - 1;
+      }
+      i = (int) (v >>> 32);
+      int value = (int) v;
+      if (prefix == 7) {
+        if (value == 0 || value > STATIC_ENTRIES) {
+          stateless = false;
+        }
+        continue;
+      }
+      if (prefix == 5) {
+        capacity = value;
+        if (value > 0) {
+          stateless = false;
+        }
+        continue;
+      }
+      if (value > STATIC_ENTRIES) {
+        stateless = false;
+      }
+      if (value == 0) {
+        i = skipString(b, i, end); // the literal name
+        if (i < 0) {
+          return -capacity - 1;
+        }
+      }
+      i = skipString(b, i, end); // the value
+      if (i < 0) {
+        return -capacity - 1;
+      }
+    }
+    return stateless ? capacity : -capacity - 1;
+  }
+
+  /**
+   * Reads an HPACK integer with an {@code prefix}-bit prefix at {@code i}: the index after it in
+   * the upper 32 bits and the value in the lower, or -1 when it runs past the end or overflows.
+   */
+  private static long integer(ByteBuf b, int i, int end, int prefix) {
+    int mask = (1 << prefix) - 1;
+    int value = b.getUnsignedByte(i++) & mask;
+    if (value == mask) {
+      int shift = 0;
+      int next;
+      do {
+        if (i >= end || shift > 21) {
+          return -1;
+        }
+        next = b.getUnsignedByte(i++);
+        value += (next & 0x7f) << shift;
+        shift += 7;
+      } while ((next & 0x80) != 0);
+    }
+    return ((long) i << 32) | (value & 0xffffffffL);
+  }
+
+  private static int skipString(ByteBuf b, int i, int end) {
+    if (i >= end) {
+      return -1;
+    }
+    long v = integer(b, i, end, 7);
+    if (v < 0) {
+      return -1;
+    }
+    long next = (v >>> 32) + (v & 0xffffffffL);
+    return next > end ? -1 : (int) next;
+  }
+}
