@@ -11,14 +11,22 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -141,6 +149,149 @@ public final class HookDispatcher implements AutoCloseable {
     return merger.containerResult();
   }
 
+  /**
+   * {@link #dispatchPod} without blocking the caller: hooks that never block
+   * ({@link RuntimeHook#callInline()}) run on the calling thread, the others on hook threads,
+   * each bounded by its timeout, which {@code timer} keeps. Completes on the thread that finished
+   * the last hook, or the timer's; fails with the {@link StatusException} {@link #dispatchPod}
+   * throws.
+   */
+  public CompletableFuture<PodSandboxHookResponse> dispatchPodAsync(HookPoint point,
+      PodSandboxHookRequest request, ScheduledExecutorService timer) {
+    ResponseMerger merger = new ResponseMerger(point, conflictListener);
+    return new AsyncDispatch<PodSandboxHookResponse, PodSandboxHookResponse>(point, timer,
+        hook -> () -> hook.onPodSandbox(point, request), merger::mergePod, merger::podResult)
+        .start();
+  }
+
+  /** {@link #dispatchContainer} without blocking the caller, as {@link #dispatchPodAsync}. */
+  public CompletableFuture<ContainerHookResult> dispatchContainerAsync(HookPoint point,
+      ContainerResourceHookRequest request, ScheduledExecutorService timer) {
+    ResponseMerger merger = new ResponseMerger(point, conflictListener);
+    return new AsyncDispatch<ContainerHookResult, ContainerHookResult>(point, timer,
+        hook -> () -> hook.onContainer(point, request), merger::mergeContainer,
+        merger::containerResult).start();
+  }
+
+  /** One asynchronous dispatch: the hooks of a point in order, each on its thread. */
+  private final class AsyncDispatch<R, M> {
+    private final HookPoint point;
+    private final ScheduledExecutorService timer;
+    private final Function<RuntimeHook, Callable<R>> body;
+    private final Merge<R> merge;
+    private final Supplier<M> result;
+    private final List<RuntimeHook> order;
+    private final CompletableFuture<M> done = new CompletableFuture<>();
+
+    AsyncDispatch(HookPoint point, ScheduledExecutorService timer,
+        Function<RuntimeHook, Callable<R>> body, Merge<R> merge,
+        Supplier<M> result) {
+      this.point = point;
+      this.timer = timer;
+      this.body = body;
+      this.merge = merge;
+      this.result = result;
+      this.order = hooksFor(point);
+    }
+
+    CompletableFuture<M> start() {
+      next(0);
+      return done;
+    }
+
+    /** Calls hooks from {@code i} on: those that never block here, until one that may. */
+    private void next(int i) {
+      try {
+        for (; i < order.size(); i++) {
+          RuntimeHook hook = order.get(i);
+          if (!hook.callInline()) {
+            callOff(i, hook);
+            return;
+          }
+          took(hook, callInline(point, hook, body.apply(hook)));
+        }
+        done.complete(result.get());
+      } catch (StatusException | RuntimeException e) {
+        done.completeExceptionally(e);
+      }
+    }
+
+    private void took(RuntimeHook hook, R r) throws StatusException {
+      if (r != null && point.isPre()) {
+        merge.accept(hook, r);
+      }
+    }
+
+    /**
+     * Runs a hook that may block on a hook thread; whichever comes first, its answer or its
+     * timeout, decides, and the dispatch goes on from there (an overrun hook is interrupted).
+     */
+    private void callOff(int i, RuntimeHook hook) {
+      AtomicBoolean decided = new AtomicBoolean();
+      AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
+      FutureTask<R> task = new FutureTask<>(body.apply(hook)) {
+        @Override
+        protected void done() {
+          if (isCancelled() || !decided.compareAndSet(false, true)) {
+            return;
+          }
+          ScheduledFuture<?> t = timeout.get();
+          if (t != null) {
+            t.cancel(false);
+          }
+          R r = null;
+          String problem = null;
+          try {
+            r = get();
+          } catch (ExecutionException e) {
+            problem = problem(e.getCause());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problem = "interrupted";
+          }
+          decide(i, hook, r, problem);
+        }
+      };
+      timeout.set(timer.schedule(() -> {
+        if (decided.compareAndSet(false, true)) {
+          task.cancel(true);
+          decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
+        }
+      }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS));
+      try {
+        executor.execute(task);
+      } catch (RejectedExecutionException e) {
+        if (decided.compareAndSet(false, true)) {
+          timeout.get().cancel(false);
+          done.completeExceptionally(Status.UNAVAILABLE
+              .withDescription("hooks are shut down; cannot call " + hook.name()).asException());
+        }
+      }
+    }
+
+    private void decide(int i, RuntimeHook hook, R r, String problem) {
+      try {
+        took(hook, problem == null ? r : failed(point, hook, problem));
+      } catch (StatusException e) {
+        done.completeExceptionally(e);
+        return;
+      }
+      next(i + 1);
+    }
+  }
+
+  /** Takes a pre hook's answer into the merged one (a conflict may fail the call). */
+  @FunctionalInterface
+  private interface Merge<R> {
+    void accept(RuntimeHook hook, R answer) throws StatusException;
+  }
+
+  /** How a hook's failure is worded in logs and statuses. */
+  private static String problem(Throwable c) {
+    return c instanceof StatusException || c instanceof io.grpc.StatusRuntimeException
+        ? c.getMessage() : c.toString();
+  }
+
   private <T> T call(HookPoint point, RuntimeHook hook, Callable<T> body)
       throws StatusException {
     if (hook.callInline()) {
@@ -154,9 +305,7 @@ public final class HookDispatcher implements AutoCloseable {
       f.cancel(true);
       problem = "timed out after " + hook.timeout().toMillis() + " ms";
     } catch (ExecutionException e) {
-      Throwable c = e.getCause();
-      problem = c instanceof StatusException || c instanceof io.grpc.StatusRuntimeException
-          ? c.getMessage() : c.toString();
+      problem = problem(e.getCause());
     } catch (InterruptedException e) {
       f.cancel(true);
       Thread.currentThread().interrupt();

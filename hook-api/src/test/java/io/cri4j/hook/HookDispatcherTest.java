@@ -165,4 +165,136 @@ class HookDispatcherTest {
               assertThat(e.getStatus().getDescription()).contains("broken broken"));
     }
   }
+  /** A hook that records the thread it ran on and whether it was interrupted. */
+  record ThreadHook(String name, int index, FailurePolicy failurePolicy, boolean callInline,
+      ContainerResourceHookResponse answer, List<String> where, CountDownLatch hang,
+      CountDownLatch interrupted) implements RuntimeHook {
+    @Override public Set<HookPoint> points() {
+      return Set.of(HookPoint.PRE_CREATE_CONTAINER, HookPoint.POST_CREATE_CONTAINER);
+    }
+
+    @Override public Duration timeout() { return Duration.ofMillis(150); }
+
+    @Override
+    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r)
+        throws Exception {
+      where.add(name + "@" + Thread.currentThread().getName());
+      if (hang != null) {
+        try {
+          hang.await();
+        } catch (InterruptedException e) {
+          interrupted.countDown();
+          throw e;
+        }
+      }
+      if (answer == null) {
+        throw new IllegalStateException("broken " + name);
+      }
+      return ContainerHookResult.of(answer);
+    }
+  }
+
+  private static java.util.concurrent.ScheduledExecutorService timer() {
+    return java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "test-timer");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  @Test
+  void asyncDispatchKeepsTheOrderRunsBlockingHooksOffTheCallerAndMerges() throws Exception {
+    List<String> where = new CopyOnWriteArrayList<>();
+    var timer = timer();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new ThreadHook("a", 0, FailurePolicy.FAIL, true, res("0-3", 0), where, null, null),
+        new ThreadHook("b", 1, FailurePolicy.FAIL, false, res("", 512), where, null, null),
+        new ThreadHook("c", 2, FailurePolicy.FAIL, true,
+            ContainerResourceHookResponse.newBuilder().putContainerAnnotations("k", "v").build(),
+            where, null, null))).build()) {
+      ContainerHookResult r = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER,
+          ContainerResourceHookRequest.getDefaultInstance(), timer)
+          .get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.response().getContainerResources().getCpusetCpus()).isEqualTo("0-3");
+      assertThat(r.response().getContainerResources().getCpuShares()).isEqualTo(512);
+      assertThat(r.response().getContainerAnnotationsMap()).containsEntry("k", "v");
+      String caller = Thread.currentThread().getName();
+      assertThat(where).hasSize(3);
+      assertThat(where.get(0)).isEqualTo("a@" + caller);
+      assertThat(where.get(1)).startsWith("b@cri4j-hook-");
+      // the inline hook after a blocking one runs where the blocking one finished
+      assertThat(where.get(2)).isEqualTo("c@" + where.get(1).substring(2));
+    } finally {
+      timer.shutdownNow();
+    }
+  }
+
+  @Test
+  void asyncDispatchTimesOutAHungHookUnderItsPolicyAndInterruptsIt() throws Exception {
+    List<String> where = new CopyOnWriteArrayList<>();
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch interrupted = new CountDownLatch(1);
+    var timer = timer();
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new ThreadHook("hung", 0, FailurePolicy.IGNORE, false, res("9", 0), where, never,
+            interrupted),
+        new ThreadHook("next", 1, FailurePolicy.FAIL, false, res("", 64), where, null, null)))
+        .build()) {
+      ContainerHookResult r = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req,
+          timer).get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.response().getContainerResources().getCpusetCpus())
+          .as("the hung hook's answer is left out").isEmpty();
+      assertThat(r.response().getContainerResources().getCpuShares())
+          .as("the next hook still ran").isEqualTo(64);
+      assertThat(interrupted.await(5, java.util.concurrent.TimeUnit.SECONDS))
+          .as("the hung hook was interrupted").isTrue();
+    }
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new ThreadHook("hung", 0, FailurePolicy.FAIL, false, res("9", 0), where, never,
+            new CountDownLatch(1)))).build()) {
+      var f = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer);
+      assertThatThrownBy(() -> f.get(5, java.util.concurrent.TimeUnit.SECONDS))
+          .hasCauseInstanceOf(StatusException.class)
+          .cause().satisfies(e -> {
+            Status st = ((StatusException) e).getStatus();
+            assertThat(st.getCode()).isEqualTo(Status.Code.INTERNAL);
+            assertThat(st.getDescription())
+                .isEqualTo("hook hung failed at PreCreateContainer: timed out after 150 ms");
+          });
+    } finally {
+      never.countDown();
+      timer.shutdownNow();
+    }
+  }
+
+  @Test
+  void asyncDispatchReportsFailuresConflictsAndNeverFailsAPostPoint() throws Exception {
+    List<String> where = new CopyOnWriteArrayList<>();
+    var timer = timer();
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new ThreadHook("broken", 0, FailurePolicy.FAIL, false, null, where, null, null)))
+        .build()) {
+      var f = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer);
+      assertThatThrownBy(() -> f.get(5, java.util.concurrent.TimeUnit.SECONDS))
+          .cause().hasMessageContaining("hook broken failed at PreCreateContainer")
+          .hasMessageContaining("broken broken");
+      // the same hook at a post point: logged only
+      assertThat(d.dispatchContainerAsync(HookPoint.POST_CREATE_CONTAINER, req, timer)
+          .get(5, java.util.concurrent.TimeUnit.SECONDS).response())
+          .isEqualTo(ContainerResourceHookResponse.getDefaultInstance());
+    }
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new ThreadHook("x", 0, FailurePolicy.IGNORE, false, res("0", 0), where, null, null),
+        new ThreadHook("y", 1, FailurePolicy.FAIL, false, res("1", 0), where, null, null)))
+        .build()) {
+      var f = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer);
+      assertThatThrownBy(() -> f.get(5, java.util.concurrent.TimeUnit.SECONDS))
+          .cause().isInstanceOfSatisfying(StatusException.class, e ->
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION));
+    } finally {
+      timer.shutdownNow();
+    }
+  }
 }

@@ -35,7 +35,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The interceptor that turns CRI RuntimeService calls into hook points: builds Koordinator hook
@@ -84,6 +87,46 @@ public final class CriHookInterceptor implements CriInterceptor {
    * @throws StatusException when a pre hook with policy Fail failed
    */
   public Phase begin(MethodDescriptor<?, ?> method, Object req) throws StatusException {
+    Plan plan = plan(method, req);
+    if (plan == null) {
+      return null;
+    }
+    Object merged = null;
+    if (plan.pre != null) {
+      merged = plan.hookRequest instanceof PodSandboxHookRequest pr
+          ? dispatcher.dispatchPod(plan.pre, pr)
+          : dispatcher.dispatchContainer(plan.pre, (ContainerResourceHookRequest) plan.hookRequest);
+    }
+    return plan.then.apply(merged);
+  }
+
+  /**
+   * {@link #begin} without blocking the caller: hooks that never block run on this thread, the
+   * others on hook threads with their timeouts kept by {@code timer}. The phase completes on the
+   * thread that finished the last hook (or the timer's); it fails with a {@link StatusException}
+   * where {@link #begin} throws one.
+   */
+  public CompletableFuture<Phase> beginAsync(MethodDescriptor<?, ?> method, Object req,
+      ScheduledExecutorService timer) {
+    Plan plan = plan(method, req);
+    if (plan == null || plan.pre == null) {
+      return CompletableFuture.completedFuture(plan == null ? null : plan.then.apply(null));
+    }
+    CompletableFuture<?> merged = plan.hookRequest instanceof PodSandboxHookRequest pr
+        ? dispatcher.dispatchPodAsync(plan.pre, pr, timer)
+        : dispatcher.dispatchContainerAsync(plan.pre,
+            (ContainerResourceHookRequest) plan.hookRequest, timer);
+    return merged.thenApply(plan.then);
+  }
+
+  /**
+   * What a hooked call's pre phase dispatches ({@code pre} with {@code hookRequest}, or nothing
+   * when {@code pre} is null) and how the merged answer (null when nothing was dispatched)
+   * becomes the phase.
+   */
+  private record Plan(HookPoint pre, Object hookRequest, Function<Object, Phase> then) {}
+
+  private Plan plan(MethodDescriptor<?, ?> method, Object req) {
     if (!intercepts(method)) {
       return null;
     }
@@ -171,11 +214,11 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   // ---- pods ----
 
-  private Phase runPodSandbox(RunPodSandboxRequest req) throws StatusException {
+  private Plan runPodSandbox(RunPodSandboxRequest req) {
     PodSandboxConfig cfg = req.getConfig();
-    RunPodSandboxRequest toSend = req;
+    PodSandboxHookRequest hr = null;
     if (!skipped(cfg.getLabelsMap()) && dispatcher.hasHooks(HookPoint.PRE_RUN_POD_SANDBOX)) {
-      PodSandboxHookRequest hr = PodSandboxHookRequest.newBuilder()
+      hr = PodSandboxHookRequest.newBuilder()
           .setPodMeta(koordPodMeta(cfg.getMetadata()))
           .setRuntimeHandler(req.getRuntimeHandler())
           .putAllLabels(cfg.getLabelsMap())
@@ -184,10 +227,13 @@ public final class CriHookInterceptor implements CriInterceptor {
           .setOverhead(koordResources(cfg.getLinux().getOverhead()))
           .setResources(koordResources(cfg.getLinux().getResources()))
           .build();
-      PodSandboxHookResponse merged = dispatcher.dispatchPod(HookPoint.PRE_RUN_POD_SANDBOX, hr);
-      toSend = req.toBuilder().setConfig(applyPod(cfg, merged)).build();
     }
-    RunPodSandboxRequest sending = toSend;
+    return new Plan(hr == null ? null : HookPoint.PRE_RUN_POD_SANDBOX, hr,
+        merged -> runPodSandboxPhase(req, merged == null ? req : req.toBuilder()
+            .setConfig(applyPod(cfg, (PodSandboxHookResponse) merged)).build()));
+  }
+
+  private Phase runPodSandboxPhase(RunPodSandboxRequest req, RunPodSandboxRequest sending) {
     return new Phase(sending, response -> {
       RunPodSandboxResponse resp = (RunPodSandboxResponse) response;
       PodSandboxConfig sent = sending.getConfig();
@@ -215,16 +261,14 @@ public final class CriHookInterceptor implements CriInterceptor {
     return b.build();
   }
 
-  private Phase podCall(Object req, String podId, HookPoint pre, HookPoint post,
-      boolean remove) throws StatusException {
+  private Plan podCall(Object req, String podId, HookPoint pre, HookPoint post,
+      boolean remove) {
     Optional<CheckpointStore.Pod> pod = store.pod(podId);
     boolean hooked = pod.map(p -> !skipped(p.labels())).orElse(true)
         && (pre != null && dispatcher.hasHooks(pre) || post != null && dispatcher.hasHooks(post));
     PodSandboxHookRequest hr = hooked ? podHookRequest(podId, pod) : null;
-    if (hooked && pre != null) {
-      dispatcher.dispatchPod(pre, hr); // a pod id request has nothing to change
-    }
-    return new Phase(req, resp -> {
+    // a pod id request has nothing to change: the pre point's answer is not applied
+    return new Plan(hooked ? pre : null, hr, merged -> new Phase(req, resp -> {
       if (remove) {
         store.removePod(podId);
       }
@@ -232,7 +276,7 @@ public final class CriHookInterceptor implements CriInterceptor {
         dispatcher.dispatchPod(post, hr);
       }
       return resp;
-    });
+    }));
   }
 
   private static PodSandboxHookRequest podHookRequest(String podId,
@@ -253,14 +297,13 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   // ---- containers ----
 
-  private Phase createContainer(CreateContainerRequest req) throws StatusException {
+  private Plan createContainer(CreateContainerRequest req) {
     PodSandboxConfig sandbox = req.getSandboxConfig();
     Map<String, String> podLabels = sandbox.getLabelsMap();
     Optional<CheckpointStore.Pod> pod = store.pod(req.getPodSandboxId());
     if (podLabels.isEmpty() && pod.isPresent()) {
       podLabels = pod.get().labels();
     }
-    CreateContainerRequest toSend = req;
     boolean hooked = !skipped(podLabels);
     boolean post = hooked && dispatcher.hasHooks(HookPoint.POST_CREATE_CONTAINER);
     ContainerResourceHookRequest hr = null;
@@ -281,25 +324,34 @@ public final class CriHookInterceptor implements CriInterceptor {
               ? pod.get().cgroupParent() : sandbox.getLinux().getCgroupParent());
       hr = b.build();
     }
-    if (hr != null && dispatcher.hasHooks(HookPoint.PRE_CREATE_CONTAINER)) {
-      ContainerHookResult merged = dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, hr);
-      CreateContainerRequest.Builder out =
-          req.toBuilder().setConfig(applyContainer(req.getConfig(), merged));
-      String cgroupParent = merged.response().getPodCgroupParent();
-      if (!cgroupParent.isEmpty()) {
-        // as Koordinator does: the pod's cgroup parent as the runtime sees it at create
-        out.getSandboxConfigBuilder().getLinuxBuilder().setCgroupParent(cgroupParent);
-      }
-      toSend = out.build();
-    }
-    ContainerConfig sent = toSend.getConfig();
-    boolean wasHooked = post;
     ContainerResourceHookRequest hookRequest = hr;
+    boolean pre = hr != null && dispatcher.hasHooks(HookPoint.PRE_CREATE_CONTAINER);
+    return new Plan(pre ? HookPoint.PRE_CREATE_CONTAINER : null, hr, merged -> {
+      CreateContainerRequest toSend = req;
+      if (merged != null) {
+        ContainerHookResult result = (ContainerHookResult) merged;
+        CreateContainerRequest.Builder out =
+            req.toBuilder().setConfig(applyContainer(req.getConfig(), result));
+        String cgroupParent = result.response().getPodCgroupParent();
+        if (!cgroupParent.isEmpty()) {
+          // as Koordinator does: the pod's cgroup parent as the runtime sees it at create
+          out.getSandboxConfigBuilder().getLinuxBuilder().setCgroupParent(cgroupParent);
+        }
+        toSend = out.build();
+      }
+      return createContainerPhase(req, toSend, post ? hookRequest : null);
+    });
+  }
+
+  /** After CreateContainer: the store, and the post point with {@code hookRequest} if any. */
+  private Phase createContainerPhase(CreateContainerRequest req, CreateContainerRequest toSend,
+      ContainerResourceHookRequest hookRequest) {
+    ContainerConfig sent = toSend.getConfig();
     return new Phase(toSend, response -> {
       CreateContainerResponse resp = (CreateContainerResponse) response;
       store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
           sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
-      if (wasHooked) {
+      if (hookRequest != null) {
         dispatcher.dispatchContainer(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
             .setContainerMata(hookRequest.getContainerMata().toBuilder()
                 .setId(resp.getContainerId()))
@@ -348,17 +400,14 @@ public final class CriHookInterceptor implements CriInterceptor {
     return b.build();
   }
 
-  private Phase containerCall(Object req, String id, HookPoint pre, HookPoint post,
-      boolean remove) throws StatusException {
+  private Plan containerCall(Object req, String id, HookPoint pre, HookPoint post,
+      boolean remove) {
     Optional<CheckpointStore.Ctr> ctr = store.container(id);
     boolean hooked = !skippedPodOf(ctr) && (pre != null && dispatcher.hasHooks(pre)
         || post != null && dispatcher.hasHooks(post));
     ContainerResourceHookRequest hr = hooked ? containerHookRequest(id, ctr) : null;
-    if (hooked && pre != null) {
-      // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
-      dispatcher.dispatchContainer(pre, hr);
-    }
-    return new Phase(req, resp -> {
+    // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
+    return new Plan(hooked ? pre : null, hr, merged -> new Phase(req, resp -> {
       if (remove) {
         store.removeContainer(id);
       }
@@ -366,38 +415,41 @@ public final class CriHookInterceptor implements CriInterceptor {
         dispatcher.dispatchContainer(post, hr);
       }
       return resp;
-    });
+    }));
   }
 
-  private Phase update(UpdateContainerResourcesRequest req) throws StatusException {
+  private Plan update(UpdateContainerResourcesRequest req) {
     String id = req.getContainerId();
     Optional<CheckpointStore.Ctr> ctr = store.container(id);
     boolean hooked = !skippedPodOf(ctr);
-    UpdateContainerResourcesRequest toSend = req;
-    ContainerResourceHookRequest hr = containerHookRequest(id, ctr).toBuilder()
+    boolean pre = hooked && dispatcher.hasHooks(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES);
+    boolean post = hooked && dispatcher.hasHooks(HookPoint.POST_UPDATE_CONTAINER_RESOURCES);
+    ContainerResourceHookRequest hr = !pre && !post ? null : containerHookRequest(id, ctr)
+        .toBuilder()
         .putAllContainerAnnotations(req.getAnnotationsMap())
         .setContainerResources(koordResources(req.getLinux()))
         .build();
-    if (hooked) {
-      ContainerHookResult merged =
-          dispatcher.dispatchContainer(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES, hr);
-      ContainerResourceHookResponse r = merged.response();
-      UpdateContainerResourcesRequest.Builder b = req.toBuilder()
-          .putAllAnnotations(r.getContainerAnnotationsMap());
-      if (r.hasContainerResources()) {
-        b.setLinux(applyResources(req.getLinux(), r.getContainerResources()));
+    return new Plan(pre ? HookPoint.PRE_UPDATE_CONTAINER_RESOURCES : null, hr, merged -> {
+      UpdateContainerResourcesRequest sent = req;
+      if (merged != null) {
+        ContainerResourceHookResponse r = ((ContainerHookResult) merged).response();
+        UpdateContainerResourcesRequest.Builder b = req.toBuilder()
+            .putAllAnnotations(r.getContainerAnnotationsMap());
+        if (r.hasContainerResources()) {
+          b.setLinux(applyResources(req.getLinux(), r.getContainerResources()));
+        }
+        sent = b.build();
       }
-      toSend = b.build();
-    }
-    UpdateContainerResourcesRequest sent = toSend;
-    return new Phase(sent, resp -> {
-      ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
-          c.metadata(), c.annotations(), mergeCri(c.resources(), sent.getLinux()))));
-      if (hooked) {
-        dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
-            .setContainerResources(koordResources(sent.getLinux())).build());
-      }
-      return resp;
+      UpdateContainerResourcesRequest toSend = sent;
+      return new Phase(toSend, resp -> {
+        ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
+            c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()))));
+        if (post) {
+          dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
+              .setContainerResources(koordResources(toSend.getLinux())).build());
+        }
+        return resp;
+      });
     });
   }
 

@@ -90,15 +90,7 @@ final class InterceptedStream {
     }
     io.cri4j.hook.internal.CriHookInterceptor hooks = service.phasedHooks(method);
     if (hooks != null) {
-      if (hooks.inline(method)) {
-        runPhased(hooks, message); // right here, on the event loop
-        return;
-      }
-      try {
-        service.executor().execute(() -> runPhased(hooks, message));
-      } catch (RejectedExecutionException e) {
-        answer(Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
-      }
+      runPhased(hooks, message, !hooks.inline(method));
       return;
     }
     long timeout;
@@ -127,30 +119,66 @@ final class InterceptedStream {
   }
 
   /**
-   * A call only the hooks want, in two phases around the backend call. The pre phase runs on this
-   * thread: the event loop when every hook of the method never blocks, else a worker (the hooks
-   * then run on their hook threads, bounded by their timeouts). The changed request goes out on
-   * the paired backend connection with the client's headers (so the backend sees the client's
+   * A call only the hooks want, in two phases around the backend call (on the event loop). The
+   * pre phase runs here when every hook of the method never blocks; with {@code offLoop}, the
+   * hooks that may block run on hook threads, bounded by timeouts the event loop keeps, and the
+   * call goes on from the thread that finished the last one. The changed request goes out on the
+   * paired backend connection with the client's headers (so the backend sees the client's
    * deadline); the answer is collected on the event loop, given to the post phase (there, or on a
    * worker when a post hook may block) and written back. A failed call's answer goes back as it
    * came.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private void runPhased(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message) {
+  private void runPhased(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message,
+      boolean offLoop) {
     MethodDescriptor m = method;
-    io.cri4j.hook.internal.CriHookInterceptor.Phase phase;
     Object request;
     try {
       request = m.parseRequest(new ByteArrayInputStream(message));
-      phase = hooks.begin(m, request);
-    } catch (StatusException e) {
-      answer(e.getStatus(), e.getTrailers());
-      return;
     } catch (RuntimeException e) {
-      answer(Status.INTERNAL.withDescription("hooks failed on " + m.getFullMethodName() + ": "
-          + e), null);
+      answer(Status.INTERNAL.withDescription("cannot parse the request of "
+          + m.getFullMethodName() + ": " + e.getMessage()), null);
       return;
     }
+    if (offLoop) {
+      hooks.beginAsync(m, request, conn.eventLoop()).whenComplete((phase, failure) -> {
+        if (failure != null) {
+          hooksFailed(failure instanceof java.util.concurrent.CompletionException
+              && failure.getCause() != null ? failure.getCause() : failure);
+        } else {
+          try {
+            forward(phase, request, message);
+          } catch (RuntimeException e) {
+            hooksFailed(e); // the changed request could not be encoded
+          }
+        }
+      });
+      return;
+    }
+    io.cri4j.hook.internal.CriHookInterceptor.Phase phase;
+    try {
+      phase = hooks.begin(m, request);
+    } catch (StatusException | RuntimeException e) {
+      hooksFailed(e);
+      return;
+    }
+    forward(phase, request, message);
+  }
+
+  private void hooksFailed(Throwable e) {
+    if (e instanceof StatusException se) {
+      answer(se.getStatus(), se.getTrailers());
+    } else {
+      answer(Status.INTERNAL.withDescription("hooks failed on " + method.getFullMethodName()
+          + ": " + e), null);
+    }
+  }
+
+  /** Sends the phase's request (the original bytes if the hooks changed nothing). */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void forward(io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object request,
+      byte[] message) {
+    MethodDescriptor m = method;
     ByteBuf body;
     if (phase == null || phase.request() == request) {
       body = Unpooled.buffer(5 + message.length).writeByte(0).writeInt(message.length)
