@@ -1,0 +1,104 @@
+package io.cri4j.benchmarks;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriServer;
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.proxy.CriProxy;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * CPU per proxied {@code CreateContainer} call of the proxy's own threads (its I/O thread
+ * {@code cri4j-proxy-io-*}, workers {@code cri4j-proxy-*}, hook threads {@code cri4j-hook-*}):
+ * {@code calls} calls after as many warm-up calls, against a built-in backend in the same JVM,
+ * through a proxy without hooks ({@code none}), with an in-process {@code PreCreateContainer}
+ * hook inline ({@code inline}) or on a hook thread ({@code thread}). Less noisy than latency on a
+ * shared machine: other load changes how long a call waits, not how much CPU it costs. Run:
+ * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread] [calls]}.
+ */
+public final class ProxyThreadCpu {
+    private ProxyThreadCpu() {
+    }
+
+    /** @param args the proxy's hooks (none, inline or thread; default inline), calls (20000) */
+    public static void main(String[] args) throws Exception {
+        String kind = args.length > 0 ? args[0] : "inline";
+        int n = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
+        Path dir = Files.createTempDirectory("cri4j-proxy-cpu");
+        CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("b.sock")))
+                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                    @Override
+                    public void createContainer(CreateContainerRequest r,
+                            StreamObserver<CreateContainerResponse> o) {
+                        o.onNext(CreateContainerResponse.newBuilder().setContainerId("c").build());
+                        o.onCompleted();
+                    }
+                }).build().start();
+        CriProxy.Builder b = CriProxy.builder().listen(dir.resolve("p.sock"))
+                .backend(dir.resolve("b.sock")).ioThreads(1);
+        switch (kind) {
+            case "none" -> { }
+            case "inline" -> b.addHook(new ProxyBenchmark.InlineAnnotateHook());
+            case "thread" -> b.addHook(new ProxyBenchmark.AnnotateHook());
+            default -> throw new IllegalArgumentException("none, inline or thread: " + kind);
+        }
+        CriProxy proxy = b.build().start();
+        ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        try {
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub s = RuntimeServiceGrpc.newBlockingStub(ch);
+            CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+                    .setConfig(ContainerConfig.newBuilder()
+                            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            for (int i = 0; i < n; i++) {
+                s.createContainer(c);
+            }
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            Map<Long, Long> before = new HashMap<>();
+            for (long id : mx.getAllThreadIds()) {
+                before.put(id, mx.getThreadCpuTime(id));
+            }
+            for (int i = 0; i < n; i++) {
+                s.createContainer(c);
+            }
+            Map<String, Double> perCall = new TreeMap<>();
+            for (ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
+                if (ti == null) {
+                    continue;
+                }
+                String name = ti.getThreadName();
+                String group = name.startsWith("cri4j-proxy-io") ? "io"
+                        : name.startsWith("cri4j-proxy") ? "workers"
+                        : name.startsWith("cri4j-hook") ? "hooks" : null;
+                if (group != null) {
+                    long d = mx.getThreadCpuTime(ti.getThreadId())
+                            - before.getOrDefault(ti.getThreadId(), 0L);
+                    perCall.merge(group, d / 1e3 / n, Double::sum);
+                }
+            }
+            StringBuilder sb = new StringBuilder(kind + ": CPU per call");
+            double total = 0;
+            for (Map.Entry<String, Double> e : perCall.entrySet()) {
+                sb.append(String.format(" %s %.1f us,", e.getKey(), e.getValue()));
+                total += e.getValue();
+            }
+            System.out.printf("%s total %.1f us%n", sb, total);
+        } finally {
+            ch.shutdownNow();
+            proxy.close();
+            backend.close();
+        }
+    }
+}
