@@ -202,6 +202,46 @@ class RelayIT {
   }
 
   @Test
+  void aClientThatDoesNotSpeakHttp2GetsAGoAwaySayingSoAndTheProxyServesOn() throws Exception {
+    start(CriProxy.builder());
+    byte[] got;
+    try (java.nio.channels.SocketChannel sc = java.nio.channels.SocketChannel.open(
+        java.net.UnixDomainSocketAddress.of(dir.resolve("proxy.sock")))) {
+      sc.write(java.nio.ByteBuffer.wrap(
+          "GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+      java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4096);
+      while (sc.read(b) >= 0) { // until the proxy closes the connection
+        all.write(b.array(), 0, b.position());
+        b.clear();
+      }
+      got = all.toByteArray();
+    }
+    // the proxy's SETTINGS, then GOAWAY (type 7) with PROTOCOL_ERROR (1) and the reason
+    java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(got);
+    int settingsLength = (in.get() & 0xff) << 16 | (in.get() & 0xff) << 8 | (in.get() & 0xff);
+    assertThat(in.get()).as("first frame type").isEqualTo((byte) 4);
+    in.position(9 + settingsLength);
+    while (in.remaining() >= 9) {
+      int length = (in.get() & 0xff) << 16 | (in.get() & 0xff) << 8 | (in.get() & 0xff);
+      byte type = in.get();
+      in.position(in.position() + 5);
+      if (type == 7) {
+        in.getInt(); // last stream id
+        assertThat(in.getInt()).as("GOAWAY error code").isEqualTo(1);
+        byte[] debug = new byte[length - 8];
+        in.get(debug);
+        assertThat(new String(debug, java.nio.charset.StandardCharsets.UTF_8))
+            .contains("not an HTTP/2 connection preface");
+        oneCallOnItsOwnConnection();
+        return;
+      }
+      in.position(in.position() + length);
+    }
+    throw new AssertionError("no GOAWAY in " + got.length + " bytes");
+  }
+
+  @Test
   void interceptedCallEndsWithTheClientsDeadlineAndItsCancellationReachesTheChain()
       throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
