@@ -17,7 +17,6 @@ import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,22 +90,7 @@ public class ProxyBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("cri4j-proxy-bench");
-        backend = CriServer.builder(CriEndpoint.unix(dir.resolve("backend.sock")))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
-                        o.onCompleted();
-                    }
-
-                    @Override
-                    public void createContainer(CreateContainerRequest r,
-                            StreamObserver<CreateContainerResponse> o) {
-                        o.onNext(CreateContainerResponse.newBuilder()
-                                .setContainerId("c" + r.getConfig().getAnnotationsCount()).build());
-                        o.onCompleted();
-                    }
-                }).build().start();
+        backend = ProxyLatencyRatio.startBackend(dir.resolve("backend.sock"));
         proxy = CriProxy.builder().listen(dir.resolve("proxy.sock"))
                 .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
         directChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));

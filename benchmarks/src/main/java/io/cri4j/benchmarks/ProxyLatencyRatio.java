@@ -39,21 +39,7 @@ public final class ProxyLatencyRatio {
             versionAgainst(CriEndpoint.parse(external), dir, n);
             return;
         }
-        CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("b.sock")))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
-                        o.onCompleted();
-                    }
-
-                    @Override
-                    public void createContainer(CreateContainerRequest r,
-                            StreamObserver<CreateContainerResponse> o) {
-                        o.onNext(CreateContainerResponse.newBuilder().setContainerId("c").build());
-                        o.onCompleted();
-                    }
-                }).build().start();
+        CriServer backend = startBackend(dir.resolve("b.sock"));
         int io = Integer.getInteger("ioThreads", 1);
         // three proxies on the same backend: no hooks (everything relayed), a hook run on a hook
         // thread (the default), the same hook called inline (RuntimeHook.callInline)
@@ -160,5 +146,29 @@ public final class ProxyLatencyRatio {
 
     private static double p(long[] sorted, double q) {
         return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] / 1000.0;
+    }
+
+    /**
+     * The built-in backend: {@code Version} echoes the version asked for, {@code CreateContainer}
+     * answers the container id "c" and the number of annotations it got (so "c1" shows one hook
+     * annotation arrived).
+     */
+    static CriServer startBackend(Path socket) throws java.io.IOException {
+        return CriServer.builder(CriEndpoint.unix(socket))
+                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                    @Override
+                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
+                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
+                        o.onCompleted();
+                    }
+
+                    @Override
+                    public void createContainer(CreateContainerRequest r,
+                            StreamObserver<CreateContainerResponse> o) {
+                        o.onNext(CreateContainerResponse.newBuilder()
+                                .setContainerId("c" + r.getConfig().getAnnotationsCount()).build());
+                        o.onCompleted();
+                    }
+                }).build().start();
     }
 }

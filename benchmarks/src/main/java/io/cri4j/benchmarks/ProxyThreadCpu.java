@@ -6,11 +6,9 @@ import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
-import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -38,15 +36,7 @@ public final class ProxyThreadCpu {
         String kind = args.length > 0 ? args[0] : "inline";
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         Path dir = Files.createTempDirectory("cri4j-proxy-cpu");
-        CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("b.sock")))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void createContainer(CreateContainerRequest r,
-                            StreamObserver<CreateContainerResponse> o) {
-                        o.onNext(CreateContainerResponse.newBuilder().setContainerId("c").build());
-                        o.onCompleted();
-                    }
-                }).build().start();
+        CriServer backend = ProxyLatencyRatio.startBackend(dir.resolve("b.sock"));
         CriProxy.Builder b = CriProxy.builder().listen(dir.resolve("p.sock"))
                 .backend(dir.resolve("b.sock")).ioThreads(1);
         switch (kind) {

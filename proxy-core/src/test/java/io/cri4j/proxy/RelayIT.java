@@ -90,15 +90,7 @@ class RelayIT {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     RawClient raw = new RawClient();
     try {
-      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-          .handler(new ChannelInitializer<Channel>() {
-            @Override
-            protected void initChannel(Channel c) {
-              c.pipeline().addLast(raw.handler());
-            }
-          })
-          .connect(new DomainSocketAddress(dir.resolve("proxy.sock").toString())).sync().channel();
-      raw.ctx = ch.pipeline().context(raw.h);
+      Channel ch = raw.connect(group, dir.resolve("proxy.sock"));
       // far more than Netty's default guard of 200 resets in 30 s
       for (int i = 0; i < 500; i++) {
         int id = 3 + 2 * i;
@@ -166,15 +158,7 @@ class RelayIT {
     // backend's frames, wait for window updates, and keep the trailers behind the data
     CollectingClient c = new CollectingClient(4096);
     try {
-      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-          .handler(new ChannelInitializer<Channel>() {
-            @Override
-            protected void initChannel(Channel x) {
-              x.pipeline().addLast(c.handler());
-            }
-          })
-          .connect(new DomainSocketAddress(dir.resolve("proxy.sock").toString())).sync().channel();
-      c.ctx = ch.pipeline().context(c.h);
+      Channel ch = c.connect(group, dir.resolve("proxy.sock"));
       byte[] in = new byte[300 * 1024];
       new Random(7).nextBytes(in);
       ch.eventLoop().submit(() -> {
@@ -372,30 +356,48 @@ class RelayIT {
     return Unpooled.buffer().writeByte(0).writeInt(m.length).writeBytes(m);
   }
 
-  /** A bare HTTP/2 client with a given stream window: collects one answer. */
-  private static final class CollectingClient extends Http2FrameAdapter {
-    private final int window;
-    Http2ConnectionHandler h;
+  /** A bare HTTP/2 client (Netty's connection handler) on the proxy's socket. */
+  private abstract static class BareClient extends Http2FrameAdapter {
+    final Http2ConnectionHandler h;
     ChannelHandlerContext ctx;
-    final java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
-    final CompletableFuture<String> status = new CompletableFuture<>();
-    final java.util.List<String> afterEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    CollectingClient(int window) {
-      this.window = window;
+    BareClient(Http2Settings settings) {
+      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
+          .initialSettings(settings).build();
     }
 
-    Http2ConnectionHandler handler() {
-      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
-          .initialSettings(new Http2Settings().pushEnabled(false).initialWindowSize(window))
-          .build();
-      return h;
+    Channel connect(EventLoopGroup group, Path socket) throws InterruptedException {
+      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
+          .handler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel c) {
+              c.pipeline().addLast(h);
+            }
+          })
+          .connect(new DomainSocketAddress(socket.toString())).sync().channel();
+      ctx = ch.pipeline().context(h);
+      return ch;
     }
 
     @Override
     public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
         int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
       onHeadersRead(c, streamId, headers, padding, endOfStream);
+    }
+
+    @Override
+    public abstract void onHeadersRead(ChannelHandlerContext c, int streamId,
+        Http2Headers headers, int padding, boolean endOfStream);
+  }
+
+  /** A bare HTTP/2 client with a given stream window: collects one answer. */
+  private static final class CollectingClient extends BareClient {
+    final java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+    final CompletableFuture<String> status = new CompletableFuture<>();
+    final java.util.List<String> afterEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    CollectingClient(int window) {
+      super(new Http2Settings().pushEnabled(false).initialWindowSize(window));
     }
 
     @Override
@@ -437,24 +439,14 @@ class RelayIT {
   }
 
   /** A bare HTTP/2 client: records the last grpc-status and any GOAWAY. */
-  private static final class RawClient extends Http2FrameAdapter {
-    Http2ConnectionHandler h;
-    ChannelHandlerContext ctx;
+  private static final class RawClient extends BareClient {
     final CompletableFuture<String> status = new CompletableFuture<>();
     final AtomicReference<String> goAway = new AtomicReference<>();
     /** Frames on streams this client reset: there must be none. */
     final java.util.List<String> unexpected = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    Http2ConnectionHandler handler() {
-      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
-                    .initialSettings(new Http2Settings().pushEnabled(false)).build();
-      return h;
-    }
-
-    @Override
-    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
-        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
-      onHeadersRead(c, streamId, headers, padding, endOfStream);
+    RawClient() {
+      super(new Http2Settings().pushEnabled(false));
     }
 
     @Override
