@@ -18,7 +18,10 @@ import java.util.function.IntPredicate;
  * call's headers are neither decoded nor encoded again.
  *
  * <p>Blocks are decoded while the sender's table may hold entries (so the decoder's table stays
- * in step), for every block when {@code mustDecode} is null, and for the streams it names.
+ * in step), for every block when {@code mustDecode} is null, and for the streams it names. With
+ * {@code relayedPath}, a block whose {@code :path} value, as encoded, it knows to be relayed is
+ * not decoded either: such a request is routed by those bytes alone (a client encodes the same
+ * path the same way every time).
  */
 final class HeaderBlocks implements Http2HeadersDecoder {
   /** Room kept in front of a kept block for a frame header and one size-update byte. */
@@ -29,14 +32,23 @@ final class HeaderBlocks implements Http2HeadersDecoder {
 
   private final DefaultHttp2HeadersDecoder decoder;
   private final IntPredicate mustDecode;
+  private final java.util.function.Predicate<ByteBuf> relayedPath;
   private final ByteBufAllocator alloc;
   /** The sender's dynamic table capacity, as its size updates set it. */
   private long capacity = SETTINGS_DEFAULT_TABLE;
   private ByteBuf kept;
 
-  HeaderBlocks(long maxHeaderListSize, IntPredicate mustDecode, ByteBufAllocator alloc) {
+  /**
+   * @param mustDecode the streams whose blocks are decoded even when they can be relayed as they
+   *     are; null: every block
+   * @param relayedPath told a block's encoded {@code :path} value: true when such a request is
+   *     relayed, so the block need not be decoded (null: no such shortcut)
+   */
+  HeaderBlocks(long maxHeaderListSize, IntPredicate mustDecode,
+      java.util.function.Predicate<ByteBuf> relayedPath, ByteBufAllocator alloc) {
     this.decoder = new DefaultHttp2HeadersDecoder(true, maxHeaderListSize);
     this.mustDecode = mustDecode;
+    this.relayedPath = relayedPath;
     this.alloc = alloc;
   }
 
@@ -53,10 +65,54 @@ final class HeaderBlocks implements Http2HeadersDecoder {
       kept.writerIndex(HEADROOM).readerIndex(HEADROOM);
       kept.writeBytes(block, block.readerIndex(), n);
     }
+    if (stateless && before == 0 && relayedPath != null) {
+      long path = pathValue(block);
+      if (path >= 0 && relayedPath.test(block.slice((int) (path >>> 32), (int) path))) {
+        return EmptyHttp2Headers.INSTANCE;
+      }
+    }
     if (!stateless || before > 0 || mustDecode == null || mustDecode.test(streamId)) {
       return decoder.decodeHeaders(streamId, block);
     }
     return EmptyHttp2Headers.INSTANCE;
+  }
+
+  /**
+   * Where the {@code :path} value of a block is, as encoded (its string literal with the length
+   * prefix): index in the upper 32 bits, length in the lower; -1 when the block has no literal
+   * {@code :path} field (static entries 4 and 5 name it) or is malformed.
+   */
+  static long pathValue(ByteBuf b) {
+    int i = b.readerIndex();
+    int end = b.writerIndex();
+    while (i < end) {
+      int c = b.getUnsignedByte(i);
+      int prefix = (c & 0x80) != 0 ? 7 : (c & 0x40) != 0 ? 6 : (c & 0x20) != 0 ? 5 : 4;
+      long v = integer(b, i, end, prefix);
+      if (v < 0) {
+        return -1;
+      }
+      i = (int) (v >>> 32);
+      int index = (int) v;
+      if (prefix == 7 || prefix == 5) {
+        continue; // an indexed field or a table size update: no literal value here
+      }
+      if (index == 0) {
+        i = skipString(b, i, end); // a literal name: not how encoders write ":path"
+        if (i < 0) {
+          return -1;
+        }
+      }
+      int valueAt = i;
+      i = skipString(b, i, end);
+      if (i < 0) {
+        return -1;
+      }
+      if (index == 4 || index == 5) {
+        return ((long) valueAt << 32) | (i - valueAt);
+      }
+    }
+    return -1;
   }
 
   /**

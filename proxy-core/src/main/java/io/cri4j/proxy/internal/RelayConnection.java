@@ -188,13 +188,18 @@ final class RelayConnection {
     /** @param decodeAll decode every header block (else only those {@link #mustDecode} names) */
     Leg(boolean decodeAll) {
       blocks = new HeaderBlocks(MAX_HEADER_LIST, decodeAll ? null : this::mustDecode,
-          downChannel.alloc());
+          decodeAll ? this::relayedPath : null, downChannel.alloc());
       reader = new DefaultHttp2FrameReader(blocks);
     }
 
     /** Whether the headers of a stream must be decoded even when they can be relayed as is. */
     boolean mustDecode(int streamId) {
       return true;
+    }
+
+    /** Whether a request with this {@code :path} value (as encoded) is known to be relayed. */
+    boolean relayedPath(ByteBuf encodedPath) {
+      return false;
     }
 
     abstract Half half(Pair p);
@@ -724,6 +729,8 @@ final class RelayConnection {
   private final class Down extends Leg {
     /** Every stream of the client connection that is being relayed or answered, by its id. */
     final IntObjectMap<Pair> byDown = new IntObjectHashMap<>();
+    /** {@code :path} values, as this client encodes them, of methods that are relayed. */
+    private final java.util.Set<java.nio.ByteBuffer> relayedPaths = new java.util.HashSet<>();
     private int prefaceRead;
     private int lastStream;
 
@@ -812,7 +819,10 @@ final class RelayConnection {
         if (endOfStream) {
           p.down.gotEnd = true;
         }
-        io.grpc.MethodDescriptor<?, ?> m = server.intercepted().method(headers.path());
+        // no headers decoded: a method known to be relayed, by its encoded path
+        boolean known = headers == io.netty.handler.codec.http2.EmptyHttp2Headers.INSTANCE;
+        io.grpc.MethodDescriptor<?, ?> m = known ? null
+            : server.intercepted().method(headers.path());
         if (m != null) {
           p.requestBlock = block; // sent on as it came if the hooks forward the call
           p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m, headers,
@@ -821,6 +831,9 @@ final class RelayConnection {
             p.intercepted.onEnd();
           }
           return;
+        }
+        if (!known && block != null) {
+          rememberRelayed(block);
         }
         ByteBuf b = block != null ? block : encode(headers);
         Upstream u = upstream();
@@ -843,6 +856,21 @@ final class RelayConnection {
       ByteBuf b = block != null ? block : encode(headers);
       Pair pair = p;
       pair.up.run(() -> pair.up.headers(pair, b, endOfStream));
+    }
+
+    @Override
+    boolean relayedPath(ByteBuf encodedPath) {
+      return !relayedPaths.isEmpty() && relayedPaths.contains(encodedPath.nioBuffer());
+    }
+
+    /** Remembers how this client encodes the path of a relayed request (a few hundred at most). */
+    private void rememberRelayed(ByteBuf block) {
+      long path = HeaderBlocks.pathValue(block);
+      if (path >= 0 && relayedPaths.size() < 512) {
+        byte[] key = new byte[(int) path];
+        block.getBytes((int) (path >>> 32), key);
+        relayedPaths.add(java.nio.ByteBuffer.wrap(key));
+      }
     }
 
     @Override

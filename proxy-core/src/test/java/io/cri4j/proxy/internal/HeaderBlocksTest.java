@@ -76,7 +76,7 @@ class HeaderBlocksTest {
     DefaultHttp2HeadersEncoder stateless =
         new DefaultHttp2HeadersEncoder(Http2HeadersEncoder.NEVER_SENSITIVE, true);
     stateless.maxHeaderTableSize(0);
-    HeaderBlocks blocks = new HeaderBlocks(1 << 20, id -> id == 3, ByteBufAllocator.DEFAULT);
+    HeaderBlocks blocks = new HeaderBlocks(1 << 20, id -> id == 3, null, ByteBufAllocator.DEFAULT);
     ByteBuf b1 = encode(stateless, request("/x"));
     ByteBuf b1copy = b1.copy();
     // the sender's table may hold entries until its "size 0": decoded
@@ -102,7 +102,7 @@ class HeaderBlocksTest {
   @Test
   void aBlockThatReferencesTheTableIsDecodedAndNotKept() throws Exception {
     DefaultHttp2HeadersEncoder stateful = new DefaultHttp2HeadersEncoder();
-    HeaderBlocks blocks = new HeaderBlocks(1 << 20, null, ByteBufAllocator.DEFAULT);
+    HeaderBlocks blocks = new HeaderBlocks(1 << 20, null, null, ByteBufAllocator.DEFAULT);
     blocks.decodeHeaders(1, encode(stateful, request("/a")));
     blocks.drop();
     Http2Headers h = blocks.decodeHeaders(3, encode(stateful, request("/a")));
@@ -113,5 +113,41 @@ class HeaderBlocksTest {
         Unpooled.wrappedBuffer(new byte[] {(byte) 0xff, (byte) 0xff})))
         .isInstanceOf(Http2Exception.class);
     assertThat(blocks.take()).isNull();
+  }
+
+  @Test
+  void findsThePathAsEncodedAndSkipsDecodingARequestKnownToBeRelayed() throws Exception {
+    DefaultHttp2HeadersEncoder stateless =
+        new DefaultHttp2HeadersEncoder(Http2HeadersEncoder.NEVER_SENSITIVE, true);
+    stateless.maxHeaderTableSize(0);
+    ByteBuf version = encode(stateless, request("/runtime.v1.RuntimeService/Version"));
+    ByteBuf other = encode(stateless, request("/runtime.v1.RuntimeService/CreateContainer"));
+    long at = HeaderBlocks.pathValue(version);
+    assertThat(at).isPositive();
+    ByteBuf encodedPath = version.slice((int) (at >>> 32), (int) at).copy();
+    // the encoded value decodes to the path: a literal with name index 4 around it does too
+    ByteBuf alone = Unpooled.buffer().writeByte(0x04).writeBytes(encodedPath.duplicate());
+    assertThat(new DefaultHttp2HeadersDecoder(false).decodeHeaders(1, alone).path().toString())
+        .isEqualTo("/runtime.v1.RuntimeService/Version");
+    assertThat(HeaderBlocks.pathValue(Unpooled.wrappedBuffer(new byte[] {(byte) 0x84})))
+        .as("static :path /").isEqualTo(-1);
+
+    HeaderBlocks blocks = new HeaderBlocks(1 << 20, null, p -> p.equals(encodedPath),
+        ByteBufAllocator.DEFAULT);
+    // "size 0" first: decoded (the table may have held entries before it)
+    assertThat(blocks.decodeHeaders(1, version.copy()).path().toString())
+        .isEqualTo("/runtime.v1.RuntimeService/Version");
+    blocks.drop();
+    ByteBuf second = encode(stateless, request("/runtime.v1.RuntimeService/Version"));
+    assertThat(blocks.decodeHeaders(3, second)).isSameAs(EmptyHttp2Headers.INSTANCE);
+    ByteBuf kept = blocks.take();
+    assertThat(new DefaultHttp2HeadersDecoder(true).decodeHeaders(3, kept).path().toString())
+        .as("the block kept to relay").isEqualTo("/runtime.v1.RuntimeService/Version");
+    kept.release();
+    assertThat(blocks.decodeHeaders(5, encode(stateless,
+        request("/runtime.v1.RuntimeService/CreateContainer"))).path().toString())
+        .as("an unknown path is decoded").isEqualTo("/runtime.v1.RuntimeService/CreateContainer");
+    blocks.drop();
+    other.release();
   }
 }
