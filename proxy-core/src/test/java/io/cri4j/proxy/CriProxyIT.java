@@ -113,6 +113,86 @@ class CriProxyIT {
   }
 
   @Test
+  void relayedInlineHookedThreadHookedAndExpiringCallsMixOnOneConnection() throws Exception {
+    TestHook inline = new TestHook("inline", 0, FailurePolicy.FAIL,
+        HookPoint.PRE_RUN_POD_SANDBOX);
+    inline.inline = true;
+    inline.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("inline", "yes").build();
+    TestHook threaded = new TestHook("threaded", 0, FailurePolicy.FAIL,
+        HookPoint.PRE_CREATE_CONTAINER);
+    threaded.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
+        .putContainerAnnotations("threaded", "yes").build());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+        start(CriProxy.builder().addHook(inline).addHook(threaded));
+    MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
+        .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+    java.util.concurrent.atomic.AtomicInteger podsMade = new java.util.concurrent.atomic.AtomicInteger();
+    List<String> expired = new CopyOnWriteArrayList<>();
+    try {
+      List<java.util.concurrent.Future<?>> work = new java.util.ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        int seed = t;
+        work.add(pool.submit(() -> {
+          java.util.Random rnd = new java.util.Random(seed);
+          String podId = stub.runPodSandbox(pod("mix-" + seed)).getPodSandboxId();
+          podsMade.incrementAndGet();
+          for (int i = 0; i < 150; i++) {
+            switch ((i + seed) % 5) {
+              case 0 -> assertThat(stub.version(VersionRequest.getDefaultInstance())
+                  .getRuntimeName()).isEqualTo("test-backend");
+              case 1 -> {
+                stub.runPodSandbox(pod("mix-" + seed + "-" + i));
+                podsMade.incrementAndGet();
+              }
+              case 2 -> assertThat(stub.createContainer(container(podId, pod("mix-" + seed)))
+                  .getContainerId()).startsWith("ctr-");
+              case 3 -> {
+                byte[] in = new byte[1 + rnd.nextInt(96 * 1024)];
+                rnd.nextBytes(in);
+                byte[] out = io.grpc.stub.ClientCalls.blockingUnaryCall(client, echo,
+                    io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), in);
+                assertThat(out.length).isEqualTo(in.length);
+                assertThat(out[0]).isEqualTo(in[in.length - 1]);
+              }
+              default -> {
+                // a deadline that may pass in the proxy, the hooks or the backend
+                try {
+                  stub.withDeadlineAfter(rnd.nextInt(400), TimeUnit.MICROSECONDS)
+                      .createContainer(container(podId, pod("mix-" + seed)));
+                } catch (io.grpc.StatusRuntimeException e) {
+                  assertThat(e.getStatus().getCode()).as(e.getStatus().toString())
+                      .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+                  expired.add(e.getStatus().toString());
+                }
+              }
+            }
+          }
+          return null;
+        }));
+      }
+      for (java.util.concurrent.Future<?> f : work) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(expired).as("calls whose deadline passed").isNotEmpty();
+    // every pod went through the inline hook, every container through the hook-thread one
+    assertThat(backend.pods).hasSize(podsMade.get());
+    assertThat(backend.pods.values()).allSatisfy(p ->
+        assertThat(p.getLabelsMap()).containsEntry("inline", "yes"));
+    assertThat(backend.containers).isNotEmpty();
+    assertThat(backend.containers.values()).allSatisfy(c ->
+        assertThat(c.getAnnotationsMap()).containsEntry("threaded", "yes"));
+    assertThat(threaded.threads).allMatch(n -> n.startsWith("cri4j-hook"));
+    // and the one connection the client used is still fine
+    assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
+        .isEqualTo("test-backend");
+  }
+
+  @Test
   void passesThroughUnknownServicesImagesStreamsAndHeaders() throws Exception {
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder());
     Metadata h = new Metadata();

@@ -1452,13 +1452,11 @@ final class RelayConnection {
       boolean answered = p.upHalf.gotEnd;
       p.upHalf.sentEnd = true;
       resetNow(p, errorCode); // writes nothing: sentEnd is set
+      if (p.capture != null && p.capture.done) {
+        return; // the answer is complete: the proxy finishes the call
+      }
       if (p.capture != null) {
-        if (!p.capture.done) {
-          p.capture.release();
-          finish(p, Status.UNAVAILABLE.withDescription("the runtime reset the stream (HTTP/2 "
-              + "error " + errorCode + ")"), null);
-        }
-        return;
+        p.capture.release();
       }
       if (down.byDown.get(p.down.id) != p) {
         return; // over on the client's side too
@@ -1469,7 +1467,12 @@ final class RelayConnection {
         down.sendResetAfter(p, NO_ERROR);
         return;
       }
+      // the client learns it as the runtime said it (at a deadline: CANCEL, which the client
+      // reports as its deadline passing)
       down.resetNow(p, errorCode);
+      if (p.intercepted != null) {
+        p.intercepted.cancel();
+      }
     }
 
     @Override
