@@ -132,12 +132,8 @@ final class InterceptedStream {
   private void runPhased(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message,
       boolean offLoop) {
     MethodDescriptor m = method;
-    Object request;
-    try {
-      request = m.parseRequest(new ByteArrayInputStream(message));
-    } catch (RuntimeException e) {
-      answer(Status.INTERNAL.withDescription("cannot parse the request of "
-          + m.getFullMethodName() + ": " + e.getMessage()), null);
+    Object request = parse(message);
+    if (request == null) {
       return;
     }
     if (offLoop) {
@@ -331,15 +327,22 @@ final class InterceptedStream {
     return message;
   }
 
+  /** The request message, or null once the call was answered with INTERNAL (unparsable). */
+  private Object parse(byte[] message) {
+    try {
+      return method.parseRequest(new ByteArrayInputStream(message));
+    } catch (RuntimeException e) {
+      answer(Status.INTERNAL.withDescription("cannot parse the request of "
+          + method.getFullMethodName() + ": " + e.getMessage()), null);
+      return null;
+    }
+  }
+
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void run(byte[] message, Metadata md) {
     MethodDescriptor m = method;
-    Object request;
-    try {
-      request = m.parseRequest(new ByteArrayInputStream(message));
-    } catch (RuntimeException e) {
-      answer(Status.INTERNAL.withDescription("cannot parse the request of "
-          + m.getFullMethodName() + ": " + e.getMessage()), null);
+    Object request = parse(message);
+    if (request == null) {
       return;
     }
     if (m.getType() == MethodDescriptor.MethodType.UNARY) {

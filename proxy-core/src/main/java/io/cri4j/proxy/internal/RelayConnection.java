@@ -160,10 +160,6 @@ final class RelayConnection {
     Pair(int downId) {
       down.id = downId;
     }
-
-    int downId() {
-      return down.id;
-    }
   }
 
   // ---------------------------------------------------------------- the leg machinery
