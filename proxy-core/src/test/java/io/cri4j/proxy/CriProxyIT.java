@@ -45,7 +45,6 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -54,40 +53,10 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The proxy in front of a hand-written CRI backend, all over real unix sockets. */
-class CriProxyIT {
-  @TempDir Path dir;
-  private TestBackend backend;
-  private CriProxy proxy;
-  private ManagedChannel client;
-
-  @BeforeEach
-  void startBackend() throws Exception {
-    backend = new TestBackend(dir.resolve("backend.sock"), false).start();
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    if (client != null) {
-      client.shutdownNow();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
-    backend.close();
-  }
-
-  private RuntimeServiceGrpc.RuntimeServiceBlockingStub start(CriProxy.Builder b) throws Exception {
-    proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
-    client = CriChannels.newChannel(proxy.listenEndpoint());
-    return RuntimeServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS);
-  }
-
+class CriProxyIT extends ProxyTestBase {
   static RunPodSandboxRequest pod(String name, String... labels) {
     PodSandboxConfig.Builder c = PodSandboxConfig.newBuilder().setMetadata(
         PodSandboxMetadata.newBuilder().setName(name).setNamespace("default").setUid("uid-" + name));
@@ -123,7 +92,7 @@ class CriProxyIT {
     threaded.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
         .putContainerAnnotations("threaded", "yes").build());
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        start(CriProxy.builder().addHook(inline).addHook(threaded));
+        startProxy(CriProxy.builder().addHook(inline).addHook(threaded));
     MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
         .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
@@ -194,7 +163,7 @@ class CriProxyIT {
 
   @Test
   void passesThroughUnknownServicesImagesStreamsAndHeaders() throws Exception {
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder());
     Metadata h = new Metadata();
     h.put(TestBackend.TEST_HEADER, "from-client");
     VersionResponse v = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(h))
@@ -262,7 +231,7 @@ class CriProxyIT {
       }
     };
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        start(CriProxy.builder().addInterceptor(first).addInterceptor(second));
+        startProxy(CriProxy.builder().addInterceptor(first).addInterceptor(second));
 
     assertThat(stub.version(VersionRequest.newBuilder().setVersion("answer-yourself").build())
         .getRuntimeName()).isEqualTo("interceptor");
@@ -296,7 +265,7 @@ class CriProxyIT {
       }
     };
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        start(CriProxy.builder().addInterceptor(rewrite));
+        startProxy(CriProxy.builder().addInterceptor(rewrite));
     List<String> ids = new ArrayList<>();
     stub.getContainerEvents(GetEventsRequest.getDefaultInstance())
         .forEachRemaining(e -> ids.add(e.getContainerId()));
@@ -385,7 +354,7 @@ class CriProxyIT {
         .withMounts(List.of(Mount.newBuilder().setContainerPath("/data").setHostPath("/tmp").build()))
         .withDevices(List.of(io.cri4j.cri.v1.Device.newBuilder().setContainerPath("/dev/fuse")
             .setHostPath("/dev/fuse").setPermissions("rwm").build()));
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
     RunPodSandboxRequest p = pod("web", "app", "web");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
     String ctr = stub.createContainer(container(podId, p)).getContainerId();
@@ -440,7 +409,7 @@ class CriProxyIT {
     TestHook hook = new TestHook("strict", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
     hook.inline = inline;
     hook.failure = new IllegalStateException("no quota for this pod");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
     assertThatThrownBy(() -> stub.runPodSandbox(pod("web")))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
           assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
@@ -460,7 +429,7 @@ class CriProxyIT {
         .putLabels("tier", "silver").build();
     List<HookConflict> conflicts = new CopyOnWriteArrayList<>();
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        start(CriProxy.builder().addHook(a).addHook(b).onConflict(conflicts::add));
+        startProxy(CriProxy.builder().addHook(a).addHook(b).onConflict(conflicts::add));
     stub.runPodSandbox(pod("m"));
     PodSandboxConfig sent = backend.received(RunPodSandboxRequest.class).get(0).getConfig();
     assertThat(sent.getAnnotationsMap()).containsEntry("from-a", "1").containsEntry("from-b", "1");
@@ -480,7 +449,7 @@ class CriProxyIT {
         HookPoint.PRE_RUN_POD_SANDBOX);
     failing.failure = new IllegalStateException("boom");
     failing.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("x", "y").build();
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(failing));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(failing));
     assertThatThrownBy(() -> stub.runPodSandbox(pod("f")))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
           assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
@@ -506,7 +475,7 @@ class CriProxyIT {
     TestHook lax = new TestHook("lax", 0, FailurePolicy.IGNORE, HookPoint.PRE_RUN_POD_SANDBOX);
     lax.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("x", "y").build();
     lax.failure = new IllegalStateException("boom");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(lax));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(lax));
     stub.runPodSandbox(pod("i"));
     lax.failure = null;
     lax.hang = new CountDownLatch(1);
@@ -521,7 +490,7 @@ class CriProxyIT {
     TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX,
         HookPoint.PRE_CREATE_CONTAINER, HookPoint.PRE_START_CONTAINER);
     hook.failure = new IllegalStateException("must not be called");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
     RunPodSandboxRequest p = pod("s", "runtimeproxy.koordinator.sh/skip-hookserver", "true");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
     String ctr = stub.createContainer(container(podId, p)).getContainerId();
@@ -542,7 +511,7 @@ class CriProxyIT {
       direct.shutdownNow();
     }
     TestHook hook = new TestHook("h", 0, FailurePolicy.IGNORE, HookPoint.PRE_START_CONTAINER);
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
     assertThat(proxy.checkpointCounts()).containsExactly(1, 1);
     String ctr = backend.containers.keySet().iterator().next();
     stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
@@ -554,7 +523,7 @@ class CriProxyIT {
 
   @Test
   void backendRestartIsSurvivedAndCallsFailFastMeanwhile() throws Exception {
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = start(CriProxy.builder());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder());
     assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
         .isEqualTo("test-backend");
     backend.close();
@@ -586,7 +555,7 @@ class CriProxyIT {
     backend = new TestBackend(dir.resolve("backend.sock"), true).start();
     TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
     hook.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("hooked", "v1alpha2").build();
-    start(CriProxy.builder().addHook(hook));
+    startProxy(CriProxy.builder().addHook(hook));
     assertThat(proxy.backendServesV1alpha2()).isTrue();
     io.cri4j.cri.v1alpha2.RunPodSandboxResponse r =
         io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client)
@@ -609,7 +578,7 @@ class CriProxyIT {
     backend.close();
     TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
     hook.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("late", "probe").build();
-    start(CriProxy.builder().addHook(hook).probeTimeoutMillis(500));
+    startProxy(CriProxy.builder().addHook(hook).probeTimeoutMillis(500));
     assertThat(proxy.backendServesV1alpha2()).isFalse();
     backend = new TestBackend(dir.resolve("backend.sock"), true).start();
     var alpha = io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client);

@@ -46,47 +46,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The proxy's HTTP/2 relay seen from the wire: what kubelet's gRPC client does (many calls,
  * resets, large messages in both directions, a deadline, a cancellation) keeps its connection
  * and gets the runtime's answer intact.
  */
-class RelayIT {
+class RelayIT extends ProxyTestBase {
   private static final String VERSION_PATH = "/runtime.v1.RuntimeService/Version";
-
-  @TempDir Path dir;
-  private TestBackend backend;
-  private CriProxy proxy;
-  private ManagedChannel client;
-
-  @BeforeEach
-  void startBackend() throws Exception {
-    backend = new TestBackend(dir.resolve("backend.sock"), false).start();
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    if (client != null) {
-      client.shutdownNow();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
-    backend.close();
-  }
-
-  private void start(CriProxy.Builder b) throws Exception {
-    proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
-    client = CriChannels.newChannel(proxy.listenEndpoint());
-  }
 
   @Test
   void streamsTheClientResetsNeverCostItsConnection() throws Exception {
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     RawClient raw = new RawClient();
     try {
@@ -119,7 +91,7 @@ class RelayIT {
 
   @Test
   void largeMessagesPassBothWaysWithFlowControl() throws Exception {
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
         .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
@@ -152,7 +124,7 @@ class RelayIT {
 
   @Test
   void aClientWithATinyWindowGetsAllOfALargeAnswerThenItsTrailers() throws Exception {
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     // a 4 KiB stream window and the default 64 KiB connection window: the relay must split the
     // backend's frames, wait for window updates, and keep the trailers behind the data
@@ -187,7 +159,7 @@ class RelayIT {
 
   @Test
   void aClientThatDoesNotSpeakHttp2GetsAGoAwaySayingSoAndTheProxyServesOn() throws Exception {
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     byte[] got;
     try (java.nio.channels.SocketChannel sc = java.nio.channels.SocketChannel.open(
         java.net.UnixDomainSocketAddress.of(dir.resolve("proxy.sock")))) {
@@ -249,7 +221,7 @@ class RelayIT {
         throw Status.ABORTED.withDescription("never answered").asException();
       }
     };
-    start(CriProxy.builder().addInterceptor(blocking));
+    startProxy(CriProxy.builder().addInterceptor(blocking));
     long t0 = System.nanoTime();
     assertThatThrownBy(() -> RuntimeServiceGrpc.newBlockingStub(client)
         .withDeadlineAfter(300, TimeUnit.MILLISECONDS)
@@ -292,7 +264,7 @@ class RelayIT {
   @Test
   void backendDownWhenTheClientConnectsThenUpServesOnTheSameConnection() throws Exception {
     backend.close();
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     var stub = RuntimeServiceGrpc.newBlockingStub(client);
     assertThatThrownBy(() -> stub.withDeadlineAfter(5, TimeUnit.SECONDS)
         .version(VersionRequest.getDefaultInstance()))
@@ -308,7 +280,7 @@ class RelayIT {
 
   @Test
   void everyClientConnectionsBackendLegIsClosedWithIt() throws Exception {
-    start(CriProxy.builder());
+    startProxy(CriProxy.builder());
     // warm up, so that lazily opened files (classes, the shared event loops) are counted before
     for (int i = 0; i < 3; i++) {
       oneCallOnItsOwnConnection();

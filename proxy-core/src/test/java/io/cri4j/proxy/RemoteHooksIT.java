@@ -3,7 +3,6 @@ package io.cri4j.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -14,7 +13,6 @@ import io.cri4j.hook.HookServer;
 import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
@@ -26,46 +24,22 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Remote hooks: a Java hook served by {@link HookServer} over Koordinator's protocol on a unix
  * socket, configured through the watched hook config directory of a running proxy; and
  * in-process hooks found with ServiceLoader.
  */
-class RemoteHooksIT {
-  @TempDir Path dir;
-  private TestBackend backend;
-  private CriProxy proxy;
-  private ManagedChannel client;
+class RemoteHooksIT extends ProxyTestBase {
   private final LinkedBlockingQueue<HookConfigDirectory.Snapshot> snapshots =
       new LinkedBlockingQueue<>();
 
-  @BeforeEach
-  void start() throws Exception {
-    backend = new TestBackend(dir.resolve("backend.sock"), false).start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (client != null) {
-      client.shutdownNow();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
-    backend.close();
-  }
-
   private RuntimeServiceGrpc.RuntimeServiceBlockingStub proxy(CriProxy.Builder b)
       throws Exception {
-    proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(b);
     proxy.hookConfigDirectory().ifPresent(d -> d.addListener(snapshots::add));
-    client = CriChannels.newChannel(proxy.listenEndpoint());
-    return RuntimeServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS);
+    return stub;
   }
 
   private void awaitConfig(Predicate<HookConfigDirectory.Snapshot> p) throws InterruptedException {
