@@ -81,6 +81,9 @@ final class TestBackend implements AutoCloseable {
   final List<Object> received = new CopyOnWriteArrayList<>();
   final List<String> headerValues = new CopyOnWriteArrayList<>();
   final AtomicInteger versionCalls = new AtomicInteger();
+  /** When set, Version answers only once it is counted down (entered counts each arrival). */
+  volatile java.util.concurrent.CountDownLatch holdVersion;
+  final java.util.concurrent.Semaphore versionEntered = new java.util.concurrent.Semaphore(0);
   final Map<String, PodSandbox> pods = new ConcurrentHashMap<>();
   final Map<String, Container> containers = new ConcurrentHashMap<>();
   final Map<String, io.cri4j.cri.v1.LinuxContainerResources> resources = new ConcurrentHashMap<>();
@@ -147,6 +150,15 @@ final class TestBackend implements AutoCloseable {
     public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
       versionCalls.incrementAndGet();
       received.add(r);
+      versionEntered.release();
+      java.util.concurrent.CountDownLatch hold = holdVersion;
+      if (hold != null) {
+        try {
+          hold.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       o.onNext(VersionResponse.newBuilder().setVersion("0.1.0").setRuntimeName("test-backend")
           .setRuntimeVersion("1.0").setRuntimeApiVersion("v1").build());
       o.onCompleted();
@@ -180,8 +192,11 @@ final class TestBackend implements AutoCloseable {
     public void startContainer(StartContainerRequest r, StreamObserver<StartContainerResponse> o) {
       received.add(r);
       if (!containers.containsKey(r.getContainerId())) {
-        o.onError(io.grpc.Status.NOT_FOUND
-            .withDescription("container " + r.getContainerId() + " not found").asException());
+        // a message gRPC must percent-encode, and a trailer of the runtime's own
+        Metadata trailers = new Metadata();
+        trailers.put(TEST_HEADER, "missing " + r.getContainerId());
+        o.onError(io.grpc.Status.NOT_FOUND.withDescription("container " + r.getContainerId()
+            + " not found (100% gone, ü)").asException(trailers));
         return;
       }
       o.onNext(StartContainerResponse.getDefaultInstance());

@@ -80,6 +80,46 @@ final class GrpcWire {
   }
 
   /**
+   * The status a call's last header block ({@code grpc-status}, percent-decoded
+   * {@code grpc-message}) says; {@code UNKNOWN} when it says none.
+   */
+  static Status status(Http2Headers end) {
+    CharSequence code = end == null ? null : end.get(GRPC_STATUS);
+    if (code == null) {
+      return Status.UNKNOWN.withDescription("the runtime's answer has no grpc-status");
+    }
+    Status s;
+    try {
+      s = Status.fromCodeValue(Integer.parseInt(code.toString()));
+    } catch (NumberFormatException e) {
+      return Status.UNKNOWN.withDescription("the runtime's answer has grpc-status '" + code
+          + "'");
+    }
+    CharSequence message = end.get(GRPC_MESSAGE);
+    return message == null ? s : s.withDescription(percentDecode(message));
+  }
+
+  /** The inverse of {@link #percentEncode}; a malformed escape is kept as it is. */
+  static String percentDecode(CharSequence message) {
+    int n = message.length();
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(n);
+    for (int i = 0; i < n; i++) {
+      char c = message.charAt(i);
+      if (c == '%' && i + 2 < n) {
+        int hi = Character.digit(message.charAt(i + 1), 16);
+        int lo = Character.digit(message.charAt(i + 2), 16);
+        if (hi >= 0 && lo >= 0) {
+          out.write(hi << 4 | lo);
+          i += 2;
+          continue;
+        }
+      }
+      out.write(c);
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  /**
    * The {@code grpc-timeout} value in nanoseconds (1 to 8 digits and a unit of H, M, S, m, u or
    * n), or -1 when there is none.
    *

@@ -1,6 +1,8 @@
 package io.cri4j.proxy.internal;
 
+import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.internal.Statuses;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -14,6 +16,12 @@ import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.netty.util.AsciiString;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -30,19 +38,33 @@ public final class InterceptedService {
   private final Executor executor;
   private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
   private final InlineHooks inlineHooks;
-  /** Methods no interceptor but the hooks' wants: candidates for the I/O-thread path. */
-  private final java.util.Set<MethodDescriptor<?, ?>> hooksOnly = new java.util.HashSet<>();
+  /** Unary methods only asynchronous interceptors and the hooks want: the I/O-thread path. */
+  private final Set<MethodDescriptor<?, ?>> asyncOnly = new HashSet<>();
 
   /**
-   * The runtime hooks in the chain, for calls handled without leaving the I/O thread.
+   * The runtime hooks in the chain; they run without blocking the I/O thread (hooks that may
+   * block go to hook threads, with their timeouts kept by the I/O thread's timer).
    *
    * @param gate the hooks' entry in the chain
    * @param hooks the hook interceptor behind it
-   * @param apply whether the hooks apply to a method right now (false: the chain decides)
+   * @param apply whether the hooks apply to a method right now (false: the gate decides, on a
+   *     worker)
    */
   public record InlineHooks(CriInterceptor gate,
       io.cri4j.hook.internal.CriHookInterceptor hooks,
       java.util.function.Predicate<MethodDescriptor<?, ?>> apply) {}
+
+  /** One call running its chain on the I/O thread: what the chain's links need of it. */
+  interface AsyncCall {
+    /** The client's request headers as metadata (decoded when first asked for). */
+    Metadata metadata();
+
+    /** Sends {@code request} to the backend; completes with its response or fails with status. */
+    CompletableFuture<Object> backend(Object request);
+
+    /** The call's I/O thread: keeps the timeouts of hooks that run elsewhere. */
+    ScheduledExecutorService loop();
+  }
 
   /**
    * @param backend the channel calls proceed on
@@ -62,30 +84,28 @@ public final class InterceptedService {
       if (wanted(m) && (t == MethodDescriptor.MethodType.UNARY
           || t == MethodDescriptor.MethodType.SERVER_STREAMING)) {
         byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
-        if (inlineHooks != null && t == MethodDescriptor.MethodType.UNARY
-            && this.interceptors.stream().filter(i -> i.intercepts(m))
-                .allMatch(i -> i == inlineHooks.gate())) {
-          hooksOnly.add(m);
+        if (t == MethodDescriptor.MethodType.UNARY && this.interceptors.stream()
+            .filter(i -> i.intercepts(m))
+            .allMatch(i -> i instanceof AsyncCriInterceptor || isHooks(i))) {
+          asyncOnly.add(m);
         }
       }
     }
   }
 
-  /**
-   * The hooks, when this call of {@code m} may be handled in two phases around a backend call on
-   * the relay's connection: only the hooks want the method and they apply to it now; else null
-   * (the call runs through the chain on a worker).
-   */
-  public io.cri4j.hook.internal.CriHookInterceptor phasedHooks(MethodDescriptor<?, ?> m) {
-    if (!hooksOnly.contains(m) || !inlineHooks.apply().test(m)) {
-      return null;
-    }
-    return inlineHooks.hooks();
+  private boolean isHooks(CriInterceptor i) {
+    return inlineHooks != null && i == inlineHooks.gate();
   }
 
-  /** True when the post phase of {@code m} may run on the I/O thread (no post hook blocks). */
-  public boolean postPhaseInline(MethodDescriptor<?, ?> m) {
-    return inlineHooks != null && inlineHooks.hooks().inlineAfter(m);
+  /**
+   * True when this call of {@code m} runs its chain on the I/O thread ({@link #unaryAsync}):
+   * every interceptor that wants it never blocks, and the hooks, if they want it, apply to it
+   * now. Otherwise the chain runs on a worker ({@link #unary}).
+   */
+  public boolean runsOnLoop(MethodDescriptor<?, ?> m) {
+    return asyncOnly.contains(m)
+        && (inlineHooks == null || !inlineHooks.gate().intercepts(m)
+            || inlineHooks.apply().test(m));
   }
 
   private boolean wanted(MethodDescriptor<?, ?> method) {
@@ -122,12 +142,142 @@ public final class InterceptedService {
       throws StatusException {
     try {
       return callFrom(0, m, req, headers);
-    } catch (StatusRuntimeException e) {
-      throw new StatusException(e.getStatus(), e.getTrailers());
     } catch (RuntimeException e) {
-      throw Status.INTERNAL.withDescription("interceptor failed on " + m.getFullMethodName()
-          + ": " + e).withCause(e).asException();
+      throw Statuses.of(e, "interceptor failed on " + m.getFullMethodName());
     }
+  }
+
+  /**
+   * Runs a unary call through the chain without blocking (see {@link #runsOnLoop}). The outcome
+   * completes on whichever thread finished the last link: the I/O thread when nothing left it.
+   */
+  CompletableFuture<Object> unaryAsync(MethodDescriptor<?, ?> m, Object req, AsyncCall call) {
+    return asyncFrom(0, m, req, call);
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private CompletableFuture<Object> asyncFrom(int from, MethodDescriptor m, Object req,
+      AsyncCall call) {
+    for (int i = from; i < interceptors.size(); i++) {
+      CriInterceptor ic = interceptors.get(i);
+      if (!ic.intercepts(m)) {
+        continue;
+      }
+      int next = i + 1;
+      if (isHooks(ic)) {
+        return hooksAsync(m, req, call, r -> asyncFrom(next, m, r, call));
+      }
+      CompletionStage<Object> stage;
+      try {
+        stage = ((AsyncCriInterceptor) ic).interceptUnaryAsync(
+            new AsyncCriInterceptor.AsyncUnaryChain<Object, Object>() {
+              @Override public MethodDescriptor<Object, Object> method() { return m; }
+
+              @Override public Object request() { return req; }
+
+              @Override public Metadata metadata() { return call.metadata(); }
+
+              @Override public CompletionStage<Object> proceed(Object request) {
+                return asyncFrom(next, m, request, call);
+              }
+            });
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      if (stage == null) {
+        return CompletableFuture.failedFuture(Statuses.noStage(ic, m));
+      }
+      if (stage instanceof CompletableFuture<Object> f) {
+        return f;
+      }
+      CompletableFuture<Object> f = new CompletableFuture<>();
+      stage.whenComplete((v, e) -> {
+        if (e != null) {
+          f.completeExceptionally(e);
+        } else {
+          f.complete(v);
+        }
+      });
+      return f;
+    }
+    return call.backend(req);
+  }
+
+  /**
+   * The hooks' link: the pre point (on this thread when its hooks never block, else on hook
+   * threads), the rest of the chain with the changed request, then the post point (on this
+   * thread, or on a worker when a post hook may block).
+   */
+  private CompletableFuture<Object> hooksAsync(MethodDescriptor<?, ?> m, Object req,
+      AsyncCall call, java.util.function.Function<Object, CompletableFuture<Object>> next) {
+    io.cri4j.hook.internal.CriHookInterceptor hooks = inlineHooks.hooks();
+    CompletableFuture<io.cri4j.hook.internal.CriHookInterceptor.Phase> begun;
+    if (hooks.inline(m)) {
+      try {
+        begun = CompletableFuture.completedFuture(hooks.begin(m, req));
+      } catch (StatusException | RuntimeException e) {
+        begun = CompletableFuture.failedFuture(e);
+      }
+    } else {
+      begun = hooks.beginAsync(m, req, call.loop());
+    }
+    return begun.thenCompose(phase -> phase == null ? next.apply(req)
+        : next.apply(phase.request()).thenCompose(response -> after(m, phase, response)));
+  }
+
+  private CompletableFuture<Object> after(MethodDescriptor<?, ?> m,
+      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response) {
+    if (inlineHooks.hooks().inlineAfter(m)) {
+      try {
+        return CompletableFuture.completedFuture(phase.complete(response));
+      } catch (StatusException | RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    CompletableFuture<Object> out = new CompletableFuture<>();
+    try {
+      executor.execute(() -> {
+        try {
+          out.complete(phase.complete(response));
+        } catch (StatusException | RuntimeException e) {
+          out.completeExceptionally(e);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      out.completeExceptionally(
+          Status.UNAVAILABLE.withDescription("the proxy is shutting down").asException());
+    }
+    return out;
+  }
+
+  /**
+   * A unary call straight to the backend through grpc-java, with the client's headers and
+   * deadline: an asynchronous chain's second {@code proceed} (its first goes over the relay).
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  CompletableFuture<Object> callBackend(MethodDescriptor m, Object req, Metadata headers,
+      io.grpc.Deadline deadline) {
+    CompletableFuture<Object> out = new CompletableFuture<>();
+    CallOptions options = deadline == null ? CallOptions.DEFAULT
+        : CallOptions.DEFAULT.withDeadline(deadline);
+    ClientCalls.asyncUnaryCall(withHeaders(headers).newCall(m, options), req,
+        new StreamObserver<Object>() {
+          @Override public void onNext(Object value) { out.complete(value); }
+
+          @Override public void onError(Throwable t) {
+            out.completeExceptionally(t instanceof StatusRuntimeException e
+                ? new StatusException(BackendStatus.forClient(e.getStatus()), e.getTrailers())
+                : t);
+          }
+
+          @Override public void onCompleted() {
+            if (!out.isDone()) {
+              out.completeExceptionally(Status.INTERNAL.withDescription("the runtime answered "
+                  + m.getFullMethodName() + " with no message").asException());
+            }
+          }
+        });
+    return out;
   }
 
   /** Runs a server-streaming call through the chain; the outcome goes to {@code out}. */

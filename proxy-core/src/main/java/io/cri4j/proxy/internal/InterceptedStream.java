@@ -1,5 +1,6 @@
 package io.cri4j.proxy.internal;
 
+import io.cri4j.hook.internal.Statuses;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Metadata;
@@ -14,6 +15,7 @@ import io.netty.handler.codec.http2.Http2Headers;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -36,6 +38,17 @@ final class InterceptedStream {
   private boolean ended;
   private volatile Context.CancellableContext context;
   private volatile boolean cancelled;
+  private final long arrived = System.nanoTime();
+  // the I/O-thread path (runOnLoop); the relay* fields only on the event loop
+  private Object parsed;
+  private byte[] parsedBytes;
+  private final java.util.concurrent.atomic.AtomicBoolean relayUsed =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private CompletableFuture<Object> relayCall;
+  private RelayConnection.Capture relayAnswer;
+  private ByteBuf relayBody;
+  private Object relayResponse;
+  private Throwable relayFailure;
 
   InterceptedStream(RelayConnection conn, int streamId, MethodDescriptor<?, ?> method,
       Http2Headers headers, InterceptedService service, int maxMessageSize) {
@@ -88,9 +101,8 @@ final class InterceptedStream {
         b.release();
       }
     }
-    io.cri4j.hook.internal.CriHookInterceptor hooks = service.phasedHooks(method);
-    if (hooks != null) {
-      runPhased(hooks, message, !hooks.inline(method));
+    if (service.runsOnLoop(method)) {
+      runOnLoop(message);
       return;
     }
     long timeout;
@@ -119,155 +131,209 @@ final class InterceptedStream {
   }
 
   /**
-   * A call only the hooks want, in two phases around the backend call (on the event loop). The
-   * pre phase runs here when every hook of the method never blocks; with {@code offLoop}, the
-   * hooks that may block run on hook threads, bounded by timeouts the event loop keeps, and the
-   * call goes on from the thread that finished the last one. The changed request goes out on the
-   * paired backend connection with the client's headers (so the backend sees the client's
-   * deadline); the answer is collected on the event loop, given to the post phase (there, or on a
-   * worker when a post hook may block) and written back. A failed call's answer goes back as it
-   * came.
+   * A unary call whose interceptors never block (the hooks among them): the chain starts here,
+   * on the event loop. Its first backend call goes out on the paired backend connection with the
+   * client's headers (so the backend sees the client's deadline) and its answer is collected on
+   * the event loop; the rest of the chain runs there when it comes (hooks that may block run on
+   * hook threads, a blocking post point on a worker). An answer the chain passes back unchanged,
+   * success or error, goes to the client as the runtime sent it.
    */
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private void runPhased(io.cri4j.hook.internal.CriHookInterceptor hooks, byte[] message,
-      boolean offLoop) {
-    MethodDescriptor m = method;
+  private void runOnLoop(byte[] message) {
     Object request = parse(message);
     if (request == null) {
       return;
     }
-    if (offLoop) {
-      hooks.beginAsync(m, request, conn.eventLoop()).whenComplete((phase, failure) -> {
-        if (failure != null) {
-          hooksFailed(failure instanceof java.util.concurrent.CompletionException
-              && failure.getCause() != null ? failure.getCause() : failure);
-        } else {
-          try {
-            forward(phase, request, message);
-          } catch (RuntimeException e) {
-            hooksFailed(e); // the changed request could not be encoded
-          }
-        }
-      });
-      return;
-    }
-    io.cri4j.hook.internal.CriHookInterceptor.Phase phase;
+    parsed = request;
+    parsedBytes = message;
+    CompletableFuture<Object> outcome;
     try {
-      phase = hooks.begin(m, request);
-    } catch (StatusException | RuntimeException e) {
-      hooksFailed(e);
-      return;
+      outcome = service.unaryAsync(method, request, new LoopCall());
+    } catch (RuntimeException e) {
+      outcome = CompletableFuture.failedFuture(e);
     }
-    forward(phase, request, message);
+    outcome.whenComplete((response, failure) -> onLoop(() -> answerWith(response, failure)));
   }
 
-  private void hooksFailed(Throwable e) {
-    if (e instanceof StatusException se) {
-      answer(se.getStatus(), se.getTrailers());
-    } else {
-      answer(Status.INTERNAL.withDescription("hooks failed on " + method.getFullMethodName()
-          + ": " + e), null);
+  /** The links' view of this call. */
+  private final class LoopCall implements InterceptedService.AsyncCall {
+    private Metadata metadata;
+
+    @Override
+    public synchronized Metadata metadata() {
+      if (metadata == null) {
+        metadata = GrpcWire.metadata(headers);
+      }
+      return metadata;
+    }
+
+    @Override
+    public CompletableFuture<Object> backend(Object request) {
+      return relayUsed.compareAndSet(false, true) ? relay(request) : again(request);
+    }
+
+    @Override
+    public java.util.concurrent.ScheduledExecutorService loop() {
+      return conn.eventLoop();
+    }
+
+    /** A second backend call (a link retrying): through grpc-java, with the client's deadline. */
+    private CompletableFuture<Object> again(Object request) {
+      io.grpc.Deadline deadline = null;
+      try {
+        long timeout = GrpcWire.timeoutNanos(headers.get(GrpcWire.GRPC_TIMEOUT));
+        if (timeout >= 0) {
+          deadline = io.grpc.Deadline.after(timeout - (System.nanoTime() - arrived),
+              TimeUnit.NANOSECONDS);
+        }
+      } catch (IllegalArgumentException e) {
+        return CompletableFuture.failedFuture(Status.INTERNAL.withDescription(e.getMessage())
+            .asException());
+      }
+      return service.callBackend(method, request, metadata(), deadline);
     }
   }
 
-  /** Sends the phase's request (the original bytes if the hooks changed nothing). */
+  /** The first backend call, on the relay's paired connection (from any thread). */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private void forward(io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object request,
-      byte[] message) {
-    MethodDescriptor m = method;
+  private CompletableFuture<Object> relay(Object request) {
+    CompletableFuture<Object> sent = new CompletableFuture<>();
     ByteBuf body;
-    if (phase == null || phase.request() == request) {
-      body = Unpooled.buffer(5 + message.length).writeByte(0).writeInt(message.length)
-          .writeBytes(message);
-    } else {
-      body = frame(m.streamRequest(phase.request()));
+    try {
+      body = request == parsed
+          ? Unpooled.buffer(5 + parsedBytes.length).writeByte(0).writeInt(parsedBytes.length)
+              .writeBytes(parsedBytes)
+          : frame(((MethodDescriptor) method).streamRequest(request));
+    } catch (RuntimeException e) {
+      // the changed request could not be encoded
+      sent.completeExceptionally(Statuses.of(e, "cannot encode the request of "
+          + method.getFullMethodName()));
+      return sent;
     }
     onLoop(() -> {
       RelayConnection.Pair p = conn.pair(streamId);
       if (p == null || cancelled) {
         body.release();
+        sent.completeExceptionally(CLIENT_CANCELLED);
         return;
       }
+      relayCall = sent;
       conn.forwardCaptured(p, headers, body, new RelayConnection.Capture(maxMessageSize + 5,
-          answer -> onBackendAnswer(p, phase, answer)));
+          answer -> onBackendAnswer(sent, answer)));
     });
+    return sent;
   }
 
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private void onBackendAnswer(RelayConnection.Pair p,
-      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, RelayConnection.Capture answer) {
+  /**
+   * The backend's answer to the relayed call (on the event loop): kept, so that if the chain
+   * passes it on unchanged it goes to the client as it came; the chain gets it parsed, or the
+   * status it failed with.
+   */
+  private void onBackendAnswer(CompletableFuture<Object> sent, RelayConnection.Capture answer) {
+    relayCall = null;
     if (cancelled) {
       answer.release();
+      sent.completeExceptionally(CLIENT_CANCELLED);
+      return;
+    }
+    if (answer.failure != null) {
+      // the connection to the runtime failed under the call
+      relayFailure = answer.failure.asException();
+      sent.completeExceptionally(relayFailure);
       return;
     }
     if (answer.tooLarge) {
       answer.release();
-      conn.finish(p, Status.RESOURCE_EXHAUSTED.withDescription("response of "
-          + method.getFullMethodName() + " is larger than " + maxMessageSize + " bytes"), null);
+      sent.completeExceptionally(Status.RESOURCE_EXHAUSTED.withDescription("response of "
+          + method.getFullMethodName() + " is larger than " + maxMessageSize + " bytes")
+          .asException());
       return;
     }
-    Http2Headers end = answer.trailers != null ? answer.trailers : answer.headers;
-    CharSequence status = end == null ? null : end.get(GrpcWire.GRPC_STATUS);
-    ByteBuf body = answer.body;
+    relayAnswer = answer;
+    relayBody = answer.body;
     answer.body = null;
-    boolean ok = status != null && "0".contentEquals(status);
-    if (phase == null || !ok || body == null || body.readableBytes() < 5
-        || body.getByte(body.readerIndex()) != 0) {
-      // an error, or nothing the post phase can read: the backend's answer as it is
-      conn.answerCaptured(p, answer, body);
+    Http2Headers end = answer.trailers != null ? answer.trailers : answer.headers;
+    Status status = GrpcWire.status(end);
+    if (!status.isOk()) {
+      relayFailure = new StatusException(status, end == null ? null : GrpcWire.metadata(end));
+      sent.completeExceptionally(relayFailure);
       return;
     }
-    Object response;
+    ByteBuf b = relayBody;
+    if (b == null || b.readableBytes() < 5 || b.getByte(b.readerIndex()) != 0) {
+      relayFailure = Status.INTERNAL.withDescription("the runtime's answer to "
+          + method.getFullMethodName() + " has no message the proxy can read").asException();
+      sent.completeExceptionally(relayFailure);
+      return;
+    }
     try {
-      byte[] bytes = new byte[body.readableBytes() - 5];
-      body.getBytes(body.readerIndex() + 5, bytes);
-      response = method.parseResponse(new ByteArrayInputStream(bytes));
+      byte[] bytes = new byte[b.readableBytes() - 5];
+      b.getBytes(b.readerIndex() + 5, bytes);
+      relayResponse = method.parseResponse(new ByteArrayInputStream(bytes));
     } catch (RuntimeException e) {
-      conn.answerCaptured(p, answer, body);
+      relayFailure = Status.INTERNAL.withDescription("cannot parse the runtime's answer to "
+          + method.getFullMethodName() + ": " + e.getMessage()).asException();
+      sent.completeExceptionally(relayFailure);
       return;
     }
-    if (!service.postPhaseInline(method)) {
-      // a post hook may block: the post phase leaves the event loop
-      try {
-        service.executor().execute(() -> complete(p, phase, response, body, answer));
-      } catch (RejectedExecutionException e) {
-        body.release();
-        answer.release();
-        conn.finish(p, Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
-      }
-      return;
-    }
-    complete(p, phase, response, body, answer);
+    sent.complete(relayResponse);
   }
 
-  /** The post phase and the answer (on the event loop, or on a worker then the event loop). */
-  @SuppressWarnings("rawtypes")
-  private void complete(RelayConnection.Pair p,
-      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response, ByteBuf body,
-      RelayConnection.Capture answer) {
-    Object out;
-    try {
-      out = phase.complete(response);
-    } catch (StatusException e) {
-      body.release();
-      answer.release();
-      onLoop(() -> conn.finish(p, e.getStatus(), e.getTrailers()));
+  /**
+   * Writes the chain's outcome (on the event loop). What the runtime answered goes back as it
+   * came when the chain passed it on unchanged; a changed response keeps the runtime's headers
+   * and trailers; a response the chain made itself gets fresh ones.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void answerWith(Object response, Throwable failure) {
+    RelayConnection.Pair p = conn.pair(streamId);
+    RelayConnection.Capture kept = relayAnswer;
+    ByteBuf keptBody = relayBody;
+    relayAnswer = null;
+    relayBody = null;
+    if (p == null || cancelled) {
+      release(kept, keptBody);
       return;
-    } catch (RuntimeException e) {
-      body.release();
-      answer.release();
-      onLoop(() -> conn.finish(p, Status.INTERNAL.withDescription(
-          "hooks failed after " + method.getFullMethodName() + ": " + e), null));
+    }
+    if (failure != null) {
+      Throwable f = Statuses.unwrap(failure);
+      if (f == relayFailure && kept != null) {
+        conn.answerCaptured(p, kept, keptBody); // the runtime's error, as it came
+        return;
+      }
+      release(kept, keptBody);
+      StatusException se = Statuses.of(f, "interceptor failed on " + method.getFullMethodName());
+      conn.finish(p, se.getStatus(), se.getTrailers());
       return;
     }
     ByteBuf message;
-    if (out == response) {
-      message = body;
-    } else {
-      body.release();
-      message = frame(((MethodDescriptor) method).streamResponse(out));
+    try {
+      message = response == relayResponse && keptBody != null ? keptBody
+          : frame(((MethodDescriptor) method).streamResponse(response));
+    } catch (RuntimeException e) {
+      release(kept, keptBody);
+      conn.finish(p, Status.INTERNAL.withDescription("cannot encode the response of "
+          + method.getFullMethodName() + ": " + e), null);
+      return;
     }
-    onLoop(() -> conn.answerCaptured(p, answer, message));
+    if (message != keptBody && keptBody != null) {
+      keptBody.release();
+    }
+    if (kept != null && relayFailure == null) {
+      conn.answerCaptured(p, kept, message); // the runtime's headers and trailers
+    } else {
+      release(kept, null);
+      conn.sendMessage(p, message);
+      conn.finish(p, Status.OK, null);
+    }
+  }
+
+  private static void release(RelayConnection.Capture answer, ByteBuf body) {
+    if (answer != null) {
+      answer.release();
+    }
+    if (body != null) {
+      body.release();
+    }
   }
 
   /** Runs {@code task} on the event loop: now if this is it, else as a task there. */
@@ -302,6 +368,11 @@ final class InterceptedStream {
     Context.CancellableContext ctx = context;
     if (ctx != null) {
       ctx.cancel(CLIENT_CANCELLED);
+    }
+    CompletableFuture<Object> pending = relayCall;
+    relayCall = null;
+    if (pending != null) {
+      pending.completeExceptionally(CLIENT_CANCELLED);
     }
   }
 

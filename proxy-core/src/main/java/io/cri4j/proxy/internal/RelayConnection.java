@@ -1052,6 +1052,19 @@ final class RelayConnection {
   }
 
   /**
+   * The backend call of {@code p} failed before it was answered: a collecting call learns it
+   * (and decides what the client gets); a relayed one ends the client's stream with
+   * {@code status}.
+   */
+  private void failCaptured(Pair p, Status status) {
+    if (p.capture != null && !p.capture.done) {
+      p.capture.fail(status);
+    } else {
+      finish(p, status, null);
+    }
+  }
+
+  /**
    * Answers a client stream with a collected answer: its headers, {@code message}, its trailers
    * (header blocks as the backend sent them where they can go on as they are). Releases both.
    */
@@ -1088,6 +1101,8 @@ final class RelayConnection {
     private ByteBuf trailersBlock;
     boolean done;
     boolean tooLarge;
+    /** Why the call failed before the backend answered it (nothing was collected). */
+    Status failure;
 
     Capture(int limit, java.util.function.Consumer<Capture> onDone) {
       this.limit = limit;
@@ -1143,6 +1158,13 @@ final class RelayConnection {
         done = true;
         onDone.accept(this);
       }
+    }
+
+    /** The backend call failed unanswered: releases what was collected and says why. */
+    void fail(Status why) {
+      release();
+      failure = why;
+      finish();
     }
 
     void release() {
@@ -1286,10 +1308,7 @@ final class RelayConnection {
       byUp.clear();
       dropAllPending(java.util.Arrays.asList(pairs));
       for (Pair p : pairs) {
-        if (p.capture != null && !p.capture.done) {
-          p.capture.release();
-        }
-        finish(p, Status.UNAVAILABLE.withDescription(failure), null);
+        failCaptured(p, Status.UNAVAILABLE.withDescription(failure));
       }
       Runnable r;
       while ((r = pending.poll()) != null) {
@@ -1318,7 +1337,7 @@ final class RelayConnection {
           return;
         }
         block.release();
-        finish(p, Status.UNAVAILABLE.withDescription(failure), null);
+        failCaptured(p, Status.UNAVAILABLE.withDescription(failure));
         return;
       }
       if (down.byDown.get(p.down.id) != p) {
@@ -1381,11 +1400,8 @@ final class RelayConnection {
     @Override
     void streamError(Pair p, Http2Exception e) {
       resetNow(p, e.error().code());
-      if (p.capture != null && !p.capture.done) {
-        p.capture.release();
-      }
-      finish(p, Status.INTERNAL.withDescription("the runtime broke HTTP/2 on the stream: "
-          + e.getMessage()), null);
+      failCaptured(p, Status.INTERNAL.withDescription("the runtime broke HTTP/2 on the stream: "
+          + e.getMessage()));
     }
 
     // backend frames
@@ -1486,11 +1502,8 @@ final class RelayConnection {
         if (p.upHalf.id > lastStreamId) {
           p.upHalf.sentEnd = true;
           resetNow(p, CANCEL);
-          if (p.capture != null && !p.capture.done) {
-            p.capture.release();
-          }
-          finish(p, Status.UNAVAILABLE.withDescription("the runtime " + server.backendName()
-              + " is going away and did not take the call"), null);
+          failCaptured(p, Status.UNAVAILABLE.withDescription("the runtime "
+              + server.backendName() + " is going away and did not take the call"));
         }
       }
       if (state == DRAINING && byUp.isEmpty()) {

@@ -36,6 +36,24 @@ class GrpcWireTest {
   }
 
   @Test
+  void aStatusIsReadBackFromTheTrailersItWasWrittenTo() {
+    Status s = Status.NOT_FOUND.withDescription("container x not found (100% gone, caf\u00e9)");
+    Status back = GrpcWire.status(GrpcWire.trailers(s, null, true));
+    assertThat(back.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(back.getDescription()).isEqualTo(s.getDescription());
+    assertThat(GrpcWire.status(GrpcWire.trailers(Status.OK, null, false)).isOk()).isTrue();
+    // a malformed escape stays as it came
+    assertThat(GrpcWire.percentDecode("50%-ish %4")).isEqualTo("50%-ish %4");
+    assertThat(GrpcWire.status(new DefaultHttp2Headers()).getCode())
+        .isEqualTo(Status.Code.UNKNOWN);
+    assertThat(GrpcWire.status(new DefaultHttp2Headers().add("grpc-status", "x")))
+        .satisfies(u -> {
+          assertThat(u.getCode()).isEqualTo(Status.Code.UNKNOWN);
+          assertThat(u.getDescription()).contains("'x'");
+        });
+  }
+
+  @Test
   void trailersCarryStatusMessageAndMetadataTrailersOnlyAlsoTheHeaders() {
     Metadata extra = new Metadata();
     extra.put(Metadata.Key.of("x-why", Metadata.ASCII_STRING_MARSHALLER), "hook");
