@@ -9,6 +9,10 @@ import io.grpc.StatusException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
+import java.util.Map;
+import java.util.EnumSet;
+import java.util.EnumMap;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -62,16 +66,9 @@ public final class HookDispatcher implements AutoCloseable {
     return new Builder();
   }
 
-  /** The hooks currently registered for {@code point}, in call order. */
+  /** The hooks currently registered for {@code point}, in call order (an immutable list). */
   public List<RuntimeHook> hooksFor(HookPoint point) {
-    List<RuntimeHook> out = new ArrayList<>();
-    for (RuntimeHook h : hooks.get()) {
-      if (h.points().contains(point)) {
-        out.add(h);
-      }
-    }
-    out.sort(Comparator.comparingInt(RuntimeHook::index).thenComparing(RuntimeHook::name));
-    return out;
+    return byPoint().byPoint.get(point);
   }
 
   /**
@@ -79,13 +76,10 @@ public final class HookDispatcher implements AutoCloseable {
    * ({@link RuntimeHook#callInline()}); true when there is none.
    */
   public boolean allInline(java.util.Collection<HookPoint> points) {
-    for (RuntimeHook h : hooks.get()) {
-      if (!h.callInline()) {
-        for (HookPoint p : points) {
-          if (h.points().contains(p)) {
-            return false;
-          }
-        }
+    ByPoint now = byPoint();
+    for (HookPoint p : points) {
+      if (now.blocking.contains(p)) {
+        return false;
       }
     }
     return true;
@@ -93,24 +87,55 @@ public final class HookDispatcher implements AutoCloseable {
 
   /** True if any hook is registered for {@code point} (cheaper than {@link #hooksFor}). */
   public boolean hasHooks(HookPoint point) {
-    for (RuntimeHook h : hooks.get()) {
-      if (h.points().contains(point)) {
+    return !byPoint().byPoint.get(point).isEmpty();
+  }
+
+  /** True if any hook is registered for a point of this CRI method (bare name). */
+  public boolean hasHooksFor(String criMethod) {
+    for (Map.Entry<HookPoint, List<RuntimeHook>> e : byPoint().byPoint.entrySet()) {
+      if (!e.getValue().isEmpty() && e.getKey().criMethod().equals(criMethod)) {
         return true;
       }
     }
     return false;
   }
 
-  /** True if any hook is registered for a point of this CRI method (bare name). */
-  public boolean hasHooksFor(String criMethod) {
-    for (RuntimeHook h : hooks.get()) {
-      for (HookPoint p : h.points()) {
-        if (p.criMethod().equals(criMethod)) {
-          return true;
+  /**
+   * The hooks of each point, in call order, and the points with a hook that may block; worked
+   * out again only when the supplier hands out a different list.
+   */
+  private record ByPoint(List<? extends RuntimeHook> source,
+      Map<HookPoint, List<RuntimeHook>> byPoint, Set<HookPoint> blocking) {
+    static ByPoint of(List<? extends RuntimeHook> source) {
+      Map<HookPoint, List<RuntimeHook>> byPoint = new EnumMap<>(HookPoint.class);
+      Set<HookPoint> blocking = EnumSet.noneOf(HookPoint.class);
+      for (HookPoint p : HookPoint.values()) {
+        List<RuntimeHook> out = new ArrayList<>();
+        for (RuntimeHook h : source) {
+          if (h.points().contains(p)) {
+            out.add(h);
+            if (!h.callInline()) {
+              blocking.add(p);
+            }
+          }
         }
+        out.sort(Comparator.comparingInt(RuntimeHook::index).thenComparing(RuntimeHook::name));
+        byPoint.put(p, List.copyOf(out));
       }
+      return new ByPoint(source, byPoint, blocking);
     }
-    return false;
+  }
+
+  private volatile ByPoint byPoint;
+
+  private ByPoint byPoint() {
+    List<? extends RuntimeHook> now = hooks.get();
+    ByPoint b = byPoint;
+    if (b == null || b.source != now) {
+      b = ByPoint.of(now);
+      byPoint = b;
+    }
+    return b;
   }
 
   /**
@@ -368,7 +393,11 @@ public final class HookDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** A live source of hooks, asked on every dispatch (e.g. a {@link HookConfigDirectory}). */
+    /**
+     * A live source of hooks, asked on every dispatch (e.g. a {@link HookConfigDirectory}). It
+     * should hand out the same list object until the hooks change: the dispatcher orders the
+     * hooks by point again whenever the list is a different one.
+     */
     public Builder hooks(Supplier<? extends List<? extends RuntimeHook>> source) {
       this.hooks = Objects.requireNonNull(source, "source");
       return this;

@@ -25,7 +25,11 @@ public interface RuntimeHook {
   /** A name for logs and error messages; unique among the hooks of one proxy. */
   String name();
 
-  /** The points this hook wants to be called at. */
+  /**
+   * The points this hook wants to be called at. Read, like {@link #index()}, {@link #name()} and
+   * {@link #callInline()}, when the dispatcher first sees the hook list this hook is in; a hook
+   * that wants other points is a new hook (a new list from the dispatcher's supplier).
+   */
   Set<HookPoint> points();
 
   /** Order among the hooks of one point: lower first; ties ordered by {@link #name()}. */

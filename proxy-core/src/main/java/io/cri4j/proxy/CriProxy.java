@@ -110,14 +110,7 @@ public final class CriProxy implements AutoCloseable {
     HookConfigDirectory dirRef = configDir;
     List<RuntimeHook> fixedCopy = List.copyOf(fixed);
     dispatcher = HookDispatcher.builder()
-        .hooks(() -> {
-          if (dirRef == null) {
-            return fixedCopy;
-          }
-          List<RuntimeHook> all = new ArrayList<>(fixedCopy);
-          all.addAll(dirRef.get());
-          return all;
-        })
+        .hooks(dirRef == null ? () -> fixedCopy : new CombinedHooks(fixedCopy, dirRef))
         .onConflict(config.conflictListener)
         .build();
     v1alpha2 = probeV1alpha2();
@@ -220,6 +213,35 @@ public final class CriProxy implements AutoCloseable {
       }
     }
     return known;
+  }
+
+  /**
+   * The fixed hooks and the config directory's, as one list that stays the same object until
+   * the directory's hooks change (so the dispatcher orders them again only then).
+   */
+  private static final class CombinedHooks implements java.util.function.Supplier<List<RuntimeHook>> {
+    private final List<RuntimeHook> fixed;
+    private final HookConfigDirectory dir;
+    private volatile Object[] last = {null, null}; // the directory's list, the combined list
+
+    CombinedHooks(List<RuntimeHook> fixed, HookConfigDirectory dir) {
+      this.fixed = fixed;
+      this.dir = dir;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public List<RuntimeHook> get() {
+      List<? extends RuntimeHook> fromDir = dir.get();
+      Object[] l = last;
+      if (l[0] != fromDir) {
+        List<RuntimeHook> all = new ArrayList<>(fixed);
+        all.addAll(fromDir);
+        l = new Object[] {fromDir, List.copyOf(all)};
+        last = l;
+      }
+      return (List<RuntimeHook>) l[1];
+    }
   }
 
   /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */

@@ -351,6 +351,47 @@ class AsyncInterceptorIT extends ProxyTestBase {
     });
   }
 
+  @Test
+  void everyCallsHeadersReachTheChainAlsoWhenThePathIsAlreadyKnown() throws Exception {
+    // after a connection's first call of a method its requests are routed by the encoded path,
+    // and their headers are decoded only when a link asks for them
+    List<String> asyncSaw = new CopyOnWriteArrayList<>();
+    Async version = new Async("Version", chain -> {
+      asyncSaw.add(chain.metadata().get(TestBackend.TEST_HEADER));
+      return chain.proceed(chain.request());
+    });
+    List<String> blockingSaw = new CopyOnWriteArrayList<>();
+    CriInterceptor pods = new CriInterceptor() {
+      @Override
+      public boolean intercepts(MethodDescriptor<?, ?> m) {
+        return m.getBareMethodName().equals("RunPodSandbox");
+      }
+
+      @Override
+      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
+        io.grpc.Deadline d = io.grpc.Context.current().getDeadline();
+        blockingSaw.add(chain.metadata().get(TestBackend.TEST_HEADER) + " "
+            + (d != null && d.timeRemaining(TimeUnit.SECONDS) > 100));
+        return chain.proceed(chain.request());
+      }
+    };
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+        startProxy(CriProxy.builder().addInterceptor(version).addInterceptor(pods));
+    for (String v : List.of("a", "b", "c")) {
+      Metadata h = new Metadata();
+      h.put(TestBackend.TEST_HEADER, v);
+      RuntimeServiceGrpc.RuntimeServiceBlockingStub withHeader = stub
+          .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(h))
+          .withDeadlineAfter(1000, TimeUnit.SECONDS);
+      withHeader.version(VersionRequest.getDefaultInstance());
+      withHeader.runPodSandbox(pod("p-" + v));
+    }
+    assertThat(asyncSaw).containsExactly("a", "b", "c");
+    assertThat(blockingSaw).containsExactly("a true", "b true", "c true");
+    assertThat(backend.headerValues).as("and the runtime gets them")
+        .containsExactly("a", "a", "b", "b", "c", "c");
+  }
+
   private static VersionRequest version(String v) {
     return VersionRequest.newBuilder().setVersion(v).build();
   }

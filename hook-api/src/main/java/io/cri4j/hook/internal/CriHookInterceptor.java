@@ -491,6 +491,9 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   /** Copies the ten resource fields Koordinator has (same numbers as CRI's first ten). */
   static LinuxContainerResources koordResources(io.cri4j.cri.v1.LinuxContainerResources r) {
+    if (r == io.cri4j.cri.v1.LinuxContainerResources.getDefaultInstance()) {
+      return LinuxContainerResources.getDefaultInstance(); // none set (pods often have none)
+    }
     LinuxContainerResources.Builder b = LinuxContainerResources.newBuilder()
         .setCpuPeriod(r.getCpuPeriod()).setCpuQuota(r.getCpuQuota())
         .setCpuShares(r.getCpuShares()).setMemoryLimitInBytes(r.getMemoryLimitInBytes())

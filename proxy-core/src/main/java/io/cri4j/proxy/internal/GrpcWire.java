@@ -88,6 +88,9 @@ final class GrpcWire {
     if (code == null) {
       return Status.UNKNOWN.withDescription("the runtime's answer has no grpc-status");
     }
+    if (code.length() == 1 && code.charAt(0) == '0' && end.get(GRPC_MESSAGE) == null) {
+      return Status.OK;
+    }
     Status s;
     try {
       s = Status.fromCodeValue(Integer.parseInt(code.toString()));

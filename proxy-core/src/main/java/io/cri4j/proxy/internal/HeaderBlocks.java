@@ -2,6 +2,7 @@ package io.cri4j.proxy.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder;
 import io.netty.handler.codec.http2.EmptyHttp2Headers;
 import io.netty.handler.codec.http2.Http2Exception;
@@ -19,9 +20,9 @@ import java.util.function.IntPredicate;
  *
  * <p>Blocks are decoded while the sender's table may hold entries (so the decoder's table stays
  * in step), for every block when {@code mustDecode} is null, and for the streams it names. With
- * {@code relayedPath}, a block whose {@code :path} value, as encoded, it knows to be relayed is
- * not decoded either: such a request is routed by those bytes alone (a client encodes the same
- * path the same way every time).
+ * {@code knownPath}, a block whose {@code :path} value, as encoded, it knows is not decoded
+ * either: such a request is routed by those bytes alone (a client encodes the same path the same
+ * way every time), and its headers are decoded later only if someone asks for them.
  */
 final class HeaderBlocks implements Http2HeadersDecoder {
   /** Room kept in front of a kept block for a frame header and one size-update byte. */
@@ -32,29 +33,32 @@ final class HeaderBlocks implements Http2HeadersDecoder {
 
   private final DefaultHttp2HeadersDecoder decoder;
   private final IntPredicate mustDecode;
-  private final java.util.function.Predicate<ByteBuf> relayedPath;
+  private final java.util.function.Function<ByteBuf, Object> knownPath;
   private final ByteBufAllocator alloc;
   /** The sender's dynamic table capacity, as its size updates set it. */
   private long capacity = SETTINGS_DEFAULT_TABLE;
   private ByteBuf kept;
+  private Object known;
 
   /**
    * @param mustDecode the streams whose blocks are decoded even when they can be relayed as they
    *     are; null: every block
-   * @param relayedPath told a block's encoded {@code :path} value: true when such a request is
-   *     relayed, so the block need not be decoded (null: no such shortcut)
+   * @param knownPath told a block's encoded {@code :path} value: what the caller knows of such a
+   *     request (then the block is not decoded; {@link #takeKnown()} hands it back), or null
+   *     (the block is decoded; a null function: no such shortcut)
    */
   HeaderBlocks(long maxHeaderListSize, IntPredicate mustDecode,
-      java.util.function.Predicate<ByteBuf> relayedPath, ByteBufAllocator alloc) {
+      java.util.function.Function<ByteBuf, Object> knownPath, ByteBufAllocator alloc) {
     this.decoder = new DefaultHttp2HeadersDecoder(true, maxHeaderListSize);
     this.mustDecode = mustDecode;
-    this.relayedPath = relayedPath;
+    this.knownPath = knownPath;
     this.alloc = alloc;
   }
 
   @Override
   public Http2Headers decodeHeaders(int streamId, ByteBuf block) throws Http2Exception {
     drop();
+    known = null;
     long before = capacity;
     long after = scan(block, capacity);
     boolean stateless = after >= 0;
@@ -65,10 +69,13 @@ final class HeaderBlocks implements Http2HeadersDecoder {
       kept.writerIndex(HEADROOM).readerIndex(HEADROOM);
       kept.writeBytes(block, block.readerIndex(), n);
     }
-    if (stateless && before == 0 && relayedPath != null) {
+    if (stateless && before == 0 && knownPath != null) {
       long path = pathValue(block);
-      if (path >= 0 && relayedPath.test(block.slice((int) (path >>> 32), (int) path))) {
-        return EmptyHttp2Headers.INSTANCE;
+      if (path >= 0) {
+        known = knownPath.apply(block.slice((int) (path >>> 32), (int) path));
+        if (known != null) {
+          return EmptyHttp2Headers.INSTANCE;
+        }
       }
     }
     if (!stateless || before > 0 || mustDecode == null || mustDecode.test(streamId)) {
@@ -123,6 +130,22 @@ final class HeaderBlocks implements Http2HeadersDecoder {
     ByteBuf b = kept;
     kept = null;
     return b;
+  }
+
+  /** What {@code knownPath} said of the last block's path (null if it was decoded); clears it. */
+  Object takeKnown() {
+    Object k = known;
+    known = null;
+    return k;
+  }
+
+  /**
+   * Decodes a block that was not decoded when it came: one that refers to no dynamic table
+   * entry, so it decodes alike at any time. Any thread.
+   */
+  static Http2Headers decodeLater(byte[] block, long maxHeaderListSize) throws Http2Exception {
+    return new DefaultHttp2HeadersDecoder(true, maxHeaderListSize)
+        .decodeHeaders(0, Unpooled.wrappedBuffer(block));
   }
 
   /** Releases a block nobody took. */

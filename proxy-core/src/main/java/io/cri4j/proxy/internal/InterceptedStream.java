@@ -7,14 +7,10 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.Http2Headers;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +27,9 @@ final class InterceptedStream {
   private final RelayConnection conn;
   private final int streamId;
   private final MethodDescriptor<?, ?> method;
-  private final Http2Headers headers;
+  /** The request headers, decoded when first needed (from {@link #block}) if not on arrival. */
+  private Http2Headers headers;
+  private byte[] block;
   private final InterceptedService service;
   private final int maxMessageSize;
   private ByteBuf body;
@@ -51,11 +49,12 @@ final class InterceptedStream {
   private Throwable relayFailure;
 
   InterceptedStream(RelayConnection conn, int streamId, MethodDescriptor<?, ?> method,
-      Http2Headers headers, InterceptedService service, int maxMessageSize) {
+      Http2Headers headers, byte[] block, InterceptedService service, int maxMessageSize) {
     this.conn = conn;
     this.streamId = streamId;
     this.method = method;
     this.headers = headers;
+    this.block = block;
     this.service = service;
     this.maxMessageSize = maxMessageSize;
   }
@@ -106,13 +105,18 @@ final class InterceptedStream {
       return;
     }
     long timeout;
+    Metadata md;
     try {
-      timeout = GrpcWire.timeoutNanos(headers.get(GrpcWire.GRPC_TIMEOUT));
+      Http2Headers h = headers();
+      timeout = GrpcWire.timeoutNanos(h.get(GrpcWire.GRPC_TIMEOUT));
+      md = GrpcWire.metadata(h);
+    } catch (StatusException e) {
+      answer(e.getStatus(), null);
+      return;
     } catch (IllegalArgumentException e) {
       answer(Status.INTERNAL.withDescription(e.getMessage()), null);
       return;
     }
-    Metadata md = GrpcWire.metadata(headers);
     Context.CancellableContext ctx = timeout >= 0
         ? Context.ROOT.withDeadline(Deadline.after(timeout, TimeUnit.NANOSECONDS),
             conn.eventLoop())
@@ -161,7 +165,11 @@ final class InterceptedStream {
     @Override
     public synchronized Metadata metadata() {
       if (metadata == null) {
-        metadata = GrpcWire.metadata(headers);
+        try {
+          metadata = GrpcWire.metadata(headers());
+        } catch (StatusException e) {
+          throw e.getStatus().asRuntimeException();
+        }
       }
       return metadata;
     }
@@ -180,7 +188,7 @@ final class InterceptedStream {
     private CompletableFuture<Object> again(Object request) {
       io.grpc.Deadline deadline = null;
       try {
-        long timeout = GrpcWire.timeoutNanos(headers.get(GrpcWire.GRPC_TIMEOUT));
+        long timeout = GrpcWire.timeoutNanos(headers().get(GrpcWire.GRPC_TIMEOUT));
         if (timeout >= 0) {
           deadline = io.grpc.Deadline.after(timeout - (System.nanoTime() - arrived),
               TimeUnit.NANOSECONDS);
@@ -188,6 +196,8 @@ final class InterceptedStream {
       } catch (IllegalArgumentException e) {
         return CompletableFuture.failedFuture(Status.INTERNAL.withDescription(e.getMessage())
             .asException());
+      } catch (StatusException e) {
+        return CompletableFuture.failedFuture(e);
       }
       return service.callBackend(method, request, metadata(), deadline);
     }
@@ -202,7 +212,7 @@ final class InterceptedStream {
       body = request == parsed
           ? Unpooled.buffer(5 + parsedBytes.length).writeByte(0).writeInt(parsedBytes.length)
               .writeBytes(parsedBytes)
-          : frame(((MethodDescriptor) method).streamRequest(request));
+          : Messages.frame(method.getRequestMarshaller(), request);
     } catch (RuntimeException e) {
       // the changed request could not be encoded
       sent.completeExceptionally(Statuses.of(e, "cannot encode the request of "
@@ -217,7 +227,9 @@ final class InterceptedStream {
         return;
       }
       relayCall = sent;
-      conn.forwardCaptured(p, headers, body, new RelayConnection.Capture(maxMessageSize + 5,
+      // the client's block goes on as it came; headers are only encoded again if it cannot
+      conn.forwardCaptured(p, p.requestBlock != null ? null : headersOrNull(), body,
+          new RelayConnection.Capture(maxMessageSize + 5,
           answer -> onBackendAnswer(sent, answer)));
     });
     return sent;
@@ -266,9 +278,8 @@ final class InterceptedStream {
       return;
     }
     try {
-      byte[] bytes = new byte[b.readableBytes() - 5];
-      b.getBytes(b.readerIndex() + 5, bytes);
-      relayResponse = method.parseResponse(new ByteArrayInputStream(bytes));
+      relayResponse = Messages.parse(method.getResponseMarshaller(), b, b.readerIndex() + 5,
+          b.readableBytes() - 5);
     } catch (RuntimeException e) {
       relayFailure = Status.INTERNAL.withDescription("cannot parse the runtime's answer to "
           + method.getFullMethodName() + ": " + e.getMessage()).asException();
@@ -308,7 +319,7 @@ final class InterceptedStream {
     ByteBuf message;
     try {
       message = response == relayResponse && keptBody != null ? keptBody
-          : frame(((MethodDescriptor) method).streamResponse(response));
+          : Messages.frame(method.getResponseMarshaller(), response);
     } catch (RuntimeException e) {
       release(kept, keptBody);
       conn.finish(p, Status.INTERNAL.withDescription("cannot encode the response of "
@@ -345,16 +356,30 @@ final class InterceptedStream {
     }
   }
 
-  /** A message with gRPC's 5-byte prefix, from a marshaller's stream. */
-  private static ByteBuf frame(InputStream in) {
-    byte[] bytes;
-    try (in) {
-      bytes = in.readAllBytes();
-    } catch (IOException e) {
-      throw new StatusRuntimeException(Status.INTERNAL.withCause(e));
+  /**
+   * The request headers, decoded now if they were not on arrival (any thread).
+   *
+   * @throws StatusException INTERNAL when the block does not decode
+   */
+  private synchronized Http2Headers headers() throws StatusException {
+    if (headers == null) {
+      try {
+        headers = HeaderBlocks.decodeLater(block, RelayConnection.MAX_HEADER_LIST);
+      } catch (io.netty.handler.codec.http2.Http2Exception e) {
+        throw Status.INTERNAL.withDescription("cannot decode the request headers of "
+            + method.getFullMethodName() + ": " + e.getMessage()).asException();
+      }
+      block = null;
     }
-    return Unpooled.buffer(5 + bytes.length).writeByte(0).writeInt(bytes.length)
-        .writeBytes(bytes);
+    return headers;
+  }
+
+  private Http2Headers headersOrNull() {
+    try {
+      return headers();
+    } catch (StatusException e) {
+      return null;
+    }
   }
 
   /** The client reset the stream or went away. */
@@ -401,7 +426,7 @@ final class InterceptedStream {
   /** The request message, or null once the call was answered with INTERNAL (unparsable). */
   private Object parse(byte[] message) {
     try {
-      return method.parseRequest(new ByteArrayInputStream(message));
+      return Messages.parse(method.getRequestMarshaller(), message);
     } catch (RuntimeException e) {
       answer(Status.INTERNAL.withDescription("cannot parse the request of "
           + method.getFullMethodName() + ": " + e.getMessage()), null);
@@ -444,16 +469,11 @@ final class InterceptedStream {
     });
   }
 
-  /** A response message with gRPC's 5-byte prefix (uncompressed, length). */
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private static ByteBuf frame(MethodDescriptor m, Object response) {
-    return frame(m.streamResponse(response));
-  }
 
   /** Writes a message on the event loop; with {@code last}, the OK trailers in the same task. */
   @SuppressWarnings("rawtypes")
   private void send(MethodDescriptor m, Object response, boolean last) {
-    ByteBuf framed = frame(m, response);
+    ByteBuf framed = Messages.frame(m.getResponseMarshaller(), response);
     conn.execute(() -> {
       RelayConnection.Pair p = conn.pair(streamId);
       if (p == null || cancelled) {

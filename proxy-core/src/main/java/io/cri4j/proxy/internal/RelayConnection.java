@@ -47,6 +47,9 @@ import org.slf4j.LoggerFactory;
  * serves again as soon as the backend is back, on the same client connection.
  */
 final class RelayConnection {
+  /** What {@link Leg#knownPath} says of a request path known to be relayed. */
+  static final Object RELAYED = new Object();
+
   private static final Logger LOG = LoggerFactory.getLogger(RelayConnection.class);
   /** Flow-control windows the proxy gives each peer (stream and connection): grpc-java's. */
   static final int WINDOW = 1 << 20;
@@ -184,7 +187,7 @@ final class RelayConnection {
     /** @param decodeAll decode every header block (else only those {@link #mustDecode} names) */
     Leg(boolean decodeAll) {
       blocks = new HeaderBlocks(MAX_HEADER_LIST, decodeAll ? null : this::mustDecode,
-          decodeAll ? this::relayedPath : null, downChannel.alloc());
+          decodeAll ? this::knownPath : null, downChannel.alloc());
       reader = new DefaultHttp2FrameReader(blocks);
     }
 
@@ -193,9 +196,12 @@ final class RelayConnection {
       return true;
     }
 
-    /** Whether a request with this {@code :path} value (as encoded) is known to be relayed. */
-    boolean relayedPath(ByteBuf encodedPath) {
-      return false;
+    /**
+     * What is known of requests with this {@code :path} value (as encoded): {@link #RELAYED}, the
+     * intercepted method, or null (not known: decode the block).
+     */
+    Object knownPath(ByteBuf encodedPath) {
+      return null;
     }
 
     abstract Half half(Pair p);
@@ -726,7 +732,9 @@ final class RelayConnection {
     /** Every stream of the client connection that is being relayed or answered, by its id. */
     final IntObjectMap<Pair> byDown = new IntObjectHashMap<>();
     /** {@code :path} values, as this client encodes them, of methods that are relayed. */
-    private final java.util.Set<java.nio.ByteBuffer> relayedPaths = new java.util.HashSet<>();
+    /** Encoded {@code :path} values seen: {@link #RELAYED} or the intercepted method. */
+    private final java.util.Map<java.nio.ByteBuffer, Object> knownPaths =
+        new java.util.HashMap<>();
     private int prefaceRead;
     private int lastStream;
 
@@ -815,21 +823,22 @@ final class RelayConnection {
         if (endOfStream) {
           p.down.gotEnd = true;
         }
-        // no headers decoded: a method known to be relayed, by its encoded path
-        boolean known = headers == io.netty.handler.codec.http2.EmptyHttp2Headers.INSTANCE;
-        io.grpc.MethodDescriptor<?, ?> m = known ? null
-            : server.intercepted().method(headers.path());
+        // no headers decoded: a method known by its encoded path, relayed or intercepted
+        Object known = blocks.takeKnown();
+        io.grpc.MethodDescriptor<?, ?> m = known instanceof io.grpc.MethodDescriptor<?, ?> k ? k
+            : known != null ? null : server.intercepted().method(headers.path());
+        if (known == null && block != null) {
+          remember(block, m != null ? m : RELAYED);
+        }
         if (m != null) {
-          p.requestBlock = block; // sent on as it came if the hooks forward the call
-          p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m, headers,
+          p.requestBlock = block; // sent on as it came if the chain forwards the call
+          p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m,
+              known != null ? null : headers, known != null ? copy(block) : null,
               server.intercepted(), server.maxMessageSize());
           if (endOfStream) {
             p.intercepted.onEnd();
           }
           return;
-        }
-        if (!known && block != null) {
-          rememberRelayed(block);
         }
         ByteBuf b = block != null ? block : encode(headers);
         Upstream u = upstream();
@@ -855,18 +864,27 @@ final class RelayConnection {
     }
 
     @Override
-    boolean relayedPath(ByteBuf encodedPath) {
-      return !relayedPaths.isEmpty() && relayedPaths.contains(encodedPath.nioBuffer());
+    Object knownPath(ByteBuf encodedPath) {
+      return knownPaths.isEmpty() ? null : knownPaths.get(encodedPath.nioBuffer());
     }
 
-    /** Remembers how this client encodes the path of a relayed request (a few hundred at most). */
-    private void rememberRelayed(ByteBuf block) {
+    /**
+     * Remembers how this client encodes the path of a request, and what it is ({@link #RELAYED}
+     * or the intercepted method); a few hundred paths at most.
+     */
+    private void remember(ByteBuf block, Object what) {
       long path = HeaderBlocks.pathValue(block);
-      if (path >= 0 && relayedPaths.size() < 512) {
+      if (path >= 0 && knownPaths.size() < 512) {
         byte[] key = new byte[(int) path];
         block.getBytes((int) (path >>> 32), key);
-        relayedPaths.add(java.nio.ByteBuffer.wrap(key));
+        knownPaths.put(java.nio.ByteBuffer.wrap(key), what);
       }
+    }
+
+    private static byte[] copy(ByteBuf block) {
+      byte[] b = new byte[block.readableBytes()];
+      block.getBytes(block.readerIndex(), b);
+      return b;
     }
 
     @Override

@@ -132,21 +132,28 @@ class HeaderBlocksTest {
     assertThat(HeaderBlocks.pathValue(Unpooled.wrappedBuffer(new byte[] {(byte) 0x84})))
         .as("static :path /").isEqualTo(-1);
 
-    HeaderBlocks blocks = new HeaderBlocks(1 << 20, null, p -> p.equals(encodedPath),
-        ByteBufAllocator.DEFAULT);
+    HeaderBlocks blocks = new HeaderBlocks(1 << 20, null,
+        p -> p.equals(encodedPath) ? "relayed" : null, ByteBufAllocator.DEFAULT);
     // "size 0" first: decoded (the table may have held entries before it)
     assertThat(blocks.decodeHeaders(1, version.copy()).path().toString())
         .isEqualTo("/runtime.v1.RuntimeService/Version");
     blocks.drop();
     ByteBuf second = encode(stateless, request("/runtime.v1.RuntimeService/Version"));
     assertThat(blocks.decodeHeaders(3, second)).isSameAs(EmptyHttp2Headers.INSTANCE);
+    assertThat(blocks.takeKnown()).as("what the caller knows of the path").isEqualTo("relayed");
+    assertThat(blocks.takeKnown()).isNull();
     ByteBuf kept = blocks.take();
+    byte[] copy = new byte[kept.readableBytes()];
+    kept.getBytes(kept.readerIndex(), copy);
+    assertThat(HeaderBlocks.decodeLater(copy, 1 << 20).path().toString())
+        .as("decoded later, on demand").isEqualTo("/runtime.v1.RuntimeService/Version");
     assertThat(new DefaultHttp2HeadersDecoder(true).decodeHeaders(3, kept).path().toString())
         .as("the block kept to relay").isEqualTo("/runtime.v1.RuntimeService/Version");
     kept.release();
     assertThat(blocks.decodeHeaders(5, encode(stateless,
         request("/runtime.v1.RuntimeService/CreateContainer"))).path().toString())
         .as("an unknown path is decoded").isEqualTo("/runtime.v1.RuntimeService/CreateContainer");
+    assertThat(blocks.takeKnown()).isNull();
     blocks.drop();
     other.release();
   }
