@@ -10,17 +10,22 @@ import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
+import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.HookPoint;
 import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -71,6 +76,41 @@ public class ProxyBenchmark {
         @Override
         public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
             return hook.onContainer(p, r);
+        }
+    }
+
+    /** An interceptor as a user would write it: annotates every container it creates. */
+    public static final class AnnotateInterceptor implements CriInterceptor {
+        @Override
+        public boolean intercepts(MethodDescriptor<?, ?> m) {
+            return m.getBareMethodName().equals("CreateContainer");
+        }
+
+        /** The request with the benchmark's annotation. */
+        static Object annotate(Object request) {
+            CreateContainerRequest r = (CreateContainerRequest) request;
+            return r.toBuilder().setConfig(r.getConfig().toBuilder()
+                    .putAnnotations("bench", r.getConfig().getMetadata().getName())).build();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
+            return chain.proceed((Q) annotate(chain.request()));
+        }
+    }
+
+    /** The same interceptor, written not to block: its chain stays on the proxy's I/O thread. */
+    public static final class AsyncAnnotateInterceptor implements AsyncCriInterceptor {
+        @Override
+        public boolean intercepts(MethodDescriptor<?, ?> m) {
+            return m.getBareMethodName().equals("CreateContainer");
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> chain) {
+            return chain.proceed((Q) AnnotateInterceptor.annotate(chain.request()));
         }
     }
 

@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  * so load changes on a shared machine hit both series alike and the ratio of their percentiles
  * is meaningful even when absolute figures drift. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyLatencyRatio [calls]}.
+ * Calls whose hook or interceptor adds an annotation are also compared with the changed request
+ * sent directly: the runtime parses a bigger request either way.
  * With {@code -Dbackend=unix:///run/containerd/containerd.sock} it measures {@code Version}
  * against that runtime (direct vs through the proxy) instead of the built-in test backend.
  */
@@ -51,7 +53,17 @@ public final class ProxyLatencyRatio {
         CriProxy inline = CriProxy.builder().listen(dir.resolve("inline.sock"))
                 .backend(dir.resolve("b.sock")).addHook(new ProxyBenchmark.InlineAnnotateHook())
                 .ioThreads(io).build().start();
-        String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock"};
+        // and two with an interceptor annotating each container: blocking, and asynchronous
+        CriProxy intercepted = CriProxy.builder().listen(dir.resolve("interceptor.sock"))
+                .backend(dir.resolve("b.sock"))
+                .addInterceptor(new ProxyBenchmark.AnnotateInterceptor())
+                .ioThreads(io).build().start();
+        CriProxy async = CriProxy.builder().listen(dir.resolve("async.sock"))
+                .backend(dir.resolve("b.sock"))
+                .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor())
+                .ioThreads(io).build().start();
+        String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock", "interceptor.sock",
+            "async.sock"};
         ManagedChannel[] ch = new ManagedChannel[socks.length];
         try {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
@@ -64,12 +76,19 @@ public final class ProxyLatencyRatio {
             CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
                     .setConfig(ContainerConfig.newBuilder()
                             .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            // the request as the hook and the interceptors change it: sent directly, it shows what
+            // the bigger request costs the runtime itself (parsing the annotation map)
+            CreateContainerRequest changed = (CreateContainerRequest)
+                    ProxyBenchmark.AnnotateInterceptor.annotate(c);
             // series: Version direct, Version relayed, CreateContainer direct, relayed,
-            // with the hook on a hook thread, with the hook inline
+            // with the hook on a hook thread, with the hook inline, with the blocking interceptor,
+            // with the asynchronous one, and the changed request direct
             Runnable[] calls = {
                 () -> s[0].version(v), () -> s[2].version(v),
                 () -> s[0].createContainer(c), () -> s[1].createContainer(c),
                 () -> s[2].createContainer(c), () -> s[3].createContainer(c),
+                () -> s[4].createContainer(c), () -> s[5].createContainer(c),
+                () -> s[0].createContainer(changed),
             };
             for (int i = 0; i < n / 2; i++) { // warm-up
                 for (Runnable r : calls) {
@@ -89,8 +108,11 @@ public final class ProxyLatencyRatio {
             }
             report("Version relayed", t[0], t[1]);
             report("CreateContainer relayed (no hooks)", t[2], t[3]);
-            report("CreateContainer + hook (hook thread)", t[2], t[4]);
-            report("CreateContainer + hook (inline)", t[2], t[5]);
+            report("CreateContainer changed, direct", t[2], t[8]);
+            report("CreateContainer + hook (hook thread)", t[2], t[4], t[8]);
+            report("CreateContainer + hook (inline)", t[2], t[5], t[8]);
+            report("CreateContainer + interceptor", t[2], t[6], t[8]);
+            report("CreateContainer + async interceptor", t[2], t[7], t[8]);
         } finally {
             for (ManagedChannel m : ch) {
                 if (m != null) {
@@ -100,6 +122,8 @@ public final class ProxyLatencyRatio {
             plain.close();
             hooked.close();
             inline.close();
+            intercepted.close();
+            async.close();
             backend.close();
         }
     }
@@ -142,6 +166,13 @@ public final class ProxyLatencyRatio {
         System.out.printf("%-36s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
                 what, p(direct, 0.5), p(proxied, 0.5), p(proxied, 0.5) / p(direct, 0.5),
                 p(direct, 0.9), p(proxied, 0.9), p(proxied, 0.9) / p(direct, 0.9));
+    }
+
+    /** Also the ratio to the changed request sent directly (what the runtime itself got). */
+    private static void report(String what, long[] direct, long[] proxied, long[] changedDirect) {
+        report(what, direct, proxied);
+        System.out.printf("%-36s   against the changed request sent directly: p50 ratio %.2f, p90 ratio %.2f%n",
+                "", p(proxied, 0.5) / p(changedDirect, 0.5), p(proxied, 0.9) / p(changedDirect, 0.9));
     }
 
     private static double p(long[] sorted, double q) {

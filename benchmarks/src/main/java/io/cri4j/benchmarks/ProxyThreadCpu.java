@@ -23,15 +23,17 @@ import java.util.TreeMap;
  * {@code cri4j-proxy-io-*}, workers {@code cri4j-proxy-*}, hook threads {@code cri4j-hook-*}):
  * {@code calls} calls after as many warm-up calls, against a built-in backend in the same JVM,
  * through a proxy without hooks ({@code none}), with an in-process {@code PreCreateContainer}
- * hook inline ({@code inline}) or on a hook thread ({@code thread}). Less noisy than latency on a
+ * hook inline ({@code inline}) or on a hook thread ({@code thread}), or with an interceptor that
+ * annotates the container: a blocking {@code CriInterceptor} ({@code interceptor}) or an
+ * {@code AsyncCriInterceptor} ({@code async}). Less noisy than latency on a
  * shared machine: other load changes how long a call waits, not how much CPU it costs. Run:
- * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread] [calls]}.
+ * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread|interceptor|async] [calls]}.
  */
 public final class ProxyThreadCpu {
     private ProxyThreadCpu() {
     }
 
-    /** @param args the proxy's hooks (none, inline or thread; default inline), calls (20000) */
+    /** @param args what the proxy runs (none, inline, thread, interceptor, async; default inline), calls (20000) */
     public static void main(String[] args) throws Exception {
         String kind = args.length > 0 ? args[0] : "inline";
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
@@ -43,7 +45,10 @@ public final class ProxyThreadCpu {
             case "none" -> { }
             case "inline" -> b.addHook(new ProxyBenchmark.InlineAnnotateHook());
             case "thread" -> b.addHook(new ProxyBenchmark.AnnotateHook());
-            default -> throw new IllegalArgumentException("none, inline or thread: " + kind);
+            case "interceptor" -> b.addInterceptor(new ProxyBenchmark.AnnotateInterceptor());
+            case "async" -> b.addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor());
+            default -> throw new IllegalArgumentException(
+                    "none, inline, thread, interceptor or async: " + kind);
         }
         CriProxy proxy = b.build().start();
         ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
@@ -60,9 +65,15 @@ public final class ProxyThreadCpu {
             for (long id : mx.getAllThreadIds()) {
                 before.put(id, mx.getThreadCpuTime(id));
             }
+            com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                    ManagementFactory.getOperatingSystemMXBean();
+            long process0 = os.getProcessCpuTime();
+            long wall0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 s.createContainer(c);
             }
+            double process = (os.getProcessCpuTime() - process0) / 1e3 / n;
+            double wall = (System.nanoTime() - wall0) / 1e3 / n;
             Map<String, Double> perCall = new TreeMap<>();
             for (ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
                 if (ti == null) {
@@ -71,7 +82,8 @@ public final class ProxyThreadCpu {
                 String name = ti.getThreadName();
                 String group = name.startsWith("cri4j-proxy-io") ? "io"
                         : name.startsWith("cri4j-proxy") ? "workers"
-                        : name.startsWith("cri4j-hook") ? "hooks" : null;
+                        : name.startsWith("cri4j-hook") ? "hooks"
+                        : Boolean.getBoolean("allThreads") ? "other:" + name.replaceAll("[0-9-]+$", "") : null;
                 if (group != null) {
                     long d = mx.getThreadCpuTime(ti.getThreadId())
                             - before.getOrDefault(ti.getThreadId(), 0L);
@@ -84,7 +96,9 @@ public final class ProxyThreadCpu {
                 sb.append(String.format(" %s %.1f us,", e.getKey(), e.getValue()));
                 total += e.getValue();
             }
-            System.out.printf("%s total %.1f us%n", sb, total);
+            // the whole process: also the client, the backend, and the JVM's own threads
+            System.out.printf("%s total %.1f us; whole process %.1f us, wall time %.1f us%n", sb,
+                    total, process, wall);
         } finally {
             ch.shutdownNow();
             proxy.close();
