@@ -144,8 +144,12 @@ final class HeaderBlocks implements Http2HeadersDecoder {
    * entry, so it decodes alike at any time. Any thread.
    */
   static Http2Headers decodeLater(byte[] block, long maxHeaderListSize) throws Http2Exception {
-    return new DefaultHttp2HeadersDecoder(true, maxHeaderListSize)
-        .decodeHeaders(0, Unpooled.wrappedBuffer(block));
+    return decodeLater(Unpooled.wrappedBuffer(block), maxHeaderListSize);
+  }
+
+  /** {@link #decodeLater(byte[], long)} from a buffer (its readable bytes; consumes them). */
+  static Http2Headers decodeLater(ByteBuf block, long maxHeaderListSize) throws Http2Exception {
+    return new DefaultHttp2HeadersDecoder(true, maxHeaderListSize).decodeHeaders(0, block);
   }
 
   /** Releases a block nobody took. */

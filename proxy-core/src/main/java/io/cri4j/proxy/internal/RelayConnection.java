@@ -13,6 +13,8 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.http2.DefaultHttp2FrameReader;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
 import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.EmptyHttp2Headers;
 import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2Flags;
 import io.netty.handler.codec.http2.Http2FrameListener;
@@ -1087,13 +1089,13 @@ final class RelayConnection {
    * (header blocks as the backend sent them where they can go on as they are). Releases both.
    */
   void answerCaptured(Pair p, Capture answer, ByteBuf message) {
-    if (!downOpen(p) || answer.headers == null) {
+    if (!downOpen(p) || !answer.gotHeaders) {
       release(message);
       answer.release();
       finish(p, Status.INTERNAL.withDescription("the runtime answered without headers"), null);
       return;
     }
-    if (answer.headers != null && answer.trailers != null) {
+    if (answer.trailers != null) {
       p.responseStarted = true;
       down.sendHeaders(p, answer.take(true), false);
     }
@@ -1111,7 +1113,9 @@ final class RelayConnection {
     private RelayConnection owner;
     private final int limit;
     private final java.util.function.Consumer<Capture> onDone;
+    /** The first header block, decoded (null while only its bytes are kept and not needed). */
     Http2Headers headers;
+    boolean gotHeaders;
     ByteBuf body;
     Http2Headers trailers;
     /** The blocks of {@link #headers} and {@link #trailers} as they came, when relayable. */
@@ -1128,9 +1132,12 @@ final class RelayConnection {
     }
 
     void headers(Http2Headers h, ByteBuf block, boolean endOfStream) {
-      if (headers == null) {
-        headers = h; // (also trailers-only)
+      if (!gotHeaders) {
+        gotHeaders = true;
         headersBlock = block;
+        // not decoded when it can go on as it came, unless it ends the call (trailers-only:
+        // its status is read)
+        headers = h != EmptyHttp2Headers.INSTANCE ? h : endOfStream ? decode(block) : null;
       } else if (trailers == null) {
         trailers = h;
         trailersBlock = block;
@@ -1139,6 +1146,14 @@ final class RelayConnection {
       }
       if (endOfStream) {
         finish();
+      }
+    }
+
+    private static Http2Headers decode(ByteBuf block) {
+      try {
+        return HeaderBlocks.decodeLater(block.duplicate(), MAX_HEADER_LIST);
+      } catch (Http2Exception e) {
+        return new DefaultHttp2Headers(); // read as an answer without a status
       }
     }
 
@@ -1217,8 +1232,9 @@ final class RelayConnection {
 
     @Override
     boolean mustDecode(int streamId) {
+      // a collected answer's trailers (its first block only if it cannot go on as it came)
       Pair p = byUp.get(streamId);
-      return p != null && p.capture != null;
+      return p != null && p.capture != null && p.capture.gotHeaders;
     }
 
     @Override
