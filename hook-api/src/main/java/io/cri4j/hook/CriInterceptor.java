@@ -21,8 +21,10 @@ import io.grpc.stub.StreamObserver;
  * {@linkplain UnaryChain#method() method}'s full name tells which version was called; compare
  * {@link MethodDescriptor#getBareMethodName()} to treat both alike.
  *
- * <p>Interceptors are called on gRPC executor threads and may block (for example to ask a hook
- * server); the caller's deadline and cancellation propagate to the backend call.
+ * <p>Interceptors are called on worker threads and may block (for example to ask a hook
+ * server); the caller's deadline and cancellation propagate to the backend call. An interceptor
+ * that never blocks should implement {@link AsyncCriInterceptor} instead: a proxy then keeps
+ * the call on its I/O thread, with no thread hand-off.
  */
 public interface CriInterceptor {
 

@@ -4,7 +4,8 @@
  * <ul>
  *   <li>{@link io.cri4j.hook.CriInterceptor}: sees any RuntimeService/ImageService call (unary or
  *       server-streaming), may change the request or response or answer itself; chains compose
- *       in registration order.</li>
+ *       in registration order. {@link io.cri4j.hook.AsyncCriInterceptor}: the same for
+ *       interceptors that never block, which a proxy runs on its I/O thread.</li>
  *   <li>{@link io.cri4j.hook.RuntimeHook}: called at named {@link io.cri4j.hook.HookPoint}s with
  *       Koordinator's {@code runtime.v1alpha1} messages (generated in
  *       {@code io.cri4j.hook.koordinator.v1alpha1}, wire-identical to upstream); in-process

@@ -29,8 +29,10 @@ import java.util.concurrent.Executor;
 /**
  * Runs the interceptor chain on the calls some interceptor wants, decoded, and ends the chain
  * with the call to the backend (request headers forwarded). The relay ({@link RelayConnection})
- * hands such calls here on the {@link #executor()} (interceptors may block); everything else it
- * forwards as HTTP/2 frames and never decodes.
+ * runs a chain of interceptors that never block on its event loop ({@link #unaryAsync}, ending in
+ * a backend call on the relay's own connection), and other chains on the {@link #executor()}
+ * ({@link #unary}, ending in a grpc-java call); everything else it forwards as HTTP/2 frames and
+ * never decodes.
  */
 public final class InterceptedService {
   private final Channel backend;

@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A client stream of an intercepted method, answered by the proxy itself: collects the request
- * message on the event loop, runs the interceptor chain on the executor, and writes the response
- * (headers, messages, trailers with the status) back on the event loop. A reset or a closed client
- * connection cancels the chain's context, which cancels the backend call.
+ * message on the event loop, runs the interceptor chain (on the event loop when none of its links
+ * blocks, else on the executor), and writes the response (headers, messages, trailers with the
+ * status) back on the event loop. A reset or a closed client connection cancels the chain: its
+ * context on the executor (which cancels the backend call), a pending backend call on the loop.
  */
 final class InterceptedStream {
   private static final StatusException CLIENT_CANCELLED = Status.CANCELLED
