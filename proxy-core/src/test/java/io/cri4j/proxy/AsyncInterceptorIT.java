@@ -111,9 +111,10 @@ class AsyncInterceptorIT extends ProxyTestBase {
     assertThat(self.threads).singleElement().asString().startsWith(IO_THREAD);
   }
 
-  @Test
-  void theRuntimesErrorReachesTheChainAndTheClientAsItCameUnlessTheChainRecovers()
-      throws Exception {
+  @ParameterizedTest(name = "with a blocking interceptor too (chain on a worker): {0}")
+  @ValueSource(booleans = {false, true})
+  void theRuntimesErrorReachesTheChainAndTheClientAsItCameUnlessTheChainRecovers(
+      boolean onWorker) throws Exception {
     List<Status> seen = new CopyOnWriteArrayList<>();
     Async recover = new Async("StartContainer", chain -> chain.proceed(chain.request())
         .exceptionally(failure -> {
@@ -124,8 +125,16 @@ class AsyncInterceptorIT extends ProxyTestBase {
           }
           throw new java.util.concurrent.CompletionException(failure);
         }));
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        startProxy(CriProxy.builder().addInterceptor(recover));
+    CriProxy.Builder b = CriProxy.builder().addInterceptor(recover);
+    if (onWorker) {
+      b.addInterceptor(new CriInterceptor() {
+        @Override
+        public boolean intercepts(MethodDescriptor<?, ?> m) {
+          return m.getBareMethodName().equals("StartContainer");
+        }
+      });
+    }
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(b);
     ManagedChannel direct = CriChannels.newChannel(io.cri4j.cri.CriEndpoint.unix(backend.socket));
     try {
       StatusRuntimeException viaProxy = catchStatus(() -> stub.startContainer(
@@ -147,6 +156,8 @@ class AsyncInterceptorIT extends ProxyTestBase {
       stub.startContainer(StartContainerRequest.newBuilder().setContainerId("recover-me")
           .build());
       assertThat(seen).hasSize(2);
+      assertThat(recover.threads).hasSize(2).allSatisfy(t -> assertThat(t.startsWith(IO_THREAD))
+          .as("chain thread " + t).isEqualTo(!onWorker));
     } finally {
       direct.shutdownNow();
     }

@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.List;
@@ -135,15 +136,16 @@ public final class InterceptedService {
   }
 
   /**
-   * Runs a unary call through the chain.
+   * Runs a unary call through the chain, on a worker; the chain's backend call is
+   * {@code call.backend}, waited for.
    *
    * @throws StatusException the status to answer with (an interceptor's, the backend's, or
    *     INTERNAL naming the method when an interceptor threw something else)
    */
-  public <Q, R> R unary(MethodDescriptor<Q, R> m, Q req, Metadata headers)
+  public <Q, R> R unary(MethodDescriptor<Q, R> m, Q req, Metadata headers, AsyncCall call)
       throws StatusException {
     try {
-      return callFrom(0, m, req, headers);
+      return callFrom(0, m, req, headers, call);
     } catch (RuntimeException e) {
       throw Statuses.of(e, "interceptor failed on " + m.getFullMethodName());
     }
@@ -293,8 +295,8 @@ public final class InterceptedService {
     }
   }
 
-  private <Q, R> R callFrom(int from, MethodDescriptor<Q, R> m, Q req, Metadata headers)
-      throws StatusException {
+  private <Q, R> R callFrom(int from, MethodDescriptor<Q, R> m, Q req, Metadata headers,
+      AsyncCall call) throws StatusException {
     for (int i = from; i < interceptors.size(); i++) {
       CriInterceptor ic = interceptors.get(i);
       if (ic.intercepts(m)) {
@@ -307,15 +309,24 @@ public final class InterceptedService {
           @Override public Metadata metadata() { return headers; }
 
           @Override public R proceed(Q request) throws StatusException {
-            return callFrom(index + 1, m, request, headers);
+            return callFrom(index + 1, m, request, headers, call);
           }
         });
       }
     }
+    // the client's deadline reaches the runtime with the request headers, and the client's
+    // cancellation fails the call: waiting for it needs no bound of its own
+    CompletableFuture<Object> answer = call.backend(req);
     try {
-      return ClientCalls.blockingUnaryCall(withHeaders(headers), m, CallOptions.DEFAULT, req);
-    } catch (StatusRuntimeException e) {
-      throw new StatusException(BackendStatus.forClient(e.getStatus()), e.getTrailers());
+      @SuppressWarnings("unchecked")
+      R r = (R) answer.get();
+      return r;
+    } catch (ExecutionException e) {
+      throw Statuses.of(e.getCause(), "backend call of " + m.getFullMethodName() + " failed");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted while waiting for the runtime's answer"
+          + " to " + m.getFullMethodName()).asException();
     }
   }
 

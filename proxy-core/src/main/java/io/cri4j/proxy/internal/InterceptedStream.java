@@ -152,7 +152,7 @@ final class InterceptedStream {
     parsedBytes = message;
     CompletableFuture<Object> outcome;
     try {
-      outcome = service.unaryAsync(method, request, new LoopCall());
+      outcome = service.unaryAsync(method, request, new LoopCall(null));
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -162,6 +162,10 @@ final class InterceptedStream {
   /** The links' view of this call. */
   private final class LoopCall implements InterceptedService.AsyncCall {
     private Metadata metadata;
+
+    LoopCall(Metadata metadata) {
+      this.metadata = metadata;
+    }
 
     @Override
     public synchronized Metadata metadata() {
@@ -317,6 +321,12 @@ final class InterceptedStream {
       conn.finish(p, se.getStatus(), se.getTrailers());
       return;
     }
+    if (response == null) {
+      release(kept, keptBody);
+      conn.finish(p, Status.INTERNAL.withDescription("the interceptor chain of "
+          + method.getFullMethodName() + " completed without a response"), null);
+      return;
+    }
     ByteBuf message;
     try {
       message = response == relayResponse && keptBody != null ? keptBody
@@ -443,18 +453,26 @@ final class InterceptedStream {
       return;
     }
     if (m.getType() == MethodDescriptor.MethodType.UNARY) {
+      // the chain's backend call goes over the relay as on the loop path; the answer is written
+      // the same way (what the runtime sent, as it came, when the chain passed it on unchanged)
+      parsed = request;
+      parsedBytes = message;
+      Object response = null;
+      Throwable failure = null;
       try {
-        // message and trailers in one event-loop task: one wake-up, one flush
-        send(m, service.unary(m, request, md), true);
+        response = service.unary(m, request, md, new LoopCall(md));
       } catch (StatusException e) {
-        answer(e.getStatus(), e.getTrailers());
+        failure = e;
       }
+      Object r = response;
+      Throwable f = failure;
+      conn.execute(() -> answerWith(r, f));
       return;
     }
     service.serverStreaming(m, request, md, new StreamObserver<Object>() {
       @Override
       public void onNext(Object value) {
-        send(m, value, false);
+        send(m, value);
       }
 
       @Override
@@ -470,10 +488,9 @@ final class InterceptedStream {
     });
   }
 
-
-  /** Writes a message on the event loop; with {@code last}, the OK trailers in the same task. */
+  /** Writes a message of a server-streaming call on the event loop. */
   @SuppressWarnings("rawtypes")
-  private void send(MethodDescriptor m, Object response, boolean last) {
+  private void send(MethodDescriptor m, Object response) {
     ByteBuf framed = Messages.frame(m.getResponseMarshaller(), response);
     conn.execute(() -> {
       RelayConnection.Pair p = conn.pair(streamId);
@@ -482,9 +499,6 @@ final class InterceptedStream {
         return;
       }
       conn.sendMessage(p, framed);
-      if (last) {
-        conn.finish(p, Status.OK, null);
-      }
     });
   }
 

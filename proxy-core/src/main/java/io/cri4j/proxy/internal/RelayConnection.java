@@ -11,10 +11,10 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.http2.DefaultHttp2FrameReader;
-import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
-import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
 import io.netty.handler.codec.http2.EmptyHttp2Headers;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2Flags;
 import io.netty.handler.codec.http2.Http2FrameListener;
@@ -733,8 +733,7 @@ final class RelayConnection {
   private final class Down extends Leg {
     /** Every stream of the client connection that is being relayed or answered, by its id. */
     final IntObjectMap<Pair> byDown = new IntObjectHashMap<>();
-    /** {@code :path} values, as this client encodes them, of methods that are relayed. */
-    /** Encoded {@code :path} values seen: {@link #RELAYED} or the intercepted method. */
+    /** {@code :path} values as this client encodes them: {@link #RELAYED} or the method. */
     private final java.util.Map<java.nio.ByteBuffer, Object> knownPaths =
         new java.util.HashMap<>();
     private int prefaceRead;
