@@ -127,12 +127,7 @@ class AsyncInterceptorIT extends ProxyTestBase {
         }));
     CriProxy.Builder b = CriProxy.builder().addInterceptor(recover);
     if (onWorker) {
-      b.addInterceptor(new CriInterceptor() {
-        @Override
-        public boolean intercepts(MethodDescriptor<?, ?> m) {
-          return m.getBareMethodName().equals("StartContainer");
-        }
-      });
+      b.addInterceptor(blocking("StartContainer", chain -> chain.proceed(chain.request())));
     }
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(b);
     ManagedChannel direct = CriChannels.newChannel(io.cri4j.cri.CriEndpoint.unix(backend.socket));
@@ -259,20 +254,11 @@ class AsyncInterceptorIT extends ProxyTestBase {
       return chain.proceed(chain.request());
     });
     Async version = new Async("Version", chain -> chain.proceed(chain.request()));
-    CriInterceptor blocking = new CriInterceptor() {
-      @Override
-      public boolean intercepts(MethodDescriptor<?, ?> m) {
-        return m.getBareMethodName().equals("RunPodSandbox");
-      }
-
-      @Override
-      @SuppressWarnings("unchecked")
-      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-        order.add("blocking");
-        RunPodSandboxResponse r = (RunPodSandboxResponse) chain.proceed(chain.request());
-        return (R) r.toBuilder().setPodSandboxId(r.getPodSandboxId() + "-blocking").build();
-      }
-    };
+    CriInterceptor blocking = blocking("RunPodSandbox", chain -> {
+      order.add("blocking");
+      RunPodSandboxResponse r = (RunPodSandboxResponse) chain.proceed(chain.request());
+      return r.toBuilder().setPodSandboxId(r.getPodSandboxId() + "-blocking").build();
+    });
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder()
         .addInterceptor(async).addInterceptor(blocking).addInterceptor(version));
     assertThat(stub.runPodSandbox(pod("w")).getPodSandboxId()).endsWith("-blocking");
@@ -372,20 +358,12 @@ class AsyncInterceptorIT extends ProxyTestBase {
       return chain.proceed(chain.request());
     });
     List<String> blockingSaw = new CopyOnWriteArrayList<>();
-    CriInterceptor pods = new CriInterceptor() {
-      @Override
-      public boolean intercepts(MethodDescriptor<?, ?> m) {
-        return m.getBareMethodName().equals("RunPodSandbox");
-      }
-
-      @Override
-      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-        io.grpc.Deadline d = io.grpc.Context.current().getDeadline();
-        blockingSaw.add(chain.metadata().get(TestBackend.TEST_HEADER) + " "
-            + (d != null && d.timeRemaining(TimeUnit.SECONDS) > 100));
-        return chain.proceed(chain.request());
-      }
-    };
+    CriInterceptor pods = blocking("RunPodSandbox", chain -> {
+      io.grpc.Deadline d = io.grpc.Context.current().getDeadline();
+      blockingSaw.add(chain.metadata().get(TestBackend.TEST_HEADER) + " "
+          + (d != null && d.timeRemaining(TimeUnit.SECONDS) > 100));
+      return chain.proceed(chain.request());
+    });
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
         startProxy(CriProxy.builder().addInterceptor(version).addInterceptor(pods));
     for (String v : List.of("a", "b", "c")) {

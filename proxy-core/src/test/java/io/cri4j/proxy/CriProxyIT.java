@@ -215,21 +215,12 @@ class CriProxyIT extends ProxyTestBase {
         return r;
       }
     };
-    CriInterceptor second = new CriInterceptor() {
-      @Override
-      public boolean intercepts(MethodDescriptor<?, ?> m) {
-        return m.getBareMethodName().equals("RunPodSandbox");
-      }
-
-      @Override
-      @SuppressWarnings("unchecked")
-      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-        order.add("second:" + chain.method().getBareMethodName());
-        RunPodSandboxRequest r = (RunPodSandboxRequest) chain.request();
-        return chain.proceed((Q) r.toBuilder().setConfig(
-            r.getConfig().toBuilder().putLabels("added-by", "second")).build());
-      }
-    };
+    CriInterceptor second = blocking("RunPodSandbox", chain -> {
+      order.add("second:" + chain.method().getBareMethodName());
+      RunPodSandboxRequest r = (RunPodSandboxRequest) chain.request();
+      return chain.proceed(r.toBuilder().setConfig(
+          r.getConfig().toBuilder().putLabels("added-by", "second")).build());
+    });
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
         startProxy(CriProxy.builder().addInterceptor(first).addInterceptor(second));
 

@@ -1,8 +1,11 @@
 package io.cri4j.proxy;
 
 import io.cri4j.cri.CriChannels;
+import io.cri4j.hook.CriInterceptor;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusException;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -45,5 +48,27 @@ abstract class ProxyTestBase {
     proxy = b.listen(dir.resolve("proxy.sock")).backend(backend.socket).build().start();
     client = CriChannels.newChannel(proxy.listenEndpoint());
     return RuntimeServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  /** The unary link of a {@link #blocking} interceptor. */
+  @FunctionalInterface
+  interface UnaryLink {
+    Object intercept(CriInterceptor.UnaryChain<Object, Object> chain) throws StatusException;
+  }
+
+  /** A blocking interceptor of the calls of one method (its bare name). */
+  static CriInterceptor blocking(String method, UnaryLink link) {
+    return new CriInterceptor() {
+      @Override
+      public boolean intercepts(MethodDescriptor<?, ?> m) {
+        return m.getBareMethodName().equals(method);
+      }
+
+      @Override
+      @SuppressWarnings("unchecked")
+      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
+        return (R) link.intercept((UnaryChain<Object, Object>) chain);
+      }
+    };
   }
 }

@@ -202,25 +202,17 @@ class RelayIT extends ProxyTestBase {
       throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CompletableFuture<Throwable> chainSawCancel = new CompletableFuture<>();
-    CriInterceptor blocking = new CriInterceptor() {
-      @Override
-      public boolean intercepts(MethodDescriptor<?, ?> method) {
-        return method.getBareMethodName().equals("CreateContainer");
+    CriInterceptor blocking = blocking("CreateContainer", chain -> {
+      Context ctx = Context.current();
+      ctx.addListener(c -> chainSawCancel.complete(c.cancellationCause()), Runnable::run);
+      entered.countDown();
+      try {
+        new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
-
-      @Override
-      public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-        Context ctx = Context.current();
-        ctx.addListener(c -> chainSawCancel.complete(c.cancellationCause()), Runnable::run);
-        entered.countDown();
-        try {
-          new CountDownLatch(1).await(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        throw Status.ABORTED.withDescription("never answered").asException();
-      }
-    };
+      throw Status.ABORTED.withDescription("never answered").asException();
+    });
     startProxy(CriProxy.builder().addInterceptor(blocking));
     long t0 = System.nanoTime();
     assertThatThrownBy(() -> RuntimeServiceGrpc.newBlockingStub(client)
