@@ -324,6 +324,41 @@ class AsyncInterceptorIT extends ProxyTestBase {
   }
 
   @Test
+  void theClientsCancellationFailsEveryPendingProceed() throws Exception {
+    List<CompletableFuture<Status>> proceeds = new CopyOnWriteArrayList<>();
+    Async twice = new Async("Version", chain -> {
+      // the first proceed goes over the relay, the second through grpc-java
+      CompletionStage<Object> a = chain.proceed(chain.request());
+      CompletionStage<Object> b = chain.proceed(chain.request());
+      for (CompletionStage<Object> s : List.of(a, b)) {
+        CompletableFuture<Status> failed = new CompletableFuture<>();
+        s.whenComplete((v, e) -> failed.complete(e == null ? Status.OK : Status.fromThrowable(e)));
+        proceeds.add(failed);
+      }
+      return a;
+    });
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+        startProxy(CriProxy.builder().addInterceptor(twice));
+    CountDownLatch hold = new CountDownLatch(1);
+    backend.holdVersion = hold;
+    try {
+      com.google.common.util.concurrent.ListenableFuture<VersionResponse> call =
+          RuntimeServiceGrpc.newFutureStub(client).version(VersionRequest.getDefaultInstance());
+      assertThat(backend.versionEntered.tryAcquire(2, 10, TimeUnit.SECONDS))
+          .as("both backend calls arrived").isTrue();
+      call.cancel(true);
+      for (CompletableFuture<Status> f : proceeds) {
+        assertThat(f.get(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.CANCELLED);
+      }
+    } finally {
+      hold.countDown();
+      backend.holdVersion = null;
+    }
+    assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
+        .isEqualTo("test-backend");
+  }
+
+  @Test
   void aRuntimeThatIsDownFailsProceedWithUnavailableAndTheChainMayStillAnswer()
       throws Exception {
     List<Status> seen = new CopyOnWriteArrayList<>();

@@ -256,7 +256,8 @@ public final class InterceptedService {
 
   /**
    * A unary call straight to the backend through grpc-java, with the client's headers and
-   * deadline: an asynchronous chain's second {@code proceed} (its first goes over the relay).
+   * deadline: a chain's second {@code proceed} (its first goes over the relay). Failing the
+   * returned future first (the client went away) cancels the call.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   CompletableFuture<Object> callBackend(MethodDescriptor m, Object req, Metadata headers,
@@ -264,7 +265,13 @@ public final class InterceptedService {
     CompletableFuture<Object> out = new CompletableFuture<>();
     CallOptions options = deadline == null ? CallOptions.DEFAULT
         : CallOptions.DEFAULT.withDeadline(deadline);
-    ClientCalls.asyncUnaryCall(withHeaders(headers).newCall(m, options), req,
+    io.grpc.ClientCall call = withHeaders(headers).newCall(m, options);
+    out.whenComplete((v, e) -> {
+      if (e != null) {
+        call.cancel("the proxy's client cancelled the call", null); // no-op once it ended
+      }
+    });
+    ClientCalls.asyncUnaryCall(call, req,
         new StreamObserver<Object>() {
           @Override public void onNext(Object value) { out.complete(value); }
 

@@ -11,6 +11,7 @@ import io.grpc.stub.StreamObserver;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.Http2Headers;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +45,8 @@ final class InterceptedStream {
   private final java.util.concurrent.atomic.AtomicBoolean relayUsed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private CompletableFuture<Object> relayCall;
+  /** Backend calls of later proceeds (grpc-java), failed when the client goes away. */
+  private final java.util.List<CompletableFuture<Object>> retries = new java.util.ArrayList<>(0);
   private RelayConnection.Capture relayAnswer;
   private ByteBuf relayBody;
   private Object relayResponse;
@@ -204,7 +207,16 @@ final class InterceptedStream {
       } catch (StatusException e) {
         return CompletableFuture.failedFuture(e);
       }
-      return service.callBackend(method, request, metadata(), deadline);
+      CompletableFuture<Object> call =
+          service.callBackend(method, request, metadata(), deadline);
+      synchronized (InterceptedStream.this) {
+        if (!cancelled) {
+          retries.add(call);
+          return call;
+        }
+      }
+      call.completeExceptionally(CLIENT_CANCELLED);
+      return call;
     }
   }
 
@@ -409,6 +421,14 @@ final class InterceptedStream {
     relayCall = null;
     if (pending != null) {
       pending.completeExceptionally(CLIENT_CANCELLED);
+    }
+    List<CompletableFuture<Object>> later;
+    synchronized (this) {
+      later = List.copyOf(retries);
+      retries.clear();
+    }
+    for (CompletableFuture<Object> f : later) {
+      f.completeExceptionally(CLIENT_CANCELLED); // cancels its grpc-java call
     }
   }
 
