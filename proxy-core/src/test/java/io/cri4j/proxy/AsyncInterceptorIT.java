@@ -324,6 +324,26 @@ class AsyncInterceptorIT extends ProxyTestBase {
   }
 
   @Test
+  void aChainThatNeverAnswersEndsWithTheClientsDeadline() throws Exception {
+    CompletableFuture<Object> answered = new CompletableFuture<>();
+    Async stuck = new Async("Version", chain -> chain.proceed(chain.request())
+        .thenCompose(r -> {
+          answered.complete(r);
+          return new CompletableFuture<>(); // the runtime answered; the chain never does
+        }));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+        startProxy(CriProxy.builder().addInterceptor(stuck));
+    assertThat(catchStatus(() -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+        .version(VersionRequest.getDefaultInstance())).getStatus().getCode())
+        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(answered.get(10, TimeUnit.SECONDS)).isInstanceOf(VersionResponse.class);
+    // the connection serves on (the kept answer was released when the client reset the call)
+    assertThat(RuntimeServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getContainerEvents(io.cri4j.cri.v1.GetEventsRequest.getDefaultInstance()).hasNext())
+        .isTrue();
+  }
+
+  @Test
   void theClientsCancellationFailsEveryPendingProceed() throws Exception {
     List<CompletableFuture<Status>> proceeds = new CopyOnWriteArrayList<>();
     Async twice = new Async("Version", chain -> {

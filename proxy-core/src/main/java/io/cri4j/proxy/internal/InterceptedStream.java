@@ -405,7 +405,7 @@ final class InterceptedStream {
     }
   }
 
-  /** The client reset the stream or went away. */
+  /** The client reset the stream or went away (on the event loop). */
   void cancel() {
     cancelled = true;
     ended = true;
@@ -422,6 +422,10 @@ final class InterceptedStream {
     if (pending != null) {
       pending.completeExceptionally(CLIENT_CANCELLED);
     }
+    // an answer kept for a chain that has not finished (it may never)
+    release(relayAnswer, relayBody);
+    relayAnswer = null;
+    relayBody = null;
     List<CompletableFuture<Object>> later;
     synchronized (this) {
       later = List.copyOf(retries);
