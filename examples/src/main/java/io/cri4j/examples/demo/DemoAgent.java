@@ -18,6 +18,7 @@ import io.cri4j.cri.v1.NamespaceMode;
 import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxMetadata;
+import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -66,7 +67,8 @@ import java.util.stream.Stream;
  *
  * <ol>
  *   <li>a runtime: the embedded fake CRI server (or a real one, e.g. containerd);</li>
- *   <li>the CRI proxy in front of it with an in-process hook ({@link EnvAndCpusetHook});</li>
+ *   <li>the CRI proxy in front of it with an interceptor ({@link PodStampInterceptor}) and an
+ *   in-process hook ({@link EnvAndCpusetHook});</li>
  *   <li>two images pre-warmed through the proxy with live progress;</li>
  *   <li>a pod and a container run through the proxy, and the hook's effect shown;</li>
  *   <li>a live exec through the runtime's streaming server with the Java streaming client;</li>
@@ -79,8 +81,9 @@ public final class DemoAgent {
     public static final List<String> DEFAULT_IMAGES = List.of("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
 
     /** What the demo did, for the summary and for tests. */
-    public record Summary(String runtime, String proxyEndpoint, List<String> imagesPresent, String hookedEnv,
-                          String cpuset, String execOutput, int execExitCode, String execProtocol, Duration elapsed) {
+    public record Summary(String runtime, String proxyEndpoint, List<String> imagesPresent, String podStamp,
+                          String hookedEnv, String cpuset, String execOutput, int execExitCode, String execProtocol,
+                          Duration elapsed) {
     }
 
     private final PrintWriter out;
@@ -127,9 +130,11 @@ public final class DemoAgent {
                         + fake.streamingBaseUrl().map(a -> ", streaming on " + a).orElse(""));
             }
             try (CriProxy proxy = CriProxy.builder().listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
-                    .backend(backend).addHook(new EnvAndCpusetHook("yes")).build().start()) {
+                    .backend(backend).addInterceptor(new PodStampInterceptor())
+                    .addHook(new EnvAndCpusetHook("yes")).build().start()) {
                 CriEndpoint front = proxy.listenEndpoint();
-                step("2", "proxy on " + front + " -> " + backend + ", in-process hook 'demo-env-cpuset' at PreCreateContainer");
+                step("2", "proxy on " + front + " -> " + backend + ", interceptor labelling pods at RunPodSandbox,"
+                        + " in-process hook 'demo-env-cpuset' at PreCreateContainer");
                 ManagedChannel channel = CriChannels.newChannel(front);
                 try {
                     return drive(front, channel, t0);
@@ -170,6 +175,11 @@ public final class DemoAgent {
         String containerId = null;
         try {
             out.println("   pod " + podName + " (" + shortId(podId) + ") annotated " + EnvAndCpusetHook.CPUSET_ANNOTATION + "=0");
+            String podStamp = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .podSandboxStatus(PodSandboxStatusRequest.newBuilder().setPodSandboxId(podId).build())
+                    .getStatus().getLabelsMap().getOrDefault(PodStampInterceptor.LABEL, "");
+            out.println("   PodSandboxStatus label " + PodStampInterceptor.LABEL + ": " + quote(podStamp)
+                    + " (set by the interceptor)");
             ContainerConfig config = ContainerConfig.newBuilder()
                     .setMetadata(ContainerMetadata.newBuilder().setName("demo"))
                     .setImage(ImageSpec.newBuilder().setImage(images.get(0)))
@@ -211,7 +221,7 @@ public final class DemoAgent {
             containerId = null;
             podId = null;
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
-            Summary summary = new Summary(runtimeName, front.toString(), present, hooked, cpuset, exec[0],
+            Summary summary = new Summary(runtimeName, front.toString(), present, podStamp, hooked, cpuset, exec[0],
                     Integer.parseInt(exec[1]), exec[2], elapsed);
             printSummary(summary);
             return summary;
@@ -315,7 +325,8 @@ public final class DemoAgent {
         out.println();
         out.println("Summary");
         out.println("  runtime            " + s.runtime() + (runtime.isPresent() ? "" : " (embedded fake)"));
-        out.println("  proxy              " + s.proxyEndpoint() + " with hook demo-env-cpuset");
+        out.println("  proxy              " + s.proxyEndpoint() + " with an interceptor and hook demo-env-cpuset");
+        out.println("  interceptor        pod label " + PodStampInterceptor.LABEL + "=" + quote(s.podStamp()));
         out.println("  images pre-warmed  " + String.join(", ", s.imagesPresent()));
         out.println("  hook: env          " + EnvAndCpusetHook.ENV_NAME + "=" + quote(s.hookedEnv()) + " seen inside the container");
         out.println("  hook: cpuset       " + (s.cpuset().isEmpty() ? "(runtime does not report it)" : s.cpuset()));

@@ -1,2 +1,2 @@
-/** The demo agent: fake runtime, proxy with an in-process hook, pre-warming, a pod, a live exec. */
+/** The demo agent: fake runtime, proxy with an interceptor and an in-process hook, pre-warming, a pod, a live exec. */
 package io.cri4j.examples.demo;

@@ -27,6 +27,7 @@ class DemoAgentIT {
                 Duration.ofSeconds(30)).run();
         assertThat(s.runtime()).startsWith("cri4j-fake");
         assertThat(s.imagesPresent()).containsExactlyInAnyOrder("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
+        assertThat(s.podStamp()).as("the interceptor's label, as the runtime reports it").isEqualTo("cri4j-proxy");
         assertThat(s.hookedEnv()).isEqualTo("yes");
         assertThat(s.cpuset()).isEqualTo("0");
         assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
@@ -42,6 +43,7 @@ class DemoAgentIT {
         Summary s = new DemoAgent(new PrintWriter(text, true), Optional.of(CONTAINERD.endpoint()),
                 List.of(busybox.reference(), pause.reference()), Duration.ofSeconds(30)).run();
         assertThat(s.runtime()).as(text.toString()).startsWith("containerd");
+        assertThat(s.podStamp()).as("the interceptor's label, as containerd reports it").isEqualTo("cri4j-proxy");
         assertThat(s.hookedEnv()).as("env injected by the hook, seen by a process in the container").isEqualTo("yes");
         assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
         assertThat(s.execExitCode()).isEqualTo(7);
