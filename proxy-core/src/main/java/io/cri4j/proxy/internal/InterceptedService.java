@@ -30,10 +30,10 @@ import java.util.concurrent.Executor;
 /**
  * Runs the interceptor chain on the calls some interceptor wants, decoded, and ends the chain
  * with the call to the backend (request headers forwarded). The relay ({@link RelayConnection})
- * runs a chain of interceptors that never block on its event loop ({@link #unaryAsync}, ending in
- * a backend call on the relay's own connection), and other chains on the {@link #executor()}
- * ({@link #unary}, ending in a grpc-java call); everything else it forwards as HTTP/2 frames and
- * never decodes.
+ * runs a chain of interceptors that never block on its event loop ({@link #unaryAsync}), other
+ * unary chains on the {@link #executor()} ({@link #unary}); both end in a backend call on the
+ * relay's own connection. Server-streaming chains run on the executor and end in a grpc-java
+ * call. Everything else the relay forwards as HTTP/2 frames and never decodes.
  */
 public final class InterceptedService {
   private final Channel backend;
@@ -57,7 +57,7 @@ public final class InterceptedService {
       io.cri4j.hook.internal.CriHookInterceptor hooks,
       java.util.function.Predicate<MethodDescriptor<?, ?>> apply) {}
 
-  /** One call running its chain on the I/O thread: what the chain's links need of it. */
+  /** One intercepted unary call: what its chain's links need of it. */
   interface AsyncCall {
     /** The client's request headers as metadata (decoded when first asked for). */
     Metadata metadata();

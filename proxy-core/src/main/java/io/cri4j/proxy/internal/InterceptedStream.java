@@ -155,7 +155,7 @@ final class InterceptedStream {
     parsedBytes = message;
     CompletableFuture<Object> outcome;
     try {
-      outcome = service.unaryAsync(method, request, new LoopCall(null));
+      outcome = service.unaryAsync(method, request, new ChainCall(null));
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -163,10 +163,10 @@ final class InterceptedStream {
   }
 
   /** The links' view of this call. */
-  private final class LoopCall implements InterceptedService.AsyncCall {
+  private final class ChainCall implements InterceptedService.AsyncCall {
     private Metadata metadata;
 
-    LoopCall(Metadata metadata) {
+    ChainCall(Metadata metadata) {
       this.metadata = metadata;
     }
 
@@ -484,7 +484,7 @@ final class InterceptedStream {
       Object response = null;
       Throwable failure = null;
       try {
-        response = service.unary(m, request, md, new LoopCall(md));
+        response = service.unary(m, request, md, new ChainCall(md));
       } catch (StatusException e) {
         failure = e;
       }
