@@ -373,7 +373,12 @@ public final class CriProxy implements AutoCloseable {
       return this;
     }
 
-    /** Adds an interceptor; interceptors run in the order added, before the hooks. */
+    /**
+     * Adds an interceptor; interceptors run in the order added, before the hooks. A unary
+     * method that only {@link io.cri4j.hook.AsyncCriInterceptor}s (and hooks) want runs its
+     * chain on the proxy's I/O thread; one that a blocking {@link CriInterceptor} wants runs it
+     * on a worker.
+     */
     public Builder addInterceptor(CriInterceptor interceptor) {
       interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
       return this;
