@@ -10,6 +10,9 @@ import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
+import io.cri4j.hook.HookConfig;
+import io.cri4j.hook.HookServer;
+import io.cri4j.hook.RemoteRuntimeHook;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
@@ -62,8 +65,14 @@ public final class ProxyLatencyRatio {
                 .backend(dir.resolve("b.sock"))
                 .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor())
                 .ioThreads(io).build().start();
+        // and one with the same hook served by a HookServer and called over its socket, as koordlet
+        HookServer hookServer = HookServer.start(dir.resolve("hook.sock"),
+                java.util.List.of(new ProxyBenchmark.AnnotateHook()));
+        RemoteRuntimeHook remoteHook = remoteAnnotateHook(dir.resolve("hook.sock"));
+        CriProxy remote = CriProxy.builder().listen(dir.resolve("remote.sock"))
+                .backend(dir.resolve("b.sock")).addHook(remoteHook).ioThreads(io).build().start();
         String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock", "interceptor.sock",
-            "async.sock"};
+            "async.sock", "remote.sock"};
         ManagedChannel[] ch = new ManagedChannel[socks.length];
         try {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
@@ -88,7 +97,7 @@ public final class ProxyLatencyRatio {
                 () -> s[0].createContainer(c), () -> s[1].createContainer(c),
                 () -> s[2].createContainer(c), () -> s[3].createContainer(c),
                 () -> s[4].createContainer(c), () -> s[5].createContainer(c),
-                () -> s[0].createContainer(changed),
+                () -> s[0].createContainer(changed), () -> s[6].createContainer(c),
             };
             for (int i = 0; i < n / 2; i++) { // warm-up
                 for (Runnable r : calls) {
@@ -113,6 +122,7 @@ public final class ProxyLatencyRatio {
             report("CreateContainer + hook (inline)", t[2], t[5], t[8]);
             report("CreateContainer + interceptor", t[2], t[6], t[8]);
             report("CreateContainer + async interceptor", t[2], t[7], t[8]);
+            report("CreateContainer + remote hook", t[2], t[9], t[8]);
         } finally {
             for (ManagedChannel m : ch) {
                 if (m != null) {
@@ -124,8 +134,17 @@ public final class ProxyLatencyRatio {
             inline.close();
             intercepted.close();
             async.close();
+            remote.close();
+            remoteHook.close();
+            hookServer.close();
             backend.close();
         }
+    }
+
+    /** {@link ProxyBenchmark.AnnotateHook} as a remote hook on {@code socket} (default timeout). */
+    static RemoteRuntimeHook remoteAnnotateHook(Path socket) {
+        return new RemoteRuntimeHook(HookConfig.parse("remote-annotate",
+                "{\"remote-endpoint\": \"" + socket + "\", \"runtime-hooks\": [\"PreCreateContainer\"]}"));
     }
 
     /** Version direct vs proxied against a real runtime: pass-through only, nothing is created. */

@@ -25,9 +25,11 @@ import java.util.TreeMap;
  * through a proxy without hooks ({@code none}), with an in-process {@code PreCreateContainer}
  * hook inline ({@code inline}) or on a hook thread ({@code thread}), or with an interceptor that
  * annotates the container: a blocking {@code CriInterceptor} ({@code interceptor}) or an
- * {@code AsyncCriInterceptor} ({@code async}). Less noisy than latency on a
+ * {@code AsyncCriInterceptor} ({@code async}), or the hook served by a {@code HookServer} in the
+ * same JVM and called over its unix socket ({@code remote}; the server's threads count as the
+ * client's and the runtime's do: not at all). Less noisy than latency on a
  * shared machine: other load changes how long a call waits, not how much CPU it costs. Run:
- * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread|interceptor|async] [calls]}.
+ * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread|interceptor|async|remote] [calls]}.
  */
 public final class ProxyThreadCpu {
     private ProxyThreadCpu() {
@@ -47,8 +49,13 @@ public final class ProxyThreadCpu {
             case "thread" -> b.addHook(new ProxyBenchmark.AnnotateHook());
             case "interceptor" -> b.addInterceptor(new ProxyBenchmark.AnnotateInterceptor());
             case "async" -> b.addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor());
+            case "remote" -> {
+                io.cri4j.hook.HookServer.start(dir.resolve("hook.sock"),
+                        java.util.List.of(new ProxyBenchmark.AnnotateHook()));
+                b.addHook(ProxyLatencyRatio.remoteAnnotateHook(dir.resolve("hook.sock")));
+            }
             default -> throw new IllegalArgumentException(
-                    "none, inline, thread, interceptor or async: " + kind);
+                    "none, inline, thread, interceptor, async or remote: " + kind);
         }
         CriProxy proxy = b.build().start();
         ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
