@@ -16,6 +16,7 @@ import java.util.EnumMap;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -185,7 +186,8 @@ public final class HookDispatcher implements AutoCloseable {
       PodSandboxHookRequest request, ScheduledExecutorService timer) {
     ResponseMerger merger = new ResponseMerger(point, conflictListener);
     return new AsyncDispatch<PodSandboxHookResponse, PodSandboxHookResponse>(point, timer,
-        hook -> () -> hook.onPodSandbox(point, request), merger::mergePod, merger::podResult)
+        hook -> () -> hook.onPodSandbox(point, request),
+        hook -> hook.onPodSandboxAsync(point, request), merger::mergePod, merger::podResult)
         .start();
   }
 
@@ -194,7 +196,8 @@ public final class HookDispatcher implements AutoCloseable {
       ContainerResourceHookRequest request, ScheduledExecutorService timer) {
     ResponseMerger merger = new ResponseMerger(point, conflictListener);
     return new AsyncDispatch<ContainerHookResult, ContainerHookResult>(point, timer,
-        hook -> () -> hook.onContainer(point, request), merger::mergeContainer,
+        hook -> () -> hook.onContainer(point, request),
+        hook -> hook.onContainerAsync(point, request), merger::mergeContainer,
         merger::containerResult).start();
   }
 
@@ -203,17 +206,20 @@ public final class HookDispatcher implements AutoCloseable {
     private final HookPoint point;
     private final ScheduledExecutorService timer;
     private final Function<RuntimeHook, Callable<R>> body;
+    private final Function<AsyncRuntimeHook, CompletionStage<R>> asyncBody;
     private final Merge<R> merge;
     private final Supplier<M> result;
     private final List<RuntimeHook> order;
     private final CompletableFuture<M> done = new CompletableFuture<>();
 
     AsyncDispatch(HookPoint point, ScheduledExecutorService timer,
-        Function<RuntimeHook, Callable<R>> body, Merge<R> merge,
+        Function<RuntimeHook, Callable<R>> body,
+        Function<AsyncRuntimeHook, CompletionStage<R>> asyncBody, Merge<R> merge,
         Supplier<M> result) {
       this.point = point;
       this.timer = timer;
       this.body = body;
+      this.asyncBody = asyncBody;
       this.merge = merge;
       this.result = result;
       this.order = hooksFor(point);
@@ -230,7 +236,11 @@ public final class HookDispatcher implements AutoCloseable {
         for (; i < order.size(); i++) {
           RuntimeHook hook = order.get(i);
           if (!hook.callInline()) {
-            callOff(i, hook);
+            if (hook instanceof AsyncRuntimeHook async) {
+              callAsync(i, async);
+            } else {
+              callOff(i, hook);
+            }
             return;
           }
           took(hook, callInline(point, hook, body.apply(hook)));
@@ -292,6 +302,39 @@ public final class HookDispatcher implements AutoCloseable {
               .withDescription("hooks are shut down; cannot call " + hook.name()).asException());
         }
       }
+    }
+
+    /**
+     * Starts an asynchronous hook here; whichever comes first, its answer or its timeout,
+     * decides, and the dispatch goes on from there (an overrun hook's stage is cancelled).
+     */
+    private void callAsync(int i, AsyncRuntimeHook hook) {
+      CompletableFuture<R> answer;
+      try {
+        CompletionStage<R> stage = asyncBody.apply(hook);
+        answer = stage == null ? CompletableFuture.failedFuture(
+            new IllegalStateException("the hook returned no stage")) : stage.toCompletableFuture();
+      } catch (RuntimeException e) {
+        answer = CompletableFuture.failedFuture(e);
+      }
+      CompletableFuture<R> started = answer;
+      AtomicBoolean decided = new AtomicBoolean();
+      ScheduledFuture<?> timeout = started.isDone() ? null : timer.schedule(() -> {
+        if (decided.compareAndSet(false, true)) {
+          started.cancel(true);
+          decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
+        }
+      }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      started.whenComplete((r, e) -> {
+        if (!decided.compareAndSet(false, true)) {
+          return;
+        }
+        if (timeout != null) {
+          timeout.cancel(false);
+        }
+        decide(i, hook, r, e == null ? null : problem(e instanceof java.util.concurrent
+            .CompletionException && e.getCause() != null ? e.getCause() : e));
+      });
     }
 
     private void decide(int i, RuntimeHook hook, R r, String problem) {

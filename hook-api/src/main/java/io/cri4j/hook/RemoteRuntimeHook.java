@@ -9,21 +9,28 @@ import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc;
 import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A hook server reached over a unix socket speaking Koordinator's
  * {@code runtime.v1alpha1.RuntimeHookService} (so koordlet works as a hook server), and cri4j's
  * {@code ExtendedRuntimeHookService} for the extra points. Each call has the config's timeout
- * as its deadline. Owns a channel: close it.
+ * as its deadline. Asynchronous ({@link AsyncRuntimeHook}): a dispatch that can wait without
+ * blocking sends the request and goes on from the channel's transport thread when the answer
+ * comes, so no hook thread waits for koordlet. Owns a channel: close it.
  */
-public final class RemoteRuntimeHook implements RuntimeHook, AutoCloseable {
+public final class RemoteRuntimeHook implements AsyncRuntimeHook, AutoCloseable {
   private final HookConfig config;
   private final ManagedChannel channel;
 
@@ -58,6 +65,45 @@ public final class RemoteRuntimeHook implements RuntimeHook, AutoCloseable {
     ContainerResourceHookResponse r =
         ClientCalls.blockingUnaryCall(channel, method(point), options(), request);
     return ContainerHookResult.of(r);
+  }
+
+  @Override
+  public CompletionStage<PodSandboxHookResponse> onPodSandboxAsync(HookPoint point,
+      PodSandboxHookRequest request) {
+    return call(point, request);
+  }
+
+  @Override
+  public CompletionStage<ContainerHookResult> onContainerAsync(HookPoint point,
+      ContainerResourceHookRequest request) {
+    return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(point, request)
+        .thenApply(ContainerHookResult::of);
+  }
+
+  /**
+   * Sends {@code request}; the answer completes the future on the transport thread (no
+   * executor hop). Cancelling the future cancels the call.
+   */
+  private <Q, R> CompletableFuture<R> call(HookPoint point, Q request) {
+    ClientCall<Q, R> call = channel.newCall(method(point),
+        options().withExecutor(Runnable::run));
+    CompletableFuture<R> answer = new CompletableFuture<>();
+    answer.whenComplete((r, e) -> {
+      if (answer.isCancelled()) {
+        call.cancel("the hook's dispatch gave up on it", null);
+      }
+    });
+    ClientCalls.asyncUnaryCall(call, request, new StreamObserver<R>() {
+      @Override public void onNext(R value) { answer.complete(value); }
+
+      @Override public void onError(Throwable t) { answer.completeExceptionally(t); }
+
+      @Override public void onCompleted() {
+        answer.completeExceptionally(Status.INTERNAL.withDescription("hook server answered "
+            + point.rpcName() + " without a message").asRuntimeException()); // no-op after onNext
+      }
+    });
+    return answer;
   }
 
   private CallOptions options() {

@@ -10,7 +10,9 @@
  *       Koordinator's {@code runtime.v1alpha1} messages (generated in
  *       {@code io.cri4j.hook.koordinator.v1alpha1}, wire-identical to upstream); in-process
  *       ({@link io.cri4j.hook.InProcessHooks}, ServiceLoader) or remote
- *       ({@link io.cri4j.hook.RemoteRuntimeHook}, Koordinator's protocol over a unix socket).</li>
+ *       ({@link io.cri4j.hook.RemoteRuntimeHook}, Koordinator's protocol over a unix socket).
+ *       {@link io.cri4j.hook.AsyncRuntimeHook}: a hook that answers with a stage, so that no hook
+ *       thread waits for it (remote hooks are such hooks).</li>
  *   <li>{@link io.cri4j.hook.HookDispatcher}: index order, per-hook timeout, failure policy,
  *       field-by-field merge with {@link io.cri4j.hook.HookConflict} reporting.</li>
  *   <li>{@link io.cri4j.hook.HookConfigDirectory}: Koordinator's hook config directory, watched.</li>

@@ -297,4 +297,96 @@ class HookDispatcherTest {
       timer.shutdownNow();
     }
   }
+
+  /** An asynchronous hook: records the thread that starts it; its stage is {@code answer}. */
+  record StageHook(String name, FailurePolicy failurePolicy,
+      java.util.concurrent.CompletableFuture<ContainerHookResult> answer, List<String> where)
+      implements AsyncRuntimeHook {
+    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
+
+    @Override public Duration timeout() { return Duration.ofMillis(150); }
+
+    @Override
+    public java.util.concurrent.CompletionStage<PodSandboxHookResponse> onPodSandboxAsync(
+        HookPoint p, io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest r) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<ContainerHookResult> onContainerAsync(
+        HookPoint p, ContainerResourceHookRequest r) {
+      where.add(name + "@" + Thread.currentThread().getName());
+      return answer;
+    }
+  }
+
+  @Test
+  void anAsyncHookNeedsNoHookThreadAndTheDispatchGoesOnWhereItsAnswerCompletes()
+      throws Exception {
+    List<String> where = new CopyOnWriteArrayList<>();
+    var timer = timer();
+    var answer = new java.util.concurrent.CompletableFuture<ContainerHookResult>();
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new StageHook("remote", FailurePolicy.FAIL, answer, where),
+        new ThreadHook("after", 1, FailurePolicy.FAIL, true, res("", 64), where, null, null)))
+        .build()) {
+      var f = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer);
+      assertThat(where).containsExactly("remote@" + Thread.currentThread().getName());
+      assertThat(f).isNotDone();
+      Thread completer = new Thread(() -> answer.complete(ContainerHookResult.of(
+          res("0-1", 0))), "answer-thread");
+      completer.start();
+      ContainerHookResult r = f.get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.response().getContainerResources().getCpusetCpus()).isEqualTo("0-1");
+      assertThat(r.response().getContainerResources().getCpuShares()).isEqualTo(64);
+      assertThat(where).as("the next hook runs on the thread that answered")
+          .containsExactly("remote@" + Thread.currentThread().getName(), "after@answer-thread");
+      // the synchronous dispatch waits for the same kind of hook
+      var ready = java.util.concurrent.CompletableFuture.completedFuture(
+          ContainerHookResult.of(res("2", 0)));
+      try (HookDispatcher s = HookDispatcher.builder()
+          .hooks(List.of(new StageHook("sync", FailurePolicy.FAIL, ready, where))).build()) {
+        assertThat(s.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req).response()
+            .getContainerResources().getCpusetCpus()).isEqualTo("2");
+      }
+    } finally {
+      timer.shutdownNow();
+    }
+  }
+
+  @Test
+  void anAsyncHookPastItsTimeoutIsCancelledAndItsPolicyApplies() throws Exception {
+    List<String> where = new CopyOnWriteArrayList<>();
+    var timer = timer();
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    var never = new java.util.concurrent.CompletableFuture<ContainerHookResult>();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new StageHook("slow", FailurePolicy.IGNORE, never, where),
+        new ThreadHook("next", 1, FailurePolicy.FAIL, true, res("", 64), where, null, null)))
+        .build()) {
+      ContainerHookResult r = d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req,
+          timer).get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.response().getContainerResources().getCpuShares())
+          .as("the next hook still ran").isEqualTo(64);
+      assertThat(never).as("the overrun stage is cancelled").isCancelled();
+    }
+    var failing = java.util.concurrent.CompletableFuture.<ContainerHookResult>failedFuture(
+        new IllegalStateException("koordlet said no"));
+    var stuck = new java.util.concurrent.CompletableFuture<ContainerHookResult>();
+    try (HookDispatcher d = HookDispatcher.builder().hooks(List.of(
+        new StageHook("failing", FailurePolicy.FAIL, failing, where))).build();
+        HookDispatcher e = HookDispatcher.builder().hooks(List.of(
+        new StageHook("stuck", FailurePolicy.FAIL, stuck, where))).build()) {
+      assertThatThrownBy(() -> d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req,
+          timer).get(5, java.util.concurrent.TimeUnit.SECONDS)).cause()
+          .hasMessage("INTERNAL: hook failing failed at PreCreateContainer: "
+              + "java.lang.IllegalStateException: koordlet said no");
+      assertThatThrownBy(() -> e.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req,
+          timer).get(5, java.util.concurrent.TimeUnit.SECONDS)).cause()
+          .hasMessage("INTERNAL: hook stuck failed at PreCreateContainer: timed out after 150 ms");
+    } finally {
+      timer.shutdownNow();
+    }
+  }
 }
