@@ -76,8 +76,14 @@ public final class RemoteRuntimeHook implements AsyncRuntimeHook, AutoCloseable 
   @Override
   public CompletionStage<ContainerHookResult> onContainerAsync(HookPoint point,
       ContainerResourceHookRequest request) {
-    return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(point, request)
-        .thenApply(ContainerHookResult::of);
+    CompletableFuture<ContainerResourceHookResponse> sent = call(point, request);
+    CompletableFuture<ContainerHookResult> answer = sent.thenApply(ContainerHookResult::of);
+    answer.whenComplete((r, e) -> {
+      if (answer.isCancelled()) {
+        sent.cancel(true); // cancels the call
+      }
+    });
+    return answer;
   }
 
   /**
