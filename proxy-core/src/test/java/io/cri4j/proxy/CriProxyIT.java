@@ -396,6 +396,33 @@ class CriProxyIT extends ProxyTestBase {
 
   @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void aPostHookThatFailsOrHangsNeverFailsTheCall(boolean inline) throws Exception {
+    TestHook post = new TestHook("after", 0, FailurePolicy.FAIL, HookPoint.POST_START_CONTAINER);
+    post.inline = inline;
+    post.failure = new IllegalStateException("post hook broke");
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(post));
+    RunPodSandboxRequest p = pod("web");
+    String podId = stub.runPodSandbox(p).getPodSandboxId();
+    String ctr = stub.createContainer(container(podId, p)).getContainerId();
+    stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+    assertThat(post.seen).as("the post point ran before the answer came back").hasSize(1);
+    assertThat(post.threads).singleElement().asString()
+        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook");
+    if (!inline) {
+      // hung past its timeout (300 ms): logged, and the call still succeeds
+      post.failure = null;
+      post.hang = new CountDownLatch(1);
+      try {
+        stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+        assertThat(post.seen).hasSize(2);
+      } finally {
+        post.hang.countDown();
+      }
+    }
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
   void aFailingFailPolicyHookFailsTheCallBeforeTheRuntimeSeesIt(boolean inline) throws Exception {
     TestHook hook = new TestHook("strict", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
     hook.inline = inline;

@@ -55,10 +55,23 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   private final HookDispatcher dispatcher;
   private final CheckpointStore store;
+  private final PostHooks syncPost;
 
   public CriHookInterceptor(HookDispatcher dispatcher, CheckpointStore store) {
     this.dispatcher = dispatcher;
     this.store = store;
+    this.syncPost = new PostHooks() {
+      @Override
+      public void pod(HookPoint point, PodSandboxHookRequest request) throws StatusException {
+        dispatcher.dispatchPod(point, request);
+      }
+
+      @Override
+      public void container(HookPoint point, ContainerResourceHookRequest request)
+          throws StatusException {
+        dispatcher.dispatchContainer(point, request);
+      }
+    };
   }
 
   @Override
@@ -186,10 +199,14 @@ public final class CriHookInterceptor implements CriInterceptor {
   public static final class Phase {
     private final Object request;
     private final After after;
+    private final HookDispatcher dispatcher;
+    private final PostHooks syncPost;
 
-    Phase(Object request, After after) {
+    private Phase(Object request, After after, HookDispatcher dispatcher, PostHooks syncPost) {
       this.request = request;
       this.after = after;
+      this.dispatcher = dispatcher;
+      this.syncPost = syncPost;
     }
 
     /** The request to send to the backend (the hooks' changes applied). */
@@ -202,14 +219,67 @@ public final class CriHookInterceptor implements CriInterceptor {
      * dispatches the post point; returns the response for the client.
      */
     public Object complete(Object response) throws StatusException {
-      return after.apply(response);
+      return after.apply(response, syncPost);
+    }
+
+    /**
+     * {@link #complete} without blocking the caller: the checkpoint store is written here and
+     * the post point dispatched as {@link HookDispatcher#dispatchPodAsync} does (hooks that may
+     * block on hook threads, their timeouts kept by {@code timer}, remote hooks asynchronously);
+     * the response follows once the post hooks are done. Their failures are logged, never the
+     * call's.
+     */
+    public CompletableFuture<Object> completeAsync(Object response,
+        ScheduledExecutorService timer) {
+      AsyncPost post = new AsyncPost(dispatcher, timer);
+      Object out;
+      try {
+        out = after.apply(response, post);
+      } catch (StatusException | RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return post.pending == null ? CompletableFuture.completedFuture(out)
+          : post.pending.thenApply(ignored -> out);
     }
   }
 
-  /** What follows a successful backend call. */
+  private Phase phase(Object request, After after) {
+    return new Phase(request, after, dispatcher, syncPost);
+  }
+
+  /** How the part after the backend call dispatches its post point. */
+  interface PostHooks {
+    void pod(HookPoint point, PodSandboxHookRequest request) throws StatusException;
+
+    void container(HookPoint point, ContainerResourceHookRequest request) throws StatusException;
+  }
+
+  /** Post points dispatched without blocking; {@link #pending} is the dispatch, if any. */
+  private static final class AsyncPost implements PostHooks {
+    private final HookDispatcher dispatcher;
+    private final ScheduledExecutorService timer;
+    CompletableFuture<?> pending;
+
+    AsyncPost(HookDispatcher dispatcher, ScheduledExecutorService timer) {
+      this.dispatcher = dispatcher;
+      this.timer = timer;
+    }
+
+    @Override
+    public void pod(HookPoint point, PodSandboxHookRequest request) {
+      pending = dispatcher.dispatchPodAsync(point, request, timer);
+    }
+
+    @Override
+    public void container(HookPoint point, ContainerResourceHookRequest request) {
+      pending = dispatcher.dispatchContainerAsync(point, request, timer);
+    }
+  }
+
+  /** What follows a successful backend call; {@code post} dispatches its post point. */
   @FunctionalInterface
   interface After {
-    Object apply(Object response) throws StatusException;
+    Object apply(Object response, PostHooks post) throws StatusException;
   }
 
   // ---- pods ----
@@ -234,7 +304,7 @@ public final class CriHookInterceptor implements CriInterceptor {
   }
 
   private Phase runPodSandboxPhase(RunPodSandboxRequest req, RunPodSandboxRequest sending) {
-    return new Phase(sending, response -> {
+    return phase(sending, (response, hooks) -> {
       RunPodSandboxResponse resp = (RunPodSandboxResponse) response;
       PodSandboxConfig sent = sending.getConfig();
       store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
@@ -268,12 +338,12 @@ public final class CriHookInterceptor implements CriInterceptor {
         && (pre != null && dispatcher.hasHooks(pre) || post != null && dispatcher.hasHooks(post));
     PodSandboxHookRequest hr = hooked ? podHookRequest(podId, pod) : null;
     // a pod id request has nothing to change: the pre point's answer is not applied
-    return new Plan(hooked ? pre : null, hr, merged -> new Phase(req, resp -> {
+    return new Plan(hooked ? pre : null, hr, merged -> phase(req, (resp, hooks) -> {
       if (remove) {
         store.removePod(podId);
       }
       if (hooked && post != null) {
-        dispatcher.dispatchPod(post, hr);
+        hooks.pod(post, hr);
       }
       return resp;
     }));
@@ -347,12 +417,12 @@ public final class CriHookInterceptor implements CriInterceptor {
   private Phase createContainerPhase(CreateContainerRequest req, CreateContainerRequest toSend,
       ContainerResourceHookRequest hookRequest) {
     ContainerConfig sent = toSend.getConfig();
-    return new Phase(toSend, response -> {
+    return phase(toSend, (response, hooks) -> {
       CreateContainerResponse resp = (CreateContainerResponse) response;
       store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
           sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
       if (hookRequest != null) {
-        dispatcher.dispatchContainer(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
+        hooks.container(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
             .setContainerMata(hookRequest.getContainerMata().toBuilder()
                 .setId(resp.getContainerId()))
             .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
@@ -407,12 +477,12 @@ public final class CriHookInterceptor implements CriInterceptor {
         || post != null && dispatcher.hasHooks(post));
     ContainerResourceHookRequest hr = hooked ? containerHookRequest(id, ctr) : null;
     // Start/Stop/Remove requests carry only an id: responses are observed, not applied.
-    return new Plan(hooked ? pre : null, hr, merged -> new Phase(req, resp -> {
+    return new Plan(hooked ? pre : null, hr, merged -> phase(req, (resp, hooks) -> {
       if (remove) {
         store.removeContainer(id);
       }
       if (hooked && post != null) {
-        dispatcher.dispatchContainer(post, hr);
+        hooks.container(post, hr);
       }
       return resp;
     }));
@@ -441,11 +511,11 @@ public final class CriHookInterceptor implements CriInterceptor {
         sent = b.build();
       }
       UpdateContainerResourcesRequest toSend = sent;
-      return new Phase(toSend, resp -> {
+      return phase(toSend, (resp, hooks) -> {
         ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
             c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()))));
         if (post) {
-          dispatcher.dispatchContainer(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
+          hooks.container(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
               .setContainerResources(koordResources(toSend.getLinux())).build());
         }
         return resp;

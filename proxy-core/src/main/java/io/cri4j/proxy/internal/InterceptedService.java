@@ -21,7 +21,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.List;
 import java.util.Map;
@@ -209,8 +208,7 @@ public final class InterceptedService {
 
   /**
    * The hooks' link: the pre point (on this thread when its hooks never block, else on hook
-   * threads), the rest of the chain with the changed request, then the post point (on this
-   * thread, or on a worker when a post hook may block).
+   * threads), the rest of the chain with the changed request, then the post point (likewise).
    */
   private CompletableFuture<Object> hooksAsync(MethodDescriptor<?, ?> m, Object req,
       AsyncCall call, java.util.function.Function<Object, CompletableFuture<Object>> next) {
@@ -226,11 +224,13 @@ public final class InterceptedService {
       begun = hooks.beginAsync(m, req, call.loop());
     }
     return begun.thenCompose(phase -> phase == null ? next.apply(req)
-        : next.apply(phase.request()).thenCompose(response -> after(m, phase, response)));
+        : next.apply(phase.request()).thenCompose(response -> after(m, phase, response,
+            call.loop())));
   }
 
   private CompletableFuture<Object> after(MethodDescriptor<?, ?> m,
-      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response) {
+      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response,
+      ScheduledExecutorService loop) {
     if (inlineHooks.hooks().inlineAfter(m)) {
       try {
         return CompletableFuture.completedFuture(phase.complete(response));
@@ -238,20 +238,8 @@ public final class InterceptedService {
         return CompletableFuture.failedFuture(e);
       }
     }
-    CompletableFuture<Object> out = new CompletableFuture<>();
-    try {
-      executor.execute(() -> {
-        try {
-          out.complete(phase.complete(response));
-        } catch (StatusException | RuntimeException e) {
-          out.completeExceptionally(e);
-        }
-      });
-    } catch (RejectedExecutionException e) {
-      out.completeExceptionally(
-          Status.UNAVAILABLE.withDescription("the proxy is shutting down").asException());
-    }
-    return out;
+    // post hooks that may block run on hook threads (remote ones asynchronously): no worker
+    return phase.completeAsync(response, loop);
   }
 
   /**

@@ -143,7 +143,7 @@ final class InterceptedStream {
    * on the event loop. Its first backend call goes out on the paired backend connection with the
    * client's headers (so the backend sees the client's deadline) and its answer is collected on
    * the event loop; the rest of the chain runs there when it comes (hooks that may block run on
-   * hook threads, a blocking post point on a worker). An answer the chain passes back unchanged,
+   * hook threads, at the pre and the post point alike). An answer the chain passes back unchanged,
    * success or error, goes to the client as the runtime sent it.
    */
   private void runOnLoop(byte[] message) {
