@@ -161,40 +161,6 @@ public final class CriHookInterceptor implements CriInterceptor {
     };
   }
 
-  /**
-   * True when every hook now registered for the points of {@code method} never blocks
-   * ({@link io.cri4j.hook.RuntimeHook#callInline()}), so that both phases of the call may run on
-   * an I/O thread.
-   */
-  public boolean inline(MethodDescriptor<?, ?> method) {
-    List<HookPoint> points = POINTS.get(method.getBareMethodName());
-    return points != null && dispatcher.allInline(points);
-  }
-
-  /**
-   * True when every hook now registered for the post points of {@code method} never blocks, so
-   * that {@link Phase#complete} may run on an I/O thread.
-   */
-  public boolean inlineAfter(MethodDescriptor<?, ?> method) {
-    List<HookPoint> points = POST_POINTS.get(method.getBareMethodName());
-    return points == null || dispatcher.allInline(points);
-  }
-
-  /** The hook points of each hooked method, and its post points only. */
-  private static final Map<String, List<HookPoint>> POINTS = pointsByMethod(false);
-  private static final Map<String, List<HookPoint>> POST_POINTS = pointsByMethod(true);
-
-  private static Map<String, List<HookPoint>> pointsByMethod(boolean postOnly) {
-    Map<String, List<HookPoint>> m = new java.util.HashMap<>();
-    for (HookPoint p : HookPoint.values()) {
-      if (!postOnly || !p.isPre()) {
-        m.computeIfAbsent(p.criMethod(), k -> new ArrayList<>()).add(p);
-      }
-    }
-    m.replaceAll((k, v) -> List.copyOf(v));
-    return Map.copyOf(m);
-  }
-
   /** One hooked call split at its backend call. */
   public static final class Phase {
     private final Object request;

@@ -207,39 +207,15 @@ public final class InterceptedService {
   }
 
   /**
-   * The hooks' link: the pre point (on this thread when its hooks never block, else on hook
-   * threads), the rest of the chain with the changed request, then the post point (likewise).
+   * The hooks' link: the pre point, the rest of the chain with the changed request, then the
+   * post point. Hooks that never block run on the thread at hand, the others on hook threads
+   * (remote ones asynchronously), their timeouts kept by the I/O thread's timer.
    */
   private CompletableFuture<Object> hooksAsync(MethodDescriptor<?, ?> m, Object req,
       AsyncCall call, java.util.function.Function<Object, CompletableFuture<Object>> next) {
-    io.cri4j.hook.internal.CriHookInterceptor hooks = inlineHooks.hooks();
-    CompletableFuture<io.cri4j.hook.internal.CriHookInterceptor.Phase> begun;
-    if (hooks.inline(m)) {
-      try {
-        begun = CompletableFuture.completedFuture(hooks.begin(m, req));
-      } catch (StatusException | RuntimeException e) {
-        begun = CompletableFuture.failedFuture(e);
-      }
-    } else {
-      begun = hooks.beginAsync(m, req, call.loop());
-    }
-    return begun.thenCompose(phase -> phase == null ? next.apply(req)
-        : next.apply(phase.request()).thenCompose(response -> after(m, phase, response,
-            call.loop())));
-  }
-
-  private CompletableFuture<Object> after(MethodDescriptor<?, ?> m,
-      io.cri4j.hook.internal.CriHookInterceptor.Phase phase, Object response,
-      ScheduledExecutorService loop) {
-    if (inlineHooks.hooks().inlineAfter(m)) {
-      try {
-        return CompletableFuture.completedFuture(phase.complete(response));
-      } catch (StatusException | RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
-    // post hooks that may block run on hook threads (remote ones asynchronously): no worker
-    return phase.completeAsync(response, loop);
+    return inlineHooks.hooks().beginAsync(m, req, call.loop()).thenCompose(phase ->
+        phase == null ? next.apply(req) : next.apply(phase.request())
+            .thenCompose(response -> phase.completeAsync(response, call.loop())));
   }
 
   /**
