@@ -1,6 +1,7 @@
 package io.cri4j.hook;
 
 import io.cri4j.hook.internal.ResponseMerger;
+import io.cri4j.hook.internal.Statuses;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
@@ -8,11 +9,9 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
-import java.util.Set;
-import java.util.Map;
-import java.util.EnumSet;
 import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -29,7 +28,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -72,20 +70,6 @@ public final class HookDispatcher implements AutoCloseable {
     return byPoint().byPoint.get(point);
   }
 
-  /**
-   * True if every hook now registered for any of {@code points} never blocks
-   * ({@link RuntimeHook#callInline()}); true when there is none.
-   */
-  public boolean allInline(java.util.Collection<HookPoint> points) {
-    ByPoint now = byPoint();
-    for (HookPoint p : points) {
-      if (now.blocking.contains(p)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /** True if any hook is registered for {@code point} (cheaper than {@link #hooksFor}). */
   public boolean hasHooks(HookPoint point) {
     return !byPoint().byPoint.get(point).isEmpty();
@@ -102,28 +86,24 @@ public final class HookDispatcher implements AutoCloseable {
   }
 
   /**
-   * The hooks of each point, in call order, and the points with a hook that may block; worked
-   * out again only when the supplier hands out a different list.
+   * The hooks of each point, in call order; worked out again only when the supplier hands out a
+   * different list.
    */
   private record ByPoint(List<? extends RuntimeHook> source,
-      Map<HookPoint, List<RuntimeHook>> byPoint, Set<HookPoint> blocking) {
+      Map<HookPoint, List<RuntimeHook>> byPoint) {
     static ByPoint of(List<? extends RuntimeHook> source) {
       Map<HookPoint, List<RuntimeHook>> byPoint = new EnumMap<>(HookPoint.class);
-      Set<HookPoint> blocking = EnumSet.noneOf(HookPoint.class);
       for (HookPoint p : HookPoint.values()) {
         List<RuntimeHook> out = new ArrayList<>();
         for (RuntimeHook h : source) {
           if (h.points().contains(p)) {
             out.add(h);
-            if (!h.callInline()) {
-              blocking.add(p);
-            }
           }
         }
         out.sort(Comparator.comparingInt(RuntimeHook::index).thenComparing(RuntimeHook::name));
         byPoint.put(p, List.copyOf(out));
       }
-      return new ByPoint(source, byPoint, blocking);
+      return new ByPoint(source, byPoint);
     }
   }
 
@@ -258,56 +238,40 @@ public final class HookDispatcher implements AutoCloseable {
     }
 
     /**
-     * Runs a hook that may block on a hook thread; whichever comes first, its answer or its
-     * timeout, decides, and the dispatch goes on from there (an overrun hook is interrupted).
+     * Runs a hook that may block on a hook thread; an overrun hook is interrupted
+     * ({@link #race}).
      */
     private void callOff(int i, RuntimeHook hook) {
-      AtomicBoolean decided = new AtomicBoolean();
-      AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
+      CompletableFuture<R> answer = new CompletableFuture<>();
       FutureTask<R> task = new FutureTask<>(body.apply(hook)) {
         @Override
         protected void done() {
-          if (isCancelled() || !decided.compareAndSet(false, true)) {
-            return;
+          if (isCancelled()) {
+            return; // the timeout decided
           }
-          ScheduledFuture<?> t = timeout.get();
-          if (t != null) {
-            t.cancel(false);
-          }
-          R r = null;
-          String problem = null;
           try {
-            r = get();
+            answer.complete(get());
           } catch (ExecutionException e) {
-            problem = problem(e.getCause());
+            answer.completeExceptionally(e.getCause());
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            problem = "interrupted";
+            answer.completeExceptionally(e);
           }
-          decide(i, hook, r, problem);
         }
       };
-      timeout.set(timer.schedule(() -> {
-        if (decided.compareAndSet(false, true)) {
-          task.cancel(true);
-          decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
-        }
-      }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS));
+      // the race is set up first, so that the dispatch goes on from the hook thread
+      java.util.function.BooleanSupplier abandon = race(i, hook, answer, () -> task.cancel(true));
       try {
         executor.execute(task);
       } catch (RejectedExecutionException e) {
-        if (decided.compareAndSet(false, true)) {
-          timeout.get().cancel(false);
+        if (abandon.getAsBoolean()) {
           done.completeExceptionally(Status.UNAVAILABLE
               .withDescription("hooks are shut down; cannot call " + hook.name()).asException());
         }
       }
     }
 
-    /**
-     * Starts an asynchronous hook here; whichever comes first, its answer or its timeout,
-     * decides, and the dispatch goes on from there (an overrun hook's stage is cancelled).
-     */
+    /** Starts an asynchronous hook here; an overrun hook's stage is cancelled ({@link #race}). */
     private void callAsync(int i, AsyncRuntimeHook hook) {
       CompletableFuture<R> answer;
       try {
@@ -318,23 +282,39 @@ public final class HookDispatcher implements AutoCloseable {
         answer = CompletableFuture.failedFuture(e);
       }
       CompletableFuture<R> started = answer;
+      race(i, hook, started, () -> started.cancel(true));
+    }
+
+    /**
+     * Whichever comes first, the hook's {@code answer} or its timeout (on the timer), decides,
+     * and the dispatch goes on from that thread; at the timeout, {@code giveUp} stops the hook.
+     *
+     * @return claims the decision for the caller (true if neither side had decided yet)
+     */
+    private java.util.function.BooleanSupplier race(int i, RuntimeHook hook,
+        CompletableFuture<R> answer, Runnable giveUp) {
       AtomicBoolean decided = new AtomicBoolean();
-      ScheduledFuture<?> timeout = started.isDone() ? null : timer.schedule(() -> {
+      ScheduledFuture<?> timeout = answer.isDone() ? null : timer.schedule(() -> {
         if (decided.compareAndSet(false, true)) {
-          started.cancel(true);
+          giveUp.run();
           decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
         }
       }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
-      started.whenComplete((r, e) -> {
+      java.util.function.BooleanSupplier claim = () -> {
         if (!decided.compareAndSet(false, true)) {
-          return;
+          return false;
         }
         if (timeout != null) {
           timeout.cancel(false);
         }
-        decide(i, hook, r, e == null ? null : problem(e instanceof java.util.concurrent
-            .CompletionException && e.getCause() != null ? e.getCause() : e));
+        return true;
+      };
+      answer.whenComplete((r, e) -> {
+        if (claim.getAsBoolean()) {
+          decide(i, hook, r, e == null ? null : problem(Statuses.unwrap(e)));
+        }
       });
+      return claim;
     }
 
     private void decide(int i, RuntimeHook hook, R r, String problem) {
