@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.stub.StreamObserver;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.Http2Headers;
 import java.util.List;
@@ -227,8 +228,7 @@ final class InterceptedStream {
     ByteBuf body;
     try {
       body = request == parsed
-          ? Unpooled.buffer(5 + parsedBytes.length).writeByte(0).writeInt(parsedBytes.length)
-              .writeBytes(parsedBytes)
+          ? Messages.frame(parsedBytes)
           : Messages.frame(method.getRequestMarshaller(), request);
     } catch (RuntimeException e) {
       // the changed request could not be encoded
@@ -453,9 +453,7 @@ final class InterceptedStream {
           + method.getFullMethodName() + " of " + length + " bytes, got "
           + b.readableBytes()).asException();
     }
-    byte[] message = new byte[(int) length];
-    b.readBytes(message);
-    return message;
+    return ByteBufUtil.getBytes(b);
   }
 
   /** The request message, or null once the call was answered with INTERNAL (unparsable). */

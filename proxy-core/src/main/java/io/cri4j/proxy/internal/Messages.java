@@ -7,6 +7,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -35,9 +36,7 @@ final class Messages {
         throw new IllegalArgumentException(e.getMessage(), e);
       }
     }
-    byte[] bytes = new byte[length];
-    b.getBytes(index, bytes);
-    return marshaller.parse(new ByteArrayInputStream(bytes));
+    return marshaller.parse(new ByteArrayInputStream(ByteBufUtil.getBytes(b, index, length)));
   }
 
   /** Parses a whole message; as {@link #parse(MethodDescriptor.Marshaller, ByteBuf, int, int)}. */
@@ -64,14 +63,17 @@ final class Messages {
       }
       return b.writerIndex(5 + size);
     }
-    byte[] bytes;
     try (InputStream in = marshaller.stream(value)) {
-      bytes = in.readAllBytes();
+      return frame(in.readAllBytes());
     } catch (IOException e) {
       throw new StatusRuntimeException(Status.INTERNAL.withCause(e));
     }
-    return Unpooled.buffer(5 + bytes.length).writeByte(0).writeInt(bytes.length)
-        .writeBytes(bytes);
+  }
+
+  /** A message's bytes with gRPC's 5-byte prefix (uncompressed, length). */
+  static ByteBuf frame(byte[] message) {
+    return Unpooled.buffer(5 + message.length).writeByte(0).writeInt(message.length)
+        .writeBytes(message);
   }
 
   private static MessageLite prototype(MethodDescriptor.Marshaller<?> marshaller) {

@@ -3,6 +3,7 @@ package io.cri4j.proxy.internal;
 import io.grpc.Status;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -834,7 +835,7 @@ final class RelayConnection {
         if (m != null) {
           p.requestBlock = block; // sent on as it came if the chain forwards the call
           p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m,
-              known != null ? null : headers, known != null ? copy(block) : null,
+              known != null ? null : headers, known != null ? ByteBufUtil.getBytes(block) : null,
               server.intercepted(), server.maxMessageSize());
           if (endOfStream) {
             p.intercepted.onEnd();
@@ -876,16 +877,9 @@ final class RelayConnection {
     private void remember(ByteBuf block, Object what) {
       long path = HeaderBlocks.pathValue(block);
       if (path >= 0 && knownPaths.size() < 512) {
-        byte[] key = new byte[(int) path];
-        block.getBytes((int) (path >>> 32), key);
-        knownPaths.put(java.nio.ByteBuffer.wrap(key), what);
+        knownPaths.put(java.nio.ByteBuffer.wrap(
+            ByteBufUtil.getBytes(block, (int) (path >>> 32), (int) path)), what);
       }
-    }
-
-    private static byte[] copy(ByteBuf block) {
-      byte[] b = new byte[block.readableBytes()];
-      block.getBytes(block.readerIndex(), b);
-      return b;
     }
 
     @Override
