@@ -109,22 +109,17 @@ final class InterceptedStream {
       runOnLoop(message);
       return;
     }
-    long timeout;
+    Deadline deadline;
     Metadata md;
     try {
-      Http2Headers h = headers();
-      timeout = GrpcWire.timeoutNanos(h.get(GrpcWire.GRPC_TIMEOUT));
-      md = GrpcWire.metadata(h);
+      deadline = deadline();
+      md = GrpcWire.metadata(headers());
     } catch (StatusException e) {
       answer(e.getStatus(), null);
       return;
-    } catch (IllegalArgumentException e) {
-      answer(Status.INTERNAL.withDescription(e.getMessage()), null);
-      return;
     }
-    Context.CancellableContext ctx = timeout >= 0
-        ? Context.ROOT.withDeadline(Deadline.after(timeout, TimeUnit.NANOSECONDS),
-            conn.eventLoop())
+    Context.CancellableContext ctx = deadline != null
+        ? Context.ROOT.withDeadline(deadline, conn.eventLoop())
         : Context.ROOT.withCancellation();
     context = ctx;
     if (cancelled) {
@@ -195,16 +190,9 @@ final class InterceptedStream {
 
     /** A second backend call (a link retrying): through grpc-java, with the client's deadline. */
     private CompletableFuture<Object> again(Object request) {
-      io.grpc.Deadline deadline = null;
+      Deadline deadline;
       try {
-        long timeout = GrpcWire.timeoutNanos(headers().get(GrpcWire.GRPC_TIMEOUT));
-        if (timeout >= 0) {
-          deadline = io.grpc.Deadline.after(timeout - (System.nanoTime() - arrived),
-              TimeUnit.NANOSECONDS);
-        }
-      } catch (IllegalArgumentException e) {
-        return CompletableFuture.failedFuture(Status.INTERNAL.withDescription(e.getMessage())
-            .asException());
+        deadline = deadline();
       } catch (StatusException e) {
         return CompletableFuture.failedFuture(e);
       }
@@ -395,6 +383,23 @@ final class InterceptedStream {
       block = null;
     }
     return headers;
+  }
+
+  /**
+   * The client's deadline, its {@code grpc-timeout} counted from when the headers came; null
+   * when it set none.
+   *
+   * @throws StatusException INTERNAL when the headers do not decode or the timeout is malformed
+   */
+  private Deadline deadline() throws StatusException {
+    long timeout;
+    try {
+      timeout = GrpcWire.timeoutNanos(headers().get(GrpcWire.GRPC_TIMEOUT));
+    } catch (IllegalArgumentException e) {
+      throw Status.INTERNAL.withDescription(e.getMessage()).asException();
+    }
+    return timeout < 0 ? null
+        : Deadline.after(timeout - (System.nanoTime() - arrived), TimeUnit.NANOSECONDS);
   }
 
   private Http2Headers headersOrNull() {
