@@ -222,7 +222,10 @@ public final class CriProxy implements AutoCloseable {
   private static final class CombinedHooks implements java.util.function.Supplier<List<RuntimeHook>> {
     private final List<RuntimeHook> fixed;
     private final HookConfigDirectory dir;
-    private volatile Object[] last = {null, null}; // the directory's list, the combined list
+    private volatile Combined last = new Combined(null, List.of());
+
+    /** The combined list, and the directory's list it was made with. */
+    private record Combined(List<? extends RuntimeHook> fromDir, List<RuntimeHook> all) {}
 
     CombinedHooks(List<RuntimeHook> fixed, HookConfigDirectory dir) {
       this.fixed = fixed;
@@ -230,17 +233,16 @@ public final class CriProxy implements AutoCloseable {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public List<RuntimeHook> get() {
       List<? extends RuntimeHook> fromDir = dir.get();
-      Object[] l = last;
-      if (l[0] != fromDir) {
+      Combined c = last;
+      if (c.fromDir() != fromDir) {
         List<RuntimeHook> all = new ArrayList<>(fixed);
         all.addAll(fromDir);
-        l = new Object[] {fromDir, List.copyOf(all)};
-        last = l;
+        c = new Combined(fromDir, List.copyOf(all));
+        last = c;
       }
-      return (List<RuntimeHook>) l[1];
+      return c.all();
     }
   }
 
