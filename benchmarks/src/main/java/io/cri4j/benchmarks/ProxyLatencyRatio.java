@@ -30,6 +30,8 @@ import java.util.concurrent.TimeUnit;
  * sent directly: the runtime parses a bigger request either way.
  * With {@code -Dbackend=unix:///run/containerd/containerd.sock} it measures {@code Version}
  * against that runtime (direct vs through the proxy) instead of the built-in test backend.
+ * With {@code -Dtrace=MILLIS} each series first runs alone for that long and prints its start and
+ * end in {@code System.nanoTime()} (CLOCK_MONOTONIC), to cut a {@code perf} trace by series.
  */
 public final class ProxyLatencyRatio {
     private ProxyLatencyRatio() {
@@ -103,6 +105,9 @@ public final class ProxyLatencyRatio {
                 for (Runnable r : calls) {
                     r.run();
                 }
+            }
+            for (int k = 0; k < calls.length; k++) {
+                TraceMarks.runAlone("series-" + k, calls[k]);
             }
             long[][] t = new long[calls.length][n];
             for (int i = 0; i < n; i++) {

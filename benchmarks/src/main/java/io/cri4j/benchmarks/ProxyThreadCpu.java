@@ -27,8 +27,9 @@ import java.util.TreeMap;
  * annotates the container: a blocking {@code CriInterceptor} ({@code interceptor}) or an
  * {@code AsyncCriInterceptor} ({@code async}), or the hook served by a {@code HookServer} in the
  * same JVM and called over its unix socket ({@code remote}; the server's threads count as the
- * client's and the runtime's do: not at all). Less noisy than latency on a
- * shared machine: other load changes how long a call waits, not how much CPU it costs. Run:
+ * client's and the runtime's do: not at all), and the bytes those threads allocate per call.
+ * Less noisy than latency on a shared machine: other load changes how long a call waits, not how
+ * much CPU it costs. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyThreadCpu [none|inline|thread|interceptor|async|remote] [calls]}.
  */
 public final class ProxyThreadCpu {
@@ -68,9 +69,12 @@ public final class ProxyThreadCpu {
                 s.createContainer(c);
             }
             ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            com.sun.management.ThreadMXBean alloc = (com.sun.management.ThreadMXBean) mx;
             Map<Long, Long> before = new HashMap<>();
+            Map<Long, Long> allocBefore = new HashMap<>();
             for (long id : mx.getAllThreadIds()) {
                 before.put(id, mx.getThreadCpuTime(id));
+                allocBefore.put(id, alloc.getThreadAllocatedBytes(id));
             }
             com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                     ManagementFactory.getOperatingSystemMXBean();
@@ -82,6 +86,7 @@ public final class ProxyThreadCpu {
             double process = (os.getProcessCpuTime() - process0) / 1e3 / n;
             double wall = (System.nanoTime() - wall0) / 1e3 / n;
             Map<String, Double> perCall = new TreeMap<>();
+            long proxyAllocated = 0;
             for (ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
                 if (ti == null) {
                     continue;
@@ -95,6 +100,10 @@ public final class ProxyThreadCpu {
                     long d = mx.getThreadCpuTime(ti.getThreadId())
                             - before.getOrDefault(ti.getThreadId(), 0L);
                     perCall.merge(group, d / 1e3 / n, Double::sum);
+                    if (!group.startsWith("other:")) {
+                        proxyAllocated += alloc.getThreadAllocatedBytes(ti.getThreadId())
+                                - allocBefore.getOrDefault(ti.getThreadId(), 0L);
+                    }
                 }
             }
             StringBuilder sb = new StringBuilder(kind + ": CPU per call");
@@ -104,8 +113,9 @@ public final class ProxyThreadCpu {
                 total += e.getValue();
             }
             // the whole process: also the client, the backend, and the JVM's own threads
-            System.out.printf("%s total %.1f us; whole process %.1f us, wall time %.1f us%n", sb,
-                    total, process, wall);
+            System.out.printf("%s total %.1f us; whole process %.1f us, wall time %.1f us;"
+                    + " the proxy's threads allocate %d bytes per call%n", sb, total, process, wall,
+                    proxyAllocated / n);
         } finally {
             ch.shutdownNow();
             proxy.close();

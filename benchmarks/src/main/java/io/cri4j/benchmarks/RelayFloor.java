@@ -38,7 +38,11 @@ import java.util.Map;
  * The floor under the proxy's relayed-call latency: {@code Version} against a runtime direct,
  * through a bare byte relay on blocking JDK sockets (two threads per connection), through a bare
  * Netty epoll byte relay (one event loop, no HTTP/2 parsing), and through {@link CriProxy},
- * interleaved call by call; then CPU per call of each relay's threads. Linux only (epoll). Run:
+ * interleaved call by call; then CPU per call of each relay's threads (and of the runtime with
+ * {@code -DbackendPid=PID}, from {@code /proc}, in 10 ms ticks). With {@code -Dtrace=MILLIS} each
+ * series also runs alone for that long and prints its start and end in {@code System.nanoTime()}
+ * (CLOCK_MONOTONIC), to cut a {@code perf record -k CLOCK_MONOTONIC} trace by series. Linux only
+ * (epoll). Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.RelayFloor 10000 /run/containerd/containerd.sock}.
  */
 public final class RelayFloor {
@@ -87,6 +91,10 @@ public final class RelayFloor {
                         t[k][n / 2] / 1e3, (double) t[k][n / 2] / t[0][n / 2],
                         t[k][n * 9 / 10] / 1e3, (double) t[k][n * 9 / 10] / t[0][n * 9 / 10]);
             }
+            for (int k = 0; k < stubs.length; k++) {
+                var stub = stubs[k];
+                TraceMarks.runAlone(names[k].replace(' ', '-'), () -> stub.version(v));
+            }
             // CPU per call of every busy thread, each relay measured on its own
             ThreadMXBean mx = ManagementFactory.getThreadMXBean();
             for (int k = 1; k < stubs.length; k++) {
@@ -94,10 +102,15 @@ public final class RelayFloor {
                 for (long id : mx.getAllThreadIds()) {
                     before.put(id, mx.getThreadCpuTime(id));
                 }
+                long backendBefore = backendCpuNanos();
                 for (int i = 0; i < n; i++) {
                     stubs[k].version(v);
                 }
                 StringBuilder sb = new StringBuilder();
+                if (backendBefore >= 0) {
+                    sb.append(String.format(" backend=%.1f us",
+                            (backendCpuNanos() - backendBefore) / 1e3 / n));
+                }
                 for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
                     if (info != null) {
                         long d = mx.getThreadCpuTime(info.getThreadId())
@@ -116,6 +129,18 @@ public final class RelayFloor {
             proxy.close();
             nettyLoop.shutdownGracefully();
         }
+    }
+
+    /** CPU time of the process {@code -DbackendPid} names (utime + stime), or -1. */
+    private static long backendCpuNanos() throws java.io.IOException {
+        String pid = System.getProperty("backendPid");
+        if (pid == null) {
+            return -1;
+        }
+        String stat = Files.readString(Path.of("/proc", pid, "stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // fields 14 and 15 of proc(5), counted from the state field (3)
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
     }
 
     /** Copies bytes one way until end of stream, on a daemon thread. */
