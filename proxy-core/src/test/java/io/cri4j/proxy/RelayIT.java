@@ -17,22 +17,15 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
-import io.netty.handler.codec.http2.Http2ConnectionHandler;
-import io.netty.handler.codec.http2.Http2ConnectionHandlerBuilder;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
 import java.nio.file.Path;
@@ -318,40 +311,6 @@ class RelayIT extends ProxyTestBase {
   private static ByteBuf versionMessage() {
     byte[] m = VersionRequest.newBuilder().setVersion("v1").build().toByteArray();
     return Unpooled.buffer().writeByte(0).writeInt(m.length).writeBytes(m);
-  }
-
-  /** A bare HTTP/2 client (Netty's connection handler) on the proxy's socket. */
-  private abstract static class BareClient extends Http2FrameAdapter {
-    final Http2ConnectionHandler h;
-    ChannelHandlerContext ctx;
-
-    BareClient(Http2Settings settings) {
-      h = new Http2ConnectionHandlerBuilder().server(false).frameListener(this)
-          .initialSettings(settings).build();
-    }
-
-    Channel connect(EventLoopGroup group, Path socket) throws InterruptedException {
-      Channel ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-          .handler(new ChannelInitializer<Channel>() {
-            @Override
-            protected void initChannel(Channel c) {
-              c.pipeline().addLast(h);
-            }
-          })
-          .connect(new DomainSocketAddress(socket.toString())).sync().channel();
-      ctx = ch.pipeline().context(h);
-      return ch;
-    }
-
-    @Override
-    public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
-        int streamDependency, short weight, boolean exclusive, int padding, boolean endOfStream) {
-      onHeadersRead(c, streamId, headers, padding, endOfStream);
-    }
-
-    @Override
-    public abstract void onHeadersRead(ChannelHandlerContext c, int streamId,
-        Http2Headers headers, int padding, boolean endOfStream);
   }
 
   /** A bare HTTP/2 client with a given stream window: collects one answer. */

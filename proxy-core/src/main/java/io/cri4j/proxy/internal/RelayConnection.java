@@ -45,6 +45,15 @@ import org.slf4j.LoggerFactory;
  * bytes. Stream ids differ per leg. Streams of intercepted methods are answered by an
  * {@link InterceptedStream}.
  *
+ * <p>The runtime's PINGs go on to the client and the client's ack comes back, as without the
+ * proxy: the runtime's BDP and keepalive pings measure the client's round trip, and the client
+ * acks once it has taken the answer the PING came with (an ack from the proxy would wake the
+ * runtime while the client still works on that answer). Beyond {@link #MAX_FORWARDED_PINGS}
+ * waiting for the client, the proxy acks itself. The client's PINGs are answered by the proxy:
+ * sent on, a gRPC client's BDP ping after an answer the proxy made itself would count against
+ * the runtime's ping policy (grpc-go ends a connection after a few PINGs that follow no data of
+ * its own).
+ *
  * <p>The backend leg is connected when the client connects; when it cannot be reached, or dies,
  * the calls on it end at once with UNAVAILABLE and the next call connects again, so the proxy
  * serves again as soon as the backend is back, on the same client connection.
@@ -90,6 +99,15 @@ final class RelayConnection {
   private Upstream up;
   private final List<Upstream> draining = new ArrayList<>(1);
   private boolean flushScheduled;
+  /** PINGs a backend leg sent that went on to the client, waiting for the client's ack. */
+  private final ArrayDeque<ForwardedPing> pingsToClient = new ArrayDeque<>(2);
+
+  /** Most runtime PINGs that may wait for the client's ack; beyond, the proxy acks. */
+  static final int MAX_FORWARDED_PINGS = 8;
+
+  /** A runtime's PING sent on to the client: the backend leg it came from, its payload. */
+  private record ForwardedPing(Upstream up, long data) {
+  }
 
   RelayConnection(ProxyTransport server, Channel down) {
     this.server = server;
@@ -628,15 +646,20 @@ final class RelayConnection {
 
     @Override
     public void onPingRead(ChannelHandlerContext ctx, long data) {
-      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 8);
-      header(b, 8, PING, FLAG_ACK, 0);
-      b.writeLong(data);
-      write(b);
+      pingFrame(data, true);
     }
 
     @Override
     public void onPingAckRead(ChannelHandlerContext ctx, long data) {
-      // the proxy sends no pings
+      // the proxy sends no PINGs of its own
+    }
+
+    /** Writes a PING, or its ack, on this leg. */
+    void pingFrame(long data, boolean ack) {
+      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 8);
+      header(b, 8, PING, ack ? FLAG_ACK : 0, 0);
+      b.writeLong(data);
+      write(b);
     }
 
     @Override
@@ -742,6 +765,25 @@ final class RelayConnection {
 
     Down() {
       super(true);
+    }
+
+    @Override
+    public void onPingAckRead(ChannelHandlerContext ctx, long data) {
+      for (java.util.Iterator<ForwardedPing> i = pingsToClient.iterator(); i.hasNext(); ) {
+        ForwardedPing f = i.next();
+        if (f.data() == data) {
+          i.remove();
+          Upstream u = f.up();
+          if (u.state != Upstream.CLOSED) {
+            u.pingFrame(data, true);
+            if (u != up && !draining.contains(u)) {
+              u.flush(); // a leg flushAll() does not know any more
+            }
+          }
+          return;
+        }
+      }
+      // an ack to a PING nobody waits for any more: dropped
     }
 
     @Override
@@ -1224,6 +1266,21 @@ final class RelayConnection {
     }
 
     @Override
+    public void onPingRead(ChannelHandlerContext ctx, long data) {
+      if (pingsToClient.size() < MAX_FORWARDED_PINGS) {
+        pingsToClient.add(new ForwardedPing(this, data));
+        down.pingFrame(data, false);
+      } else {
+        pingFrame(data, true);
+      }
+    }
+
+    /** This leg is gone: the client's acks to its PINGs go nowhere. */
+    private void forgetPings() {
+      pingsToClient.removeIf(f -> f.up() == this);
+    }
+
+    @Override
     boolean mustDecode(int streamId) {
       // a collected answer's trailers (its first block only if it cannot go on as it came)
       Pair p = byUp.get(streamId);
@@ -1314,6 +1371,7 @@ final class RelayConnection {
       LOG.debug("{}", why);
       failure = why;
       state = CLOSED;
+      forgetPings();
       Runnable r;
       while ((r = pending.poll()) != null) {
         r.run();
@@ -1331,6 +1389,7 @@ final class RelayConnection {
       }
       state = CLOSED;
       draining.remove(this);
+      forgetPings();
       Pair[] pairs = byUp.values().toArray(new Pair[0]);
       byUp.clear();
       dropAllPending(java.util.Arrays.asList(pairs));
