@@ -1,6 +1,5 @@
 package io.cri4j.benchmarks;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.ContainerConfig;
@@ -133,8 +132,8 @@ public class ProxyBenchmark {
         backend = ProxyLatencyRatio.startBackend(dir.resolve("backend.sock"));
         proxy = CriProxy.builder().listen(dir.resolve("proxy.sock"))
                 .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
-        directChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
-        proxyChannel = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
+        directChannel = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
+        proxyChannel = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
         direct = RuntimeServiceGrpc.newBlockingStub(directChannel);
         proxied = RuntimeServiceGrpc.newBlockingStub(proxyChannel);
         version = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();

@@ -1,6 +1,5 @@
 package io.cri4j.benchmarks;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.CreateContainerRequest;
@@ -80,7 +79,7 @@ public final class ProxyLatencyRatio {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
                     new RuntimeServiceGrpc.RuntimeServiceBlockingStub[socks.length];
             for (int k = 0; k < socks.length; k++) {
-                ch[k] = CriChannels.newChannel(CriEndpoint.unix(dir.resolve(socks[k])));
+                ch[k] = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve(socks[k])));
                 s[k] = RuntimeServiceGrpc.newBlockingStub(ch[k]);
             }
             VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
@@ -156,8 +155,8 @@ public final class ProxyLatencyRatio {
     private static void versionAgainst(CriEndpoint runtime, Path dir, int n) throws Exception {
         CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(runtime)
                 .ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
-        ManagedChannel dc = CriChannels.newChannel(runtime);
-        ManagedChannel pc = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        ManagedChannel dc = KubeletLikeChannels.newChannel(runtime);
+        ManagedChannel pc = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
             var direct = RuntimeServiceGrpc.newBlockingStub(dc);
             var proxied = RuntimeServiceGrpc.newBlockingStub(pc);

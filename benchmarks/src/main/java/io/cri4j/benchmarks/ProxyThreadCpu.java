@@ -1,6 +1,5 @@
 package io.cri4j.benchmarks;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.ContainerConfig;
@@ -59,7 +58,7 @@ public final class ProxyThreadCpu {
                     "none, inline, thread, interceptor, async or remote: " + kind);
         }
         CriProxy proxy = b.build().start();
-        ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
+        ManagedChannel ch = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub s = RuntimeServiceGrpc.newBlockingStub(ch);
             CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")

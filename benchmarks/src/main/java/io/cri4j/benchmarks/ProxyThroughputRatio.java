@@ -1,6 +1,5 @@
 package io.cri4j.benchmarks;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
@@ -55,8 +54,8 @@ public final class ProxyThroughputRatio {
         }
         CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(runtime)
                 .ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
-        ManagedChannel dc = CriChannels.newChannel(runtime);
-        ManagedChannel pc = CriChannels.newChannel(proxy.listenEndpoint());
+        ManagedChannel dc = KubeletLikeChannels.newChannel(runtime);
+        ManagedChannel pc = KubeletLikeChannels.newChannel(proxy.listenEndpoint());
         try {
             VersionRequest v = VersionRequest.newBuilder().setVersion("0.1.0").build();
             var direct = RuntimeServiceGrpc.newBlockingStub(dc);

@@ -1,6 +1,5 @@
 package io.cri4j.benchmarks;
 
-import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
@@ -65,7 +64,7 @@ public final class RelayFloor {
         RuntimeServiceGrpc.RuntimeServiceBlockingStub[] stubs =
                 new RuntimeServiceGrpc.RuntimeServiceBlockingStub[sockets.length];
         for (int k = 0; k < sockets.length; k++) {
-            ch[k] = CriChannels.newChannel(CriEndpoint.unix(sockets[k]));
+            ch[k] = KubeletLikeChannels.newChannel(CriEndpoint.unix(sockets[k]));
             stubs[k] = RuntimeServiceGrpc.newBlockingStub(ch[k]);
         }
         try {
