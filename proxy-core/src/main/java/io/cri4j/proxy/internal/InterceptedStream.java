@@ -37,6 +37,8 @@ final class InterceptedStream {
   private final int maxMessageSize;
   private ByteBuf body;
   private boolean ended;
+  /** The chain started on the one request message, before the client half-closed. */
+  private boolean early;
   private volatile Context.CancellableContext context;
   private volatile boolean cancelled;
   private final long arrived = System.nanoTime();
@@ -64,9 +66,16 @@ final class InterceptedStream {
     this.maxMessageSize = maxMessageSize;
   }
 
-  /** Request bytes (on the event loop). */
+  /**
+   * Request bytes (on the event loop). The chain starts as soon as the one request message of the
+   * method is all here, without waiting for the client's half-close: grpc-java's client (with its
+   * default retry support) often sends that in an empty DATA frame of its own, a write later.
+   */
   void onData(ByteBuf data, boolean endOfStream) {
     if (ended) {
+      if (early && data.isReadable() && !cancelled) {
+        tooMany();
+      }
       return;
     }
     if (body == null) {
@@ -83,10 +92,37 @@ final class InterceptedStream {
     body.writeBytes(data);
     if (endOfStream) {
       onEnd();
+    } else if (method.getType().clientSendsOneMessage() && wholeMessage(body)) {
+      early = true;
+      onEnd();
     }
   }
 
-  /** The client half-closed (on the event loop): decode the request and run the chain. */
+  /** Whether {@code b} holds exactly one whole gRPC message (length prefix and bytes). */
+  private static boolean wholeMessage(ByteBuf b) {
+    int n = b.readableBytes();
+    return n >= 5 && n - 5 == b.getUnsignedInt(b.readerIndex() + 1);
+  }
+
+  /**
+   * The client sent more after the one request message its method takes, while the chain runs on
+   * that message: the chain and its backend call are dropped, and the client gets INTERNAL.
+   */
+  private void tooMany() {
+    early = false;
+    cancel();
+    RelayConnection.Pair p = conn.pair(streamId);
+    if (p != null) {
+      conn.abandonBackend(p);
+      conn.finish(p, Status.INTERNAL.withDescription("more than one request message for "
+          + method.getFullMethodName() + ", which takes one"), null);
+    }
+  }
+
+  /**
+   * The request is complete (on the event loop): the client half-closed, or its one message is
+   * all here; decode the request and run the chain.
+   */
   void onEnd() {
     if (ended) {
       return;

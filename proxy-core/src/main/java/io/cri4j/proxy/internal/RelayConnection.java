@@ -1024,6 +1024,14 @@ final class RelayConnection {
     down.send(p, framed, false, 0);
   }
 
+  /** Resets the backend stream of {@code p}, if it has one: its answer is wanted no more. */
+  void abandonBackend(Pair p) {
+    Upstream u = p.up;
+    if (u != null) {
+      u.run(() -> u.reset(p, CANCEL));
+    }
+  }
+
   /**
    * Ends a client stream with {@code status} as gRPC does: trailers, or trailers-only when no
    * response headers went out yet.
