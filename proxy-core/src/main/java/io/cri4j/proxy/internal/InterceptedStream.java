@@ -109,8 +109,7 @@ final class InterceptedStream {
    * that message: the chain and its backend call are dropped, and the client gets INTERNAL.
    */
   private void tooMany() {
-    early = false;
-    cancel();
+    cancel(); // also keeps later bytes from coming here again
     RelayConnection.Pair p = conn.pair(streamId);
     if (p != null) {
       conn.abandonBackend(p);

@@ -962,9 +962,7 @@ final class RelayConnection {
       if (p.intercepted != null) {
         p.intercepted.cancel();
       }
-      if (p.up != null) {
-        p.up.run(() -> p.up.reset(p, errorCode));
-      }
+      resetBackend(p, errorCode);
     }
 
     @Override
@@ -1024,12 +1022,17 @@ final class RelayConnection {
     down.send(p, framed, false, 0);
   }
 
-  /** Resets the backend stream of {@code p}, if it has one: its answer is wanted no more. */
-  void abandonBackend(Pair p) {
+  /** Resets the backend stream of {@code p} with {@code code}, if it has one. */
+  private void resetBackend(Pair p, long code) {
     Upstream u = p.up;
     if (u != null) {
-      u.run(() -> u.reset(p, CANCEL));
+      u.run(() -> u.reset(p, code));
     }
+  }
+
+  /** Resets the backend stream of {@code p}, if it has one: its answer is wanted no more. */
+  void abandonBackend(Pair p) {
+    resetBackend(p, CANCEL);
   }
 
   /**
