@@ -162,6 +162,47 @@ class CriProxyIT extends ProxyTestBase {
   }
 
   @Test
+  void anInterceptorThatAnswersAfterTheProxyClosedKillsNoThread() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread[] worker = new Thread[1];
+    startProxy(CriProxy.builder().addInterceptor(blocking("Version", chain -> {
+      worker[0] = Thread.currentThread();
+      entered.countDown();
+      boolean interrupted = false;
+      while (true) { // close() interrupts the workers: this one answers anyway
+        try {
+          release.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      return VersionResponse.newBuilder().setRuntimeName("late").build();
+    })));
+    RuntimeServiceGrpc.RuntimeServiceFutureStub stub = RuntimeServiceGrpc.newFutureStub(client);
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((t, e) -> uncaught.add(e));
+    try {
+      var call = stub.version(VersionRequest.getDefaultInstance());
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      proxy.close();
+      release.countDown();
+      worker[0].join(10_000); // the pool is shut down: its thread ends after this task
+      assertThat(worker[0].isAlive()).isFalse();
+      assertThat(uncaught).as("exceptions that ended the worker").isEmpty();
+      assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(StatusRuntimeException.class);
+    } finally {
+      Thread.setDefaultUncaughtExceptionHandler(before);
+    }
+  }
+
+  @Test
   void passesThroughUnknownServicesImagesStreamsAndHeaders() throws Exception {
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder());
     Metadata h = new Metadata();

@@ -990,9 +990,16 @@ final class RelayConnection {
     down.sendHeaders(p, encode(headers), endOfStream);
   }
 
-  /** Runs {@code task} on the event loop (for interceptor chains answering from a worker). */
+  /**
+   * Runs {@code task} on the event loop (for interceptor chains answering from a worker). Once
+   * the proxy has shut the loop down, the task is dropped: the client's connection went with it.
+   */
   void execute(Runnable task) {
-    downChannel.eventLoop().execute(task);
+    try {
+      downChannel.eventLoop().execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.debug("the proxy closed before an answer from a worker could go out");
+    }
   }
 
   /** The event loop of both legs (also schedules the deadlines of intercepted calls). */
