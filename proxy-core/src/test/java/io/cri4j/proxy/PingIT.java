@@ -36,8 +36,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * PINGs through the proxy, seen from the wire on both sides: a runtime's PINGs are answered by the
- * client, as without the proxy (the proxy acks only beyond those that may wait), and a client's
- * PINGs by the proxy, never by the runtime.
+ * client and a client's by the runtime, as without the proxy; the proxy acks only beyond those
+ * that may wait, a client's PING that would be a ping strike at the runtime (no HEADERS or DATA
+ * from it since the last), and those a runtime connection took with it when it went away.
  */
 class PingIT {
   private static final String VERSION_PATH = "/runtime.v1.RuntimeService/Version";
@@ -104,13 +105,70 @@ class PingIT {
   }
 
   @Test
-  void aClientsPingIsAnsweredByTheProxyAndNeverReachesTheRuntime() throws Exception {
-    startAll(false, true); // a runtime that would never ack
-    assertThat(client.version(3, 0)).isEqualTo("0"); // the backend leg is up
+  void aClientsPingAfterTheRuntimesAnswerGoesToTheRuntimeAndItsAckComesBack() throws Exception {
+    startAll(false, true); // a runtime that acks only when told to
+    assertThat(client.version(3, 0)).isEqualTo("0"); // the runtime sent HEADERS and DATA
     client.ping(0x1111);
-    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(0x1111);
+    assertThat(backend.pings.poll(10, TimeUnit.SECONDS)).as("the client's PING at the runtime")
+        .isEqualTo(0x1111);
+    // an ack from the proxy would have been written before this answer
     assertThat(client.version(5, 0)).isEqualTo("0");
-    assertThat(backend.pings).as("PINGs at the runtime").isEmpty();
+    assertThat(client.acks).as("acks before the runtime acked").isEmpty();
+    backend.ack(0x1111);
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).as("the runtime's ack").isEqualTo(0x1111);
+  }
+
+  @Test
+  void aClientsPingThatFollowsNoDataOfTheRuntimeIsAnsweredByTheProxy() throws Exception {
+    startAll(false, true);
+    client.ping(0x0A); // nothing from the runtime yet
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(0x0A);
+    assertThat(client.version(3, 0)).isEqualTo("0");
+    client.ping(0x0B); // goes on: the runtime answered since
+    client.ping(0x0C); // would be a ping strike at the runtime: the proxy acks
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(0x0C);
+    assertThat(client.version(5, 0)).isEqualTo("0");
+    client.ping(0x0D);
+    assertThat(backend.pings.poll(10, TimeUnit.SECONDS)).isEqualTo(0x0B);
+    assertThat(backend.pings.poll(10, TimeUnit.SECONDS)).as("the next PING at the runtime")
+        .isEqualTo(0x0D);
+    backend.ack(0x0D);
+    backend.ack(0x0B);
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(0x0D);
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(0x0B);
+    backend.ack(0x0B); // an ack to a PING that no longer waits: goes nowhere
+    assertThat(client.version(7, 0)).isEqualTo("0");
+    assertThat(client.acks).isEmpty();
+  }
+
+  @Test
+  void theProxyAcksTheClientsPingsBeyondWhatMayWaitForTheRuntime() throws Exception {
+    startAll(false, true);
+    int waiting = 8; // RelayConnection.MAX_FORWARDED_PINGS
+    for (int i = 1; i <= waiting + 1; i++) {
+      assertThat(client.version(2 * i + 1, 0)).isEqualTo("0");
+      client.ping(i);
+    }
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).as("the proxy's ack")
+        .isEqualTo(waiting + 1);
+    for (long i = 1; i <= waiting; i++) {
+      assertThat(backend.pings.poll(10, TimeUnit.SECONDS)).isEqualTo(i);
+    }
+    for (long i = 1; i <= waiting; i++) {
+      backend.ack(i);
+      assertThat(client.acks.poll(10, TimeUnit.SECONDS)).isEqualTo(i);
+    }
+    assertThat(backend.pings).as("PINGs beyond eight at the runtime").isEmpty();
+  }
+
+  @Test
+  void theClientsPingsARuntimeTookWithItAreAckedByTheProxy() throws Exception {
+    startAll(false, true);
+    assertThat(client.version(3, 0)).isEqualTo("0");
+    client.ping(0x3333);
+    assertThat(backend.pings.poll(10, TimeUnit.SECONDS)).isEqualTo(0x3333);
+    backend.close();
+    assertThat(client.acks.poll(10, TimeUnit.SECONDS)).as("the proxy's ack").isEqualTo(0x3333);
   }
 
   @Test
@@ -271,6 +329,16 @@ class PingIT {
             }
           }).bind(new DomainSocketAddress(socket.toString())).sync().channel();
       return this;
+    }
+
+    /** Acks a PING on the newest connection. */
+    void ack(long data) throws InterruptedException {
+      Channel c = channels.get(channels.size() - 1);
+      c.eventLoop().submit(() -> {
+        Http2ConnectionHandler h = c.pipeline().get(Http2ConnectionHandler.class);
+        h.encoder().writePing(c.pipeline().context(h), true, data, c.newPromise());
+        c.flush();
+      }).sync();
     }
 
     void close() throws InterruptedException {

@@ -48,11 +48,15 @@ import org.slf4j.LoggerFactory;
  * <p>The runtime's PINGs go on to the client and the client's ack comes back, as without the
  * proxy: the runtime's BDP and keepalive pings measure the client's round trip, and the client
  * acks once it has taken the answer the PING came with (an ack from the proxy would wake the
- * runtime while the client still works on that answer). Beyond {@link #MAX_FORWARDED_PINGS}
- * waiting for the client, the proxy acks itself. The client's PINGs are answered by the proxy:
- * sent on, a gRPC client's BDP ping after an answer the proxy made itself would count against
- * the runtime's ping policy (grpc-go ends a connection after a few PINGs that follow no data of
- * its own).
+ * runtime while the client still works on that answer). The client's PINGs go on to the runtime
+ * too, with the request they came with, so the runtime acks them with its answer as it would
+ * without the proxy (an ack from the proxy would be a write of its own, and a wake-up of the
+ * client, before the request even reached the runtime), but only while the runtime sent HEADERS
+ * or DATA since the last one: grpc-go and grpc-java servers count a PING that follows no data of
+ * their own as a strike and end the connection after a few, and a gRPC client's BDP ping after
+ * an answer the proxy made itself would be one. Other client PINGs, and any beyond
+ * {@link #MAX_FORWARDED_PINGS} waiting for either peer, the proxy acks itself; so it does for the
+ * client's PINGs a runtime connection took with it when it went away.
  *
  * <p>The backend leg is connected when the client connects; when it cannot be reached, or dies,
  * the calls on it end at once with UNAVAILABLE and the next call connects again, so the proxy
@@ -102,10 +106,13 @@ final class RelayConnection {
   /** PINGs a backend leg sent that went on to the client, waiting for the client's ack. */
   private final ArrayDeque<ForwardedPing> pingsToClient = new ArrayDeque<>(2);
 
-  /** Most runtime PINGs that may wait for the client's ack; beyond, the proxy acks. */
+  /** The client's PINGs sent on to a backend leg, waiting for its ack. */
+  private final ArrayDeque<ForwardedPing> pingsToBackend = new ArrayDeque<>(2);
+
+  /** Most PINGs that may wait for the other peer's ack, each way; beyond, the proxy acks. */
   static final int MAX_FORWARDED_PINGS = 8;
 
-  /** A runtime's PING sent on to the client: the backend leg it came from, its payload. */
+  /** A PING sent on between the client and a backend leg: that leg, its payload. */
   private record ForwardedPing(Upstream up, long data) {
   }
 
@@ -592,7 +599,7 @@ final class RelayConnection {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
       super.channelReadComplete(ctx);
-      flushAll();
+      flushAll(this);
     }
 
     @Override
@@ -718,12 +725,27 @@ final class RelayConnection {
   }
 
   private void flushAll() {
-    down.flush();
-    if (up != null) {
+    flushAll(null);
+  }
+
+  /**
+   * Flushes every leg, {@code last} (the leg just read, if any) after the others: what it read
+   * goes on before what it gets back itself (an ack, a window update).
+   */
+  private void flushAll(Leg last) {
+    if (down != last) {
+      down.flush();
+    }
+    if (up != null && up != last) {
       up.flush();
     }
     for (int i = 0; i < draining.size(); i++) {
-      draining.get(i).flush();
+      if (draining.get(i) != last) {
+        draining.get(i).flush();
+      }
+    }
+    if (last != null) {
+      last.flush();
     }
   }
 
@@ -765,6 +787,19 @@ final class RelayConnection {
 
     Down() {
       super(true);
+    }
+
+    @Override
+    public void onPingRead(ChannelHandlerContext ctx, long data) {
+      Upstream u = up;
+      if (u != null && u.state == Upstream.READY && u.sentSincePing
+          && pingsToBackend.size() < MAX_FORWARDED_PINGS) {
+        u.sentSincePing = false;
+        pingsToBackend.add(new ForwardedPing(u, data));
+        u.pingFrame(data, false);
+      } else {
+        pingFrame(data, true);
+      }
     }
 
     @Override
@@ -1273,6 +1308,8 @@ final class RelayConnection {
     static final int CLOSED = 3;
 
     int state = CONNECTING;
+    /** The runtime sent HEADERS or DATA since the client's last PING went to it. */
+    boolean sentSincePing;
     private Channel ch;
     private String failure;
     private int nextId = 1;
@@ -1293,9 +1330,32 @@ final class RelayConnection {
       }
     }
 
-    /** This leg is gone: the client's acks to its PINGs go nowhere. */
+    @Override
+    public void onPingAckRead(ChannelHandlerContext ctx, long data) {
+      for (java.util.Iterator<ForwardedPing> i = pingsToBackend.iterator(); i.hasNext(); ) {
+        ForwardedPing f = i.next();
+        if (f.up() == this && f.data() == data) {
+          i.remove();
+          down.pingFrame(data, true);
+          return;
+        }
+      }
+      // an ack to a PING the proxy did not send on: dropped
+    }
+
+    /**
+     * This leg is gone: the client's acks to its PINGs go nowhere, and the client's PINGs it
+     * took with it are acked by the proxy (the client's connection is still alive).
+     */
     private void forgetPings() {
       pingsToClient.removeIf(f -> f.up() == this);
+      for (java.util.Iterator<ForwardedPing> i = pingsToBackend.iterator(); i.hasNext(); ) {
+        ForwardedPing f = i.next();
+        if (f.up() == this) {
+          i.remove();
+          down.pingFrame(f.data(), true);
+        }
+      }
     }
 
     @Override
@@ -1513,6 +1573,7 @@ final class RelayConnection {
     @Override
     public void onHeadersRead(ChannelHandlerContext c, int streamId, Http2Headers headers,
         int padding, boolean endOfStream) {
+      sentSincePing = true;
       ByteBuf block = blocks.take();
       Pair p = byUp.get(streamId);
       if (p == null) {
@@ -1537,6 +1598,7 @@ final class RelayConnection {
     @Override
     public int onDataRead(ChannelHandlerContext c, int streamId, ByteBuf data, int padding,
         boolean endOfStream) {
+      sentSincePing = true;
       int bytes = data.readableBytes() + padding;
       Pair p = byUp.get(streamId);
       if (p == null || p.upHalf.gotEnd) {
