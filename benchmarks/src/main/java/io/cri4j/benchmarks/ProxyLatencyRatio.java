@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
  * against that runtime (direct vs through the proxy) instead of the built-in test backend.
  * With {@code -Dtrace=MILLIS} each series first runs alone for that long and prints its start and
  * end in {@code System.nanoTime()} (CLOCK_MONOTONIC), to cut a {@code perf} trace by series.
+ * With {@code serve} instead of a number it only serves the backend and the proxies, for a
+ * client in another process ({@code benchmarks/go/run.sh}).
  */
 public final class ProxyLatencyRatio {
     private ProxyLatencyRatio() {
@@ -38,7 +40,7 @@ public final class ProxyLatencyRatio {
 
     /** @param args optional number of measured calls per series (default 20000) */
     public static void main(String[] args) throws Exception {
-        int n = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+        int n = args.length > 0 && !args[0].equals("serve") ? Integer.parseInt(args[0]) : 20_000;
         Path dir = Files.createTempDirectory("cri4j-ratio");
         String external = System.getProperty("backend");
         if (external != null) {
@@ -74,6 +76,10 @@ public final class ProxyLatencyRatio {
                 .backend(dir.resolve("b.sock")).addHook(remoteHook).ioThreads(io).build().start();
         String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock", "interceptor.sock",
             "async.sock", "remote.sock"};
+        if (args.length > 0 && args[0].equals("serve")) {
+            serve(dir, socks);
+            return;
+        }
         ManagedChannel[] ch = new ManagedChannel[socks.length];
         try {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
@@ -183,6 +189,28 @@ public final class ProxyLatencyRatio {
             dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             proxy.close();
         }
+    }
+
+    /**
+     * Serves the backend and the proxies for a client in another process ({@code benchmarks/go}:
+     * kubelet's own gRPC stack) until killed: prints {@code NAME=SOCKET} per proxy, and the
+     * {@code CreateContainer} request, and that request as the hook changes it, in hex.
+     */
+    private static void serve(Path dir, String[] socks) throws InterruptedException {
+        String[] names = {"direct", "relayed", "hook-thread", "inline-hook", "interceptor",
+            "async-interceptor", "remote-hook"};
+        CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+                .setConfig(ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+        CreateContainerRequest changed = (CreateContainerRequest)
+                ProxyBenchmark.AnnotateInterceptor.annotate(c);
+        System.out.println("request=" + java.util.HexFormat.of().formatHex(c.toByteArray()));
+        System.out.println("changed=" + java.util.HexFormat.of().formatHex(changed.toByteArray()));
+        for (int k = 0; k < socks.length; k++) {
+            System.out.println(names[k] + "=" + dir.resolve(socks[k]));
+        }
+        System.out.flush();
+        Thread.currentThread().join();
     }
 
     private static void report(String what, long[] direct, long[] proxied) {

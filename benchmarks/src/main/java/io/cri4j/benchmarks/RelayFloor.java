@@ -40,7 +40,9 @@ import java.util.Map;
  * interleaved call by call; then CPU per call of each relay's threads (and of the runtime with
  * {@code -DbackendPid=PID}, from {@code /proc}, in 10 ms ticks). With {@code -Dtrace=MILLIS} each
  * series also runs alone for that long and prints its start and end in {@code System.nanoTime()}
- * (CLOCK_MONOTONIC), to cut a {@code perf record -k CLOCK_MONOTONIC} trace by series. Linux only
+ * (CLOCK_MONOTONIC), to cut a {@code perf record -k CLOCK_MONOTONIC} trace by series. With
+ * {@code serve} for the number of calls it only serves the relays and the proxy, printing
+ * {@code NAME=SOCKET} lines, for a client in another process ({@code benchmarks/go}). Linux only
  * (epoll). Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.RelayFloor 10000 /run/containerd/containerd.sock}.
  */
@@ -50,13 +52,21 @@ public final class RelayFloor {
 
     /** @param args calls per series, and the runtime's unix socket path */
     public static void main(String[] args) throws Exception {
-        int n = Integer.parseInt(args[0]);
+        boolean serve = args[0].equals("serve");
+        int n = serve ? 0 : Integer.parseInt(args[0]);
         Path backend = Path.of(args[1]);
         Path dir = Files.createTempDirectory("cri4j-floor");
         blockingRelay(dir.resolve("blocking.sock"), backend);
         EventLoopGroup nettyLoop = nettyRelay(dir.resolve("netty.sock"), backend);
         CriProxy proxy = CriProxy.builder().listen(dir.resolve("proxy.sock")).backend(backend)
                 .build().start();
+        if (serve) { // for a client in another process (benchmarks/go: kubelet's grpc-go)
+            System.out.println("blocking relay=" + dir.resolve("blocking.sock"));
+            System.out.println("netty relay=" + dir.resolve("netty.sock"));
+            System.out.println("cri4j proxy=" + dir.resolve("proxy.sock"));
+            System.out.flush();
+            Thread.currentThread().join(); // until killed
+        }
         String[] names = {"direct", "blocking relay", "netty relay", "cri4j proxy"};
         Path[] sockets = {backend, dir.resolve("blocking.sock"), dir.resolve("netty.sock"),
             dir.resolve("proxy.sock")};
