@@ -77,8 +77,14 @@ final class RelayConnection {
   private static final byte[] PREFACE =
       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final int FRAME_HEADER = 9;
-  /** DATA payloads up to this size are copied behind their frame header (one buffer). */
-  private static final int COPY_DATA_BELOW = 1024;
+  /**
+   * DATA payloads and header blocks below this size are copied into a leg's staged buffer of
+   * small frames; larger ones are written as the buffers they came in.
+   */
+  private static final int STAGE_BELOW = 1024;
+  /** A leg's staged buffer starts this large and is written once it would pass STAGED_MAX. */
+  private static final int STAGED_CHUNK = 1024;
+  private static final int STAGED_MAX = 16 * 1024;
   private static final byte DATA = 0x0;
   private static final byte HEADERS = 0x1;
   private static final byte RST_STREAM = 0x3;
@@ -210,6 +216,13 @@ final class RelayConnection {
     /** The next header block must start with a dynamic table size update (to 0). */
     boolean oweSizeUpdate;
     boolean needsFlush;
+    /**
+     * Small frames written since the last flush, in one buffer (null: none): one allocation and
+     * one pipeline write per flush instead of one per frame.
+     */
+    private ByteBuf staged;
+    /** The connection is gone and this handler with it: frames written now go nowhere. */
+    private boolean removed;
     final ArrayDeque<Pair> blocked = new ArrayDeque<>();
 
     /** @param decodeAll decode every header block (else only those {@link #mustDecode} names) */
@@ -269,14 +282,46 @@ final class RelayConnection {
       b.writeShort(id).writeInt(value);
     }
 
+    /** Writes {@code b} behind the frames staged so far; owns it. */
     void write(ByteBuf b) {
+      unstage();
       ctx.write(b, ctx.voidPromise());
       needsFlush = true;
+    }
+
+    /**
+     * The buffer to write a small frame of {@code bytes} bytes into, behind everything written
+     * on this leg so far; the frame goes out with the next flush.
+     */
+    ByteBuf stage(int bytes) {
+      if (removed) {
+        return Unpooled.wrappedBuffer(new byte[bytes]).clear(); // dropped, left to the GC
+      }
+      ByteBuf b = staged;
+      if (b != null && b.readableBytes() + bytes > STAGED_MAX) {
+        unstage();
+        b = null;
+      }
+      if (b == null) {
+        b = ctx.alloc().buffer(Math.max(STAGED_CHUNK, bytes));
+        staged = b;
+      }
+      needsFlush = true;
+      return b;
+    }
+
+    private void unstage() {
+      ByteBuf b = staged;
+      if (b != null) {
+        staged = null;
+        ctx.write(b, ctx.voidPromise());
+      }
     }
 
     void flush() {
       if (needsFlush) {
         needsFlush = false;
+        unstage();
         ctx.flush();
       }
     }
@@ -284,17 +329,15 @@ final class RelayConnection {
     // -------------------------------------------------------------- frames out
 
     void rstFrame(int id, long code) {
-      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 4);
+      ByteBuf b = stage(FRAME_HEADER + 4);
       header(b, 4, RST_STREAM, 0, id);
       b.writeInt((int) code);
-      write(b);
     }
 
     void windowUpdateFrame(int id, int increment) {
-      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 4);
+      ByteBuf b = stage(FRAME_HEADER + 4);
       header(b, 4, WINDOW_UPDATE, 0, id);
       b.writeInt(increment);
-      write(b);
     }
 
     void goAway(int lastId, Http2Error error, String why) {
@@ -312,6 +355,16 @@ final class RelayConnection {
       oweSizeUpdate = false;
       int len = block.readableBytes() + extra;
       int start = block.readerIndex() - FRAME_HEADER - extra;
+      if (len <= peerMaxFrame && len < STAGE_BELOW) {
+        ByteBuf b = stage(FRAME_HEADER + len);
+        header(b, len, HEADERS, flags | FLAG_END_HEADERS, id);
+        if (extra == 1) {
+          b.writeByte(0x20); // dynamic table size update: 0
+        }
+        b.writeBytes(block);
+        block.release();
+        return;
+      }
       if (len <= peerMaxFrame) {
         block.setMedium(start, len);
         block.setByte(start + 3, HEADERS);
@@ -333,9 +386,8 @@ final class RelayConnection {
       while (block.isReadable()) {
         int n = Math.min(block.readableBytes(), peerMaxFrame);
         boolean last = n == block.readableBytes();
-        ByteBuf h = ctx.alloc().buffer(FRAME_HEADER);
-        header(h, n, type, (type == HEADERS ? flags : 0) | (last ? FLAG_END_HEADERS : 0), id);
-        write(h);
+        header(stage(FRAME_HEADER), n, type,
+            (type == HEADERS ? flags : 0) | (last ? FLAG_END_HEADERS : 0), id);
         write(block.readRetainedSlice(n));
         type = CONTINUATION;
       }
@@ -346,17 +398,14 @@ final class RelayConnection {
     void dataFrame(int id, ByteBuf data, boolean end) {
       int n = data.readableBytes();
       int flags = end ? FLAG_END_STREAM : 0;
-      if (n < COPY_DATA_BELOW) {
-        ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + n);
+      if (n < STAGE_BELOW) {
+        ByteBuf b = stage(FRAME_HEADER + n);
         header(b, n, DATA, flags, id);
         b.writeBytes(data);
         data.release();
-        write(b);
         return;
       }
-      ByteBuf h = ctx.alloc().buffer(FRAME_HEADER);
-      header(h, n, DATA, flags, id);
-      write(h);
+      header(stage(FRAME_HEADER), n, DATA, flags, id);
       write(data);
     }
 
@@ -610,6 +659,11 @@ final class RelayConnection {
 
     @Override
     protected void handlerRemoved0(ChannelHandlerContext ctx) {
+      removed = true;
+      if (staged != null) {
+        staged.release();
+        staged = null;
+      }
       blocks.drop();
       reader.close();
     }
@@ -639,9 +693,7 @@ final class RelayConnection {
           }
         }
       }
-      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER);
-      header(b, 0, SETTINGS, FLAG_ACK, 0);
-      write(b);
+      header(stage(FRAME_HEADER), 0, SETTINGS, FLAG_ACK, 0);
     }
 
     abstract Iterable<Pair> streams();
@@ -663,10 +715,9 @@ final class RelayConnection {
 
     /** Writes a PING, or its ack, on this leg. */
     void pingFrame(long data, boolean ack) {
-      ByteBuf b = ctx.alloc().buffer(FRAME_HEADER + 8);
+      ByteBuf b = stage(FRAME_HEADER + 8);
       header(b, 8, PING, ack ? FLAG_ACK : 0, 0);
       b.writeLong(data);
-      write(b);
     }
 
     @Override
