@@ -7,6 +7,7 @@ import io.grpc.HandlerRegistry;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerTransportFilter;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -56,6 +57,7 @@ public final class CriServer implements AutoCloseable {
     private final CriEndpoint requested;
     private final List<ServerServiceDefinition> services;
     private final List<ServerInterceptor> interceptors;
+    private final List<ServerTransportFilter> transportFilters;
     private final HandlerRegistry fallback;
     private final Set<PosixFilePermission> socketMode;
     private final int maxInboundMessageSize;
@@ -74,6 +76,7 @@ public final class CriServer implements AutoCloseable {
         this.requested = b.endpoint;
         this.services = List.copyOf(b.services);
         this.interceptors = List.copyOf(b.interceptors);
+        this.transportFilters = List.copyOf(b.transportFilters);
         this.fallback = b.fallback;
         this.socketMode = b.socketMode;
         this.maxInboundMessageSize = b.maxInboundMessageSize;
@@ -122,6 +125,7 @@ public final class CriServer implements AutoCloseable {
                     .permitKeepAliveTime(5, TimeUnit.MINUTES);
             services.forEach(nb::addService);
             interceptors.forEach(nb::intercept);
+            transportFilters.forEach(nb::addTransportFilter);
             if (fallback != null) {
                 nb.fallbackHandlerRegistry(fallback);
             }
@@ -236,6 +240,7 @@ public final class CriServer implements AutoCloseable {
         private final CriEndpoint endpoint;
         private final List<ServerServiceDefinition> services = new ArrayList<>();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
+        private final List<ServerTransportFilter> transportFilters = new ArrayList<>();
         private HandlerRegistry fallback;
         private Set<PosixFilePermission> socketMode = PosixFilePermissions.fromString(DEFAULT_SOCKET_MODE);
         private int maxInboundMessageSize = CriChannels.DEFAULT_MAX_MESSAGE_SIZE;
@@ -269,6 +274,16 @@ public final class CriServer implements AutoCloseable {
          */
         public Builder intercept(ServerInterceptor interceptor) {
             interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+            return this;
+        }
+
+        /**
+         * @param filter told of every client connection when it is ready and when it ends (to
+         *     count or audit connections)
+         * @return this builder
+         */
+        public Builder addTransportFilter(ServerTransportFilter filter) {
+            transportFilters.add(Objects.requireNonNull(filter, "filter"));
             return this;
         }
 

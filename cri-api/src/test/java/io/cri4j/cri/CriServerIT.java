@@ -86,6 +86,34 @@ class CriServerIT {
     }
 
     @Test
+    void transportFiltersAreToldOfEachConnectionAndItsEnd() throws Exception {
+        Path socket = dir.resolve("t.sock");
+        java.util.concurrent.BlockingQueue<String> events =
+                new java.util.concurrent.LinkedBlockingQueue<>();
+        try (CriServer server = CriServer.builder(CriEndpoint.unix(socket))
+                .addService(new VersionService("x"))
+                .addTransportFilter(new io.grpc.ServerTransportFilter() {
+                    @Override
+                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                        events.add("ready");
+                        return a;
+                    }
+
+                    @Override
+                    public void transportTerminated(io.grpc.Attributes a) {
+                        events.add("terminated");
+                    }
+                }).build().start()) {
+            callVersion(server.endpoint());
+            assertThat(events.poll(5, TimeUnit.SECONDS)).isEqualTo("ready");
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            assertThat(events.poll(5, TimeUnit.SECONDS)).isEqualTo("terminated");
+            callVersion(server.endpoint());
+            assertThat(events.poll(5, TimeUnit.SECONDS)).as("a second connection").isEqualTo("ready");
+        }
+    }
+
+    @Test
     void socketModeIsConfigurable() throws Exception {
         Path socket = dir.resolve("m.sock");
         try (CriServer server = CriServer.builder(CriEndpoint.unix(socket)).socketMode("0600")
