@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the real peers the integration tests drive: containerd + runc, a registry, the tools
-# that build test images offline, and htpasswd for the authenticated-registry tests. Idempotent.
+# that build test images offline, htpasswd for the authenticated-registry tests, and Go with
+# grpc-go's sources for the grpc-go client (kubelet's gRPC stack, GrpcGoClient). Idempotent.
 # kubectl is not installable here: the machine image ships /usr/lib/google-cloud-sdk/bin/kubectl.*.
 set -euo pipefail
 packages=(containerd runc containernetworking-plugins docker-registry skopeo umoci busybox-static
-          gcc libc6-dev apache2-utils iproute2 docker.io)
+          gcc libc6-dev apache2-utils iproute2 docker.io golang-go golang-google-grpc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

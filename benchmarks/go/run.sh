@@ -22,9 +22,12 @@ fi
 if ! command -v go >/dev/null || [[ ! -d /usr/share/gocode/src/google.golang.org/grpc ]]; then
   apt-get install -y golang-go golang-google-grpc-dev >&2
 fi
-mkdir -p "$here/target"
-GO111MODULE=off GOPATH="$here:/usr/share/gocode" GOCACHE="$here/target/gocache" \
-  go build -o "$here/target/grpcgolatency" grpcgolatency
+# the client's source ships in cri-testing (GrpcGoClient builds it for tests the same way)
+mkdir -p "$here/target/src/grpcgolatency"
+cp "$root/cri-testing/src/main/resources/io/cri4j/testing/real/grpcgo/main.go" \
+  "$here/target/src/grpcgolatency/main.go"
+(cd "$here/target/src/grpcgolatency" && GO111MODULE=off GOPATH="$here/target:/usr/share/gocode" \
+  GOCACHE="$here/target/gocache" go build -o "$here/target/grpcgolatency" .)
 jar="$root/benchmarks/target/benchmarks.jar"
 if [[ ! -f "$jar" ]]; then
   (cd "$root" && mvn -B -q -pl benchmarks -am package -DskipTests >&2)

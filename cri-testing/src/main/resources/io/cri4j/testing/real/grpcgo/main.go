@@ -1,11 +1,16 @@
-// Command grpcgolatency measures unary CRI call latency with grpc-go, the gRPC stack kubelet
-// uses, against several unix sockets interleaved round by round, so load changes on a shared
-// machine hit every series alike; it prints p50 and p90 per series and their ratio to the first.
+// Command grpcgolatency makes unary CRI calls with grpc-go, the gRPC stack kubelet uses, against
+// several unix sockets interleaved round by round (so load changes on a shared machine hit every
+// series alike), and prints p50 and p90 per series and their ratio to the first. It exits 1 with
+// the status at the first call that fails. Built by io.cri4j.testing.real.GrpcGoClient (tests)
+// and benchmarks/go/run.sh (benchmarks) with Debian's golang-go and golang-google-grpc-dev.
 //
-//	grpcgolatency [-method M] [-request HEX] [-rounds R] [-calls C] [-warmup W] NAME=SOCKET[@HEX]...
+//	grpcgolatency [-method M] [-request HEX] [-rounds R] [-calls C] [-warmup W] [-shared]
+//	    NAME=SOCKET[@HEX][#METHOD]...
 //
-// A series' own @HEX request replaces -request. Requests and responses stay bytes (a codec that
-// neither encodes nor decodes), as the proxy's relay sees them.
+// A series' own @HEX request and #METHOD replace -request and -method. Each series has a
+// connection of its own, unless -shared: then series on the same socket share one, in the order
+// given. Requests and responses stay bytes (a codec that neither encodes nor decodes), as the
+// proxy's relay sees them.
 package main
 
 import (
@@ -39,6 +44,7 @@ func (rawCodec) Name() string { return "proto" }
 type series struct {
 	name    string
 	conn    *grpc.ClientConn
+	method  string
 	request []byte
 	took    []time.Duration
 }
@@ -49,18 +55,23 @@ func main() {
 	rounds := flag.Int("rounds", 20, "rounds; each runs every series in turn")
 	calls := flag.Int("calls", 1000, "calls per series per round")
 	warmup := flag.Int("warmup", 5000, "warm-up calls per series")
+	shared := flag.Bool("shared", false, "series on the same socket share one connection")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: grpcgolatency [flags] NAME=SOCKET[@HEX]...")
 		os.Exit(2)
 	}
 	var all []*series
+	conns := map[string]*grpc.ClientConn{}
 	for _, arg := range flag.Args() {
 		kv := strings.SplitN(arg, "=", 2)
 		if len(kv) != 2 {
 			fail("not NAME=SOCKET: %s", arg)
 		}
-		path, reqHex := kv[1], *request
+		path, reqHex, m := kv[1], *request, *method
+		if at := strings.LastIndex(path, "#"); at >= 0 {
+			path, m = path[:at], path[at+1:]
+		}
 		if at := strings.LastIndex(path, "@"); at >= 0 {
 			path, reqHex = path[:at], path[at+1:]
 		}
@@ -68,18 +79,22 @@ func main() {
 		if err != nil {
 			fail("request of %s is not hex: %v", kv[0], err)
 		}
-		conn, err := grpc.Dial(path, grpc.WithInsecure(),
-			grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-				return (&net.Dialer{}).DialContext(ctx, "unix", addr)
-			}))
-		if err != nil {
-			fail("%s: %v", kv[0], err)
+		conn := conns[path]
+		if conn == nil || !*shared {
+			conn, err = grpc.Dial(path, grpc.WithInsecure(),
+				grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, "unix", addr)
+				}))
+			if err != nil {
+				fail("%s: %v", kv[0], err)
+			}
+			conns[path] = conn
 		}
-		all = append(all, &series{name: kv[0], conn: conn, request: req})
+		all = append(all, &series{name: kv[0], conn: conn, method: m, request: req})
 	}
 	var reply []byte
 	call := func(s *series) {
-		if err := s.conn.Invoke(context.Background(), *method, &s.request, &reply,
+		if err := s.conn.Invoke(context.Background(), s.method, &s.request, &reply,
 			grpc.ForceCodec(rawCodec{})); err != nil {
 			fail("%s: %v", s.name, err)
 		}
