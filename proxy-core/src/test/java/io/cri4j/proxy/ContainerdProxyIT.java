@@ -42,6 +42,7 @@ import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.cri4j.testing.real.ContainerdExtension;
+import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.TestImage;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
@@ -207,6 +208,25 @@ class ContainerdProxyIT {
     // a hook that never blocks ran on the proxy's I/O thread, without any hand-off
     assertThat(threads).allSatisfy(t -> assertThat(t)
         .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook"));
+  }
+
+  @Test
+  void kubeletsGrpcGoClientReachesContainerdThroughTheProxy() {
+    GrpcGoClient go = GrpcGoClient.build(Path.of("target/grpcgo"));
+    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 100,
+        new GrpcGoClient.Call("/runtime.v1.RuntimeService/Version",
+            VersionRequest.newBuilder().setVersion("v1").build().toByteArray()),
+        new GrpcGoClient.Call("/runtime.v1.RuntimeService/ListPodSandbox", new byte[0]),
+        new GrpcGoClient.Call("/runtime.v1alpha2.RuntimeService/Version", new byte[0]),
+        new GrpcGoClient.Call("/runtime.v1.ImageService/ListImages", new byte[0]));
+    assertThat(run.ok()).as(run.output()).isTrue();
+
+    GrpcGoClient.Run missing = go.call(proxy.listenEndpoint(),
+        "/runtime.v1.RuntimeService/ContainerStatus",
+        ContainerStatusRequest.newBuilder().setContainerId("no-such-container").build()
+            .toByteArray(), 1);
+    assertThat(missing.ok()).isFalse();
+    assertThat(missing.output()).contains("code = NotFound").contains("no-such-container");
   }
 
   @Test

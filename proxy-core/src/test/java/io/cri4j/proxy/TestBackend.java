@@ -81,6 +81,8 @@ final class TestBackend implements AutoCloseable {
   final List<Object> received = new CopyOnWriteArrayList<>();
   final List<String> headerValues = new CopyOnWriteArrayList<>();
   final AtomicInteger versionCalls = new AtomicInteger();
+  /** Connections the backend accepted (the proxy's backend legs). */
+  final AtomicInteger connections = new AtomicInteger();
   /** When set, Version answers only once it is counted down (entered counts each arrival). */
   volatile java.util.concurrent.CountDownLatch holdVersion;
   final java.util.concurrent.Semaphore versionEntered = new java.util.concurrent.Semaphore(0);
@@ -126,7 +128,14 @@ final class TestBackend implements AutoCloseable {
               obs.onCompleted();
             }))
         .build());
-    CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket));
+    CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket))
+        .addTransportFilter(new io.grpc.ServerTransportFilter() {
+          @Override
+          public io.grpc.Attributes transportReady(io.grpc.Attributes attributes) {
+            connections.incrementAndGet();
+            return attributes;
+          }
+        });
     defs.forEach(sb::addService);
     server = sb.build().start();
     return this;

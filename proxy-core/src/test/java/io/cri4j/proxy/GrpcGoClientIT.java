@@ -1,0 +1,88 @@
+package io.cri4j.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.ListContainersRequest;
+import io.cri4j.cri.v1.StartContainerRequest;
+import io.cri4j.cri.v1.VersionRequest;
+import io.cri4j.cri.v1.VersionResponse;
+import io.cri4j.testing.real.GrpcGoClient;
+import io.cri4j.testing.real.GrpcGoClient.Call;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The proxy as kubelet meets it: the client is grpc-go (kubelet's gRPC stack), in a process of
+ * its own, with its own framing, BDP PINGs after every answer and HPACK; the backend a grpc-java
+ * runtime that ends a connection after a few PINGs that follow no data of its own.
+ */
+class GrpcGoClientIT extends ProxyTestBase {
+  private static final String RUNTIME = "/runtime.v1.RuntimeService/";
+  private static GrpcGoClient go;
+
+  @BeforeAll
+  static void buildClient() {
+    go = GrpcGoClient.build(Path.of("target/grpcgo"));
+  }
+
+  @Test
+  void relayedAndInterceptedCallsOfAGrpcGoClient() throws Exception {
+    startProxy(CriProxy.builder().addInterceptor(blocking("CreateContainer", chain -> {
+      CreateContainerRequest r = (CreateContainerRequest) chain.request();
+      return chain.proceed(r.toBuilder().setConfig(r.getConfig().toBuilder()
+          .putAnnotations("stamped-by", "interceptor")).build());
+    })));
+    int before = backend.connections.get(); // the proxy's own, to probe the runtime
+    CreateContainerRequest create = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+        .setConfig(ContainerConfig.newBuilder()
+            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+
+    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 200,
+        new Call(RUNTIME + "Version", VersionRequest.newBuilder().setVersion("v1").build()
+            .toByteArray()),
+        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
+
+    assertThat(run.ok()).as(run.output()).isTrue();
+    assertThat(backend.versionCalls).hasValue(200);
+    assertThat(backend.received(CreateContainerRequest.class)).hasSize(200)
+        .allSatisfy(r -> assertThat(r.getConfig().getAnnotationsMap())
+            .containsEntry("stamped-by", "interceptor"));
+    assertThat(backend.connections).as("connections the runtime accepted for the client")
+        .hasValue(before + 1);
+  }
+
+  @Test
+  void theRuntimesStatusAndMessageReachAGrpcGoClientAsTheRuntimeSentThem() throws Exception {
+    startProxy(CriProxy.builder());
+    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), RUNTIME + "StartContainer",
+        StartContainerRequest.newBuilder().setContainerId("nope").build().toByteArray(), 1);
+
+    assertThat(run.ok()).isFalse();
+    assertThat(run.output()).contains(
+        "code = NotFound desc = container nope not found (100% gone, ü)");
+  }
+
+  @Test
+  void pingsAfterAnswersTheProxyMadeItselfNeverEndTheRuntimesConnection() throws Exception {
+    // every Version is answered by the proxy: the client's BDP PING after each answer follows
+    // no data of the runtime's, and sent on it would be a ping strike (three end the connection)
+    startProxy(CriProxy.builder().addInterceptor(blocking("Version",
+        chain -> VersionResponse.newBuilder().setRuntimeName("from-the-proxy").build())));
+    int before = backend.connections.get(); // the proxy's own, to probe the runtime
+
+    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 30,
+        new Call(RUNTIME + "Version", new byte[0]),
+        new Call(RUNTIME + "ListContainers", ListContainersRequest.getDefaultInstance()
+            .toByteArray()),
+        new Call(RUNTIME + "Version", new byte[0]));
+
+    assertThat(run.ok()).as(run.output()).isTrue();
+    assertThat(backend.versionCalls).as("Version calls at the runtime").hasValue(0);
+    assertThat(backend.connections).as("connections the runtime accepted for the client")
+        .hasValue(before + 1);
+  }
+}
