@@ -39,6 +39,8 @@ public final class GrpcGoClient {
     private static final String SOURCE = "grpcgo/main.go";
     private static final Path DEBIAN_GOPATH = Path.of("/usr/share/gocode");
     private static final Map<Path, GrpcGoClient> BUILT = new ConcurrentHashMap<>();
+    /** Requests up to this size go on the command line in hex, larger ones in a file. */
+    private static final int HEX_UP_TO = 16 * 1024;
 
     private final Path binary;
 
@@ -99,7 +101,8 @@ public final class GrpcGoClient {
 
     /**
      * Makes {@code each} unary calls of every one of {@code calls} in turn, one after another on
-     * one grpc-go connection to {@code endpoint}, and stops at the first that fails.
+     * one grpc-go connection to {@code endpoint}, and stops at the first that fails (a call fails
+     * with DEADLINE_EXCEEDED after 20 s).
      */
     public Run call(CriEndpoint endpoint, int each, Call... calls) {
         if (!endpoint.isUnix()) {
@@ -109,13 +112,34 @@ public final class GrpcGoClient {
             throw new IllegalArgumentException("nothing to call: " + each + " x " + calls.length);
         }
         List<String> command = new ArrayList<>(List.of(binary.toString(), "-shared", "-rounds",
-                "1", "-calls", Integer.toString(each), "-warmup", "0"));
-        for (int i = 0; i < calls.length; i++) {
-            command.add("call" + i + "=" + endpoint.path() + "@"
-                    + HexFormat.of().formatHex(calls[i].request()) + "#" + calls[i].fullMethod());
+                "1", "-calls", Integer.toString(each), "-warmup", "0", "-timeout", "20s"));
+        List<Path> files = new ArrayList<>();
+        try {
+            for (int i = 0; i < calls.length; i++) {
+                byte[] request = calls[i].request();
+                String given = HexFormat.of().formatHex(request);
+                if (request.length > HEX_UP_TO) { // a command-line argument holds 128 KiB at most
+                    Path f = Files.createTempFile(binary.getParent(), "request", ".bin");
+                    files.add(f);
+                    Files.write(f, request);
+                    given = f.toAbsolutePath().toString();
+                }
+                command.add("call" + i + "=" + endpoint.path() + "@" + given + "#"
+                        + calls[i].fullMethod());
+            }
+            Commands.Result r = Commands.exec(Duration.ofMinutes(2), null, Map.of(), command);
+            return new Run(r.exitCode(), r.output());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot hand requests to the grpc-go client", e);
+        } finally {
+            for (Path f : files) {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException ignored) {
+                    // best effort: under the build directory
+                }
+            }
         }
-        Commands.Result r = Commands.exec(Duration.ofMinutes(2), null, Map.of(), command);
-        return new Run(r.exitCode(), r.output());
     }
 
     /**
@@ -149,6 +173,17 @@ public final class GrpcGoClient {
         /** Whether every call succeeded. */
         public boolean ok() {
             return exitCode == 0;
+        }
+
+        /** The size in bytes of the last reply to each kind of call, in the order called. */
+        public List<Integer> replySizes() {
+            List<Integer> sizes = new ArrayList<>();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("reply (\\d+) B")
+                    .matcher(output);
+            while (m.find()) {
+                sizes.add(Integer.parseInt(m.group(1)));
+            }
+            return sizes;
         }
     }
 }

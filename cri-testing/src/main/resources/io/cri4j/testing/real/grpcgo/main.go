@@ -1,13 +1,15 @@
 // Command grpcgolatency makes unary CRI calls with grpc-go, the gRPC stack kubelet uses, against
 // several unix sockets interleaved round by round (so load changes on a shared machine hit every
-// series alike), and prints p50 and p90 per series and their ratio to the first. It exits 1 with
-// the status at the first call that fails. Built by io.cri4j.testing.real.GrpcGoClient (tests)
-// and benchmarks/go/run.sh (benchmarks) with Debian's golang-go and golang-google-grpc-dev.
+// series alike), and prints p50 and p90 per series, their ratio to the first, and the size of
+// the series' last reply. It exits 1 with the status at the first call that fails. Built by
+// io.cri4j.testing.real.GrpcGoClient (tests) and benchmarks/go/run.sh (benchmarks) with Debian's
+// golang-go and golang-google-grpc-dev.
 //
-//	grpcgolatency [-method M] [-request HEX] [-rounds R] [-calls C] [-warmup W] [-shared]
+//	grpcgolatency [-method M] [-request HEX] [-rounds R] [-calls C] [-warmup W] [-shared] [-timeout D]
 //	    NAME=SOCKET[@HEX][#METHOD]...
 //
-// A series' own @HEX request and #METHOD replace -request and -method. Each series has a
+// A series' own @HEX request and #METHOD replace -request and -method; @/PATH reads the request
+// from a file (for requests too large for a command line). Each series has a
 // connection of its own, unless -shared: then series on the same socket share one, in the order
 // given. Requests and responses stay bytes (a codec that neither encodes nor decodes), as the
 // proxy's relay sees them.
@@ -18,6 +20,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io/ioutil"
 	"net"
 	"os"
 	"sort"
@@ -46,6 +49,7 @@ type series struct {
 	conn    *grpc.ClientConn
 	method  string
 	request []byte
+	replied int
 	took    []time.Duration
 }
 
@@ -56,6 +60,7 @@ func main() {
 	calls := flag.Int("calls", 1000, "calls per series per round")
 	warmup := flag.Int("warmup", 5000, "warm-up calls per series")
 	shared := flag.Bool("shared", false, "series on the same socket share one connection")
+	timeout := flag.Duration("timeout", 2*time.Minute, "deadline of each call (kubelet's default)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: grpcgolatency [flags] NAME=SOCKET[@HEX]...")
@@ -75,9 +80,15 @@ func main() {
 		if at := strings.LastIndex(path, "@"); at >= 0 {
 			path, reqHex = path[:at], path[at+1:]
 		}
-		req, err := hex.DecodeString(reqHex)
+		var req []byte
+		var err error
+		if strings.HasPrefix(reqHex, "/") {
+			req, err = ioutil.ReadFile(reqHex)
+		} else {
+			req, err = hex.DecodeString(reqHex)
+		}
 		if err != nil {
-			fail("request of %s is not hex: %v", kv[0], err)
+			fail("request of %s: %v", kv[0], err)
 		}
 		conn := conns[path]
 		if conn == nil || !*shared {
@@ -94,10 +105,13 @@ func main() {
 	}
 	var reply []byte
 	call := func(s *series) {
-		if err := s.conn.Invoke(context.Background(), s.method, &s.request, &reply,
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		defer cancel()
+		if err := s.conn.Invoke(ctx, s.method, &s.request, &reply,
 			grpc.ForceCodec(rawCodec{})); err != nil {
 			fail("%s: %v", s.name, err)
 		}
+		s.replied = len(reply)
 	}
 	for i := 0; i < *warmup; i++ {
 		for _, s := range all {
@@ -116,8 +130,8 @@ func main() {
 	base50, base90 := quantile(all[0].took, 0.5), quantile(all[0].took, 0.9)
 	for _, s := range all {
 		p50, p90 := quantile(s.took, 0.5), quantile(s.took, 0.9)
-		fmt.Printf("%-18s p50 %7.1f us  p90 %7.1f us  ratio p50 %.2f  p90 %.2f\n",
-			s.name, p50, p90, p50/base50, p90/base90)
+		fmt.Printf("%-18s p50 %7.1f us  p90 %7.1f us  ratio p50 %.2f  p90 %.2f  reply %d B\n",
+			s.name, p50, p90, p50/base50, p90/base90, s.replied)
 	}
 }
 
