@@ -2,10 +2,12 @@ package io.cri4j.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cri4j.cri.v1.Container;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ListContainersRequest;
+import io.cri4j.cri.v1.ListContainersResponse;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
@@ -53,6 +55,33 @@ class GrpcGoClientIT extends ProxyTestBase {
             .containsEntry("stamped-by", "interceptor"));
     assertThat(backend.connections).as("connections the runtime accepted for the client")
         .hasValue(before + 1);
+  }
+
+  @Test
+  void messagesOfMegabytesBothWaysWithAGrpcGoClient() throws Exception {
+    startProxy(CriProxy.builder());
+    String kilobyte = "x".repeat(1024);
+    for (int i = 0; i < 3000; i++) { // about 3 MiB for every ListContainers answer
+      backend.containers.put("c" + i, Container.newBuilder().setId("c" + i)
+          .putAnnotations("filler", kilobyte).build());
+    }
+    int listed = ListContainersResponse.newBuilder().addAllContainers(backend.containers.values())
+        .build().getSerializedSize();
+    CreateContainerRequest create = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+        .setConfig(ContainerConfig.newBuilder()
+            .setMetadata(ContainerMetadata.newBuilder().setName("big"))
+            .putAnnotations("blob", "y".repeat(3 << 20))).build();
+
+    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 5,
+        new Call(RUNTIME + "ListContainers", new byte[0]),
+        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
+
+    assertThat(run.ok()).as(run.output()).isTrue();
+    assertThat(listed).isGreaterThan(3_000_000);
+    assertThat(run.replySizes().get(0)).as("the last ListContainers answer's size")
+        .isEqualTo(listed);
+    assertThat(backend.received(CreateContainerRequest.class)).hasSize(5)
+        .allSatisfy(r -> assertThat(r).isEqualTo(create));
   }
 
   @Test
