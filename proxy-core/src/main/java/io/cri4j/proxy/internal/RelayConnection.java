@@ -120,6 +120,20 @@ final class RelayConnection {
 
   /** A PING sent on between the client and a backend leg: that leg, its payload. */
   private record ForwardedPing(Upstream up, long data) {
+    /**
+     * Takes the first PING of {@code waiting} an ack with {@code data} answers, sent on with
+     * {@code up} (null: with any leg); null when none waits.
+     */
+    static ForwardedPing take(ArrayDeque<ForwardedPing> waiting, Upstream up, long data) {
+      for (java.util.Iterator<ForwardedPing> i = waiting.iterator(); i.hasNext(); ) {
+        ForwardedPing f = i.next();
+        if (f.data() == data && (up == null || f.up() == up)) {
+          i.remove();
+          return f;
+        }
+      }
+      return null;
+    }
   }
 
   RelayConnection(ProxyTransport server, Channel down) {
@@ -855,21 +869,17 @@ final class RelayConnection {
 
     @Override
     public void onPingAckRead(ChannelHandlerContext ctx, long data) {
-      for (java.util.Iterator<ForwardedPing> i = pingsToClient.iterator(); i.hasNext(); ) {
-        ForwardedPing f = i.next();
-        if (f.data() == data) {
-          i.remove();
-          Upstream u = f.up();
-          if (u.state != Upstream.CLOSED) {
-            u.pingFrame(data, true);
-            if (u != up && !draining.contains(u)) {
-              u.flush(); // a leg flushAll() does not know any more
-            }
-          }
-          return;
+      ForwardedPing f = ForwardedPing.take(pingsToClient, null, data);
+      if (f == null) {
+        return; // an ack to a PING nobody waits for any more: dropped
+      }
+      Upstream u = f.up();
+      if (u.state != Upstream.CLOSED) {
+        u.pingFrame(data, true);
+        if (u != up && !draining.contains(u)) {
+          u.flush(); // a leg flushAll() does not know any more
         }
       }
-      // an ack to a PING nobody waits for any more: dropped
     }
 
     @Override
@@ -1383,15 +1393,9 @@ final class RelayConnection {
 
     @Override
     public void onPingAckRead(ChannelHandlerContext ctx, long data) {
-      for (java.util.Iterator<ForwardedPing> i = pingsToBackend.iterator(); i.hasNext(); ) {
-        ForwardedPing f = i.next();
-        if (f.up() == this && f.data() == data) {
-          i.remove();
-          down.pingFrame(data, true);
-          return;
-        }
-      }
-      // an ack to a PING the proxy did not send on: dropped
+      if (ForwardedPing.take(pingsToBackend, this, data) != null) {
+        down.pingFrame(data, true);
+      } // else an ack to a PING the proxy did not send on: dropped
     }
 
     /**
