@@ -40,7 +40,8 @@ public final class ProxyLatencyRatio {
 
     /** @param args optional number of measured calls per series (default 20000) */
     public static void main(String[] args) throws Exception {
-        int n = args.length > 0 && !args[0].equals("serve") ? Integer.parseInt(args[0]) : 20_000;
+        boolean serve = args.length > 0 && args[0].equals("serve");
+        int n = args.length > 0 && !serve ? Integer.parseInt(args[0]) : 20_000;
         Path dir = Files.createTempDirectory("cri4j-ratio");
         String external = System.getProperty("backend");
         if (external != null) {
@@ -76,7 +77,7 @@ public final class ProxyLatencyRatio {
                 .backend(dir.resolve("b.sock")).addHook(remoteHook).ioThreads(io).build().start();
         String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock", "interceptor.sock",
             "async.sock", "remote.sock"};
-        if (args.length > 0 && args[0].equals("serve")) {
+        if (serve) {
             serve(dir, socks);
             return;
         }
@@ -89,9 +90,7 @@ public final class ProxyLatencyRatio {
                 s[k] = RuntimeServiceGrpc.newBlockingStub(ch[k]);
             }
             VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
-            CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-                    .setConfig(ContainerConfig.newBuilder()
-                            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            CreateContainerRequest c = createRequest();
             // the request as the hook and the interceptors change it: sent directly, it shows what
             // the bigger request costs the runtime itself (parsing the annotation map)
             CreateContainerRequest changed = (CreateContainerRequest)
@@ -191,6 +190,13 @@ public final class ProxyLatencyRatio {
         }
     }
 
+    /** The {@code CreateContainer} request every series sends (the hooks annotate it). */
+    static CreateContainerRequest createRequest() {
+        return CreateContainerRequest.newBuilder().setPodSandboxId("pod")
+                .setConfig(ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+    }
+
     /**
      * Serves the backend and the proxies for a client in another process ({@code benchmarks/go}:
      * kubelet's own gRPC stack) until killed: prints {@code NAME=SOCKET} per proxy, and the
@@ -199,9 +205,7 @@ public final class ProxyLatencyRatio {
     private static void serve(Path dir, String[] socks) throws InterruptedException {
         String[] names = {"direct", "relayed", "hook-thread", "inline-hook", "interceptor",
             "async-interceptor", "remote-hook"};
-        CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-                .setConfig(ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+        CreateContainerRequest c = createRequest();
         CreateContainerRequest changed = (CreateContainerRequest)
                 ProxyBenchmark.AnnotateInterceptor.annotate(c);
         System.out.println("request=" + java.util.HexFormat.of().formatHex(c.toByteArray()));

@@ -2,8 +2,6 @@ package io.cri4j.benchmarks;
 
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.proxy.CriProxy;
@@ -61,9 +59,7 @@ public final class ProxyThreadCpu {
         ManagedChannel ch = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
             RuntimeServiceGrpc.RuntimeServiceBlockingStub s = RuntimeServiceGrpc.newBlockingStub(ch);
-            CreateContainerRequest c = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-                    .setConfig(ContainerConfig.newBuilder()
-                            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+            CreateContainerRequest c = ProxyLatencyRatio.createRequest();
             for (int i = 0; i < n; i++) {
                 s.createContainer(c);
             }
