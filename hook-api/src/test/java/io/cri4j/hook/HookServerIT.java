@@ -39,7 +39,7 @@ class HookServerIT {
     public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
       return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
           .setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus("2-3"))
-          .putContainerAnnotations("for", r.getContainerMata().getName()).build());
+          .putContainerAnnotations("for", r.getContainerMeta().getName()).build());
     }
 
     @Override
@@ -58,7 +58,7 @@ class HookServerIT {
         var stub = RuntimeHookServiceGrpc.newBlockingStub(ch);
         ContainerResourceHookResponse r = stub.preCreateContainerHook(
             ContainerResourceHookRequest.newBuilder()
-                .setContainerMata(ContainerMetadata.newBuilder().setName("app")).build());
+                .setContainerMeta(ContainerMetadata.newBuilder().setName("app")).build());
         assertThat(r.getContainerResources().getCpusetCpus()).isEqualTo("2-3");
         assertThat(r.getContainerAnnotationsMap()).containsEntry("for", "app");
         // a point the hook did not ask for: empty answer

@@ -348,7 +348,7 @@ public final class CriHookInterceptor implements CriInterceptor {
       ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
           .setPodMeta(koordPodMeta(sandbox.hasMetadata() || pod.isEmpty()
               ? sandbox.getMetadata() : pod.get().metadata()))
-          .setContainerMata(ContainerMetadata.newBuilder()
+          .setContainerMeta(ContainerMetadata.newBuilder()
               .setName(cfg.getMetadata().getName()).setAttempt(cfg.getMetadata().getAttempt()))
           .putAllContainerAnnotations(cfg.getAnnotationsMap())
           .setContainerResources(koordResources(cfg.getLinux().getResources()))
@@ -389,7 +389,7 @@ public final class CriHookInterceptor implements CriInterceptor {
           sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
       if (hookRequest != null) {
         hooks.container(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
-            .setContainerMata(hookRequest.getContainerMata().toBuilder()
+            .setContainerMeta(hookRequest.getContainerMeta().toBuilder()
                 .setId(resp.getContainerId()))
             .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
             .setContainerResources(koordResources(sent.getLinux().getResources()))
@@ -496,12 +496,12 @@ public final class CriHookInterceptor implements CriInterceptor {
   private ContainerResourceHookRequest containerHookRequest(String id,
       Optional<CheckpointStore.Ctr> ctr) {
     ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
-        .setContainerMata(ContainerMetadata.newBuilder().setId(id));
+        .setContainerMeta(ContainerMetadata.newBuilder().setId(id));
     if (ctr.isEmpty()) {
       return b.build();
     }
     CheckpointStore.Ctr c = ctr.get();
-    b.setContainerMata(ContainerMetadata.newBuilder().setId(id)
+    b.setContainerMeta(ContainerMetadata.newBuilder().setId(id)
             .setName(c.metadata().getName()).setAttempt(c.metadata().getAttempt()))
         .putAllContainerAnnotations(c.annotations())
         .setContainerResources(koordResources(c.resources()));
