@@ -352,6 +352,7 @@ public final class CriHookInterceptor implements CriInterceptor {
               .setName(cfg.getMetadata().getName()).setAttempt(cfg.getMetadata().getAttempt()))
           .putAllContainerAnnotations(cfg.getAnnotationsMap())
           .setContainerResources(koordResources(cfg.getLinux().getResources()))
+          .putAllContainerEnvs(koordEnvs(cfg.getEnvsList()))
           .setPodResources(koordResources(sandbox.getLinux().getResources()))
           .putAllPodAnnotations(sandbox.getAnnotationsMap().isEmpty() && pod.isPresent()
               ? pod.get().annotations() : sandbox.getAnnotationsMap())
@@ -386,13 +387,18 @@ public final class CriHookInterceptor implements CriInterceptor {
     return phase(toSend, (response, hooks) -> {
       CreateContainerResponse resp = (CreateContainerResponse) response;
       store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
-          sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
+          sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources(),
+          sent.getEnvsList()));
       if (hookRequest != null) {
         hooks.container(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
             .setContainerMeta(hookRequest.getContainerMeta().toBuilder()
                 .setId(resp.getContainerId()))
             .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
             .setContainerResources(koordResources(sent.getLinux().getResources()))
+            .clearContainerEnvs().putAllContainerEnvs(koordEnvs(sent.getEnvsList()))
+            .setPodCgroupParent(toSend.getSandboxConfig().getLinux().getCgroupParent().isEmpty()
+                ? hookRequest.getPodCgroupParent()
+                : toSend.getSandboxConfig().getLinux().getCgroupParent())
             .build());
       }
       return resp;
@@ -407,15 +413,9 @@ public final class CriHookInterceptor implements CriInterceptor {
       linux.setResources(applyResources(cfg.getLinux().getResources(), r.getContainerResources()));
       b.setLinux(linux);
     }
-    if (!result.envs().isEmpty()) {
-      Map<String, KeyValue> envs = new LinkedHashMap<>();
-      for (KeyValue kv : cfg.getEnvsList()) {
-        envs.put(kv.getKey(), kv);
-      }
-      for (KeyValue kv : result.envs()) {
-        envs.put(kv.getKey(), kv); // an existing key keeps its position
-      }
-      b.clearEnvs().addAllEnvs(envs.values());
+    List<KeyValue> set = result.environment();
+    if (!set.isEmpty()) {
+      b.clearEnvs().addAllEnvs(mergeEnvs(cfg.getEnvsList(), set));
     }
     if (!result.mounts().isEmpty()) {
       List<Mount> mounts = new ArrayList<>(cfg.getMountsList());
@@ -434,6 +434,32 @@ public final class CriHookInterceptor implements CriInterceptor {
       b.clearDevices().addAllDevices(devices);
     }
     return b.build();
+  }
+
+  /**
+   * The CRI environment {@code base} with {@code set} applied: a key already there keeps its
+   * position and takes the new value (every occurrence of a repeated key does, so the container
+   * sees the new value whichever occurrence the runtime uses), a new key is appended in the order
+   * of {@code set}. Nothing is removed.
+   */
+  static List<KeyValue> mergeEnvs(List<KeyValue> base, List<KeyValue> set) {
+    Map<String, KeyValue> updates = new LinkedHashMap<>();
+    for (KeyValue kv : set) {
+      updates.put(kv.getKey(), kv);
+    }
+    List<KeyValue> out = new ArrayList<>(base.size() + updates.size());
+    for (KeyValue kv : base) {
+      KeyValue now = updates.get(kv.getKey());
+      out.add(now == null ? kv : now);
+    }
+    java.util.Set<String> present = new java.util.HashSet<>();
+    base.forEach(kv -> present.add(kv.getKey()));
+    for (KeyValue kv : updates.values()) {
+      if (!present.contains(kv.getKey())) {
+        out.add(kv);
+      }
+    }
+    return out;
   }
 
   private Plan containerCall(Object req, String id, HookPoint pre, HookPoint post,
@@ -479,7 +505,8 @@ public final class CriHookInterceptor implements CriInterceptor {
       UpdateContainerResourcesRequest toSend = sent;
       return phase(toSend, (resp, hooks) -> {
         ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
-            c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()))));
+            c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()),
+            c.envs())));
         if (post) {
           hooks.container(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
               .setContainerResources(koordResources(toSend.getLinux())).build());
@@ -504,7 +531,8 @@ public final class CriHookInterceptor implements CriInterceptor {
     b.setContainerMeta(ContainerMetadata.newBuilder().setId(id)
             .setName(c.metadata().getName()).setAttempt(c.metadata().getAttempt()))
         .putAllContainerAnnotations(c.annotations())
-        .setContainerResources(koordResources(c.resources()));
+        .setContainerResources(koordResources(c.resources()))
+        .putAllContainerEnvs(koordEnvs(c.envs()));
     store.pod(c.podId()).ifPresent(p -> b.setPodMeta(koordPodMeta(p.metadata()))
         .putAllPodAnnotations(p.annotations())
         .putAllPodLabels(p.labels())
@@ -517,6 +545,21 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   private static boolean skipped(Map<String, String> podLabels) {
     return "true".equals(podLabels.get(SKIP_LABEL));
+  }
+
+  /**
+   * A CRI environment as Koordinator's {@code container_envs}: of a repeated key the last value
+   * (as Koordinator's proxy does), each key at its first position.
+   */
+  static Map<String, String> koordEnvs(List<KeyValue> envs) {
+    if (envs.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (KeyValue kv : envs) {
+      out.put(kv.getKey(), kv.getValue().toStringUtf8());
+    }
+    return out;
   }
 
   /** CRI and Koordinator PodSandboxMetadata have the same fields and numbers. */
