@@ -32,13 +32,21 @@ import org.slf4j.LoggerFactory;
 public final class CheckpointStore {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointStore.class);
 
-  /** A pod as hooks see it. */
+  /** A pod as hooks see it ({@code overhead} and {@code resources}: LinuxPodSandboxConfig's). */
   public record Pod(String id, PodSandboxMetadata metadata, String runtimeHandler,
       Map<String, String> labels, Map<String, String> annotations, String cgroupParent,
-      LinuxContainerResources resources) {
+      LinuxContainerResources resources, LinuxContainerResources overhead) {
     public Pod {
       labels = Map.copyOf(labels);
       annotations = Map.copyOf(annotations);
+    }
+
+    /** A pod whose overhead is not known. */
+    public Pod(String id, PodSandboxMetadata metadata, String runtimeHandler,
+        Map<String, String> labels, Map<String, String> annotations, String cgroupParent,
+        LinuxContainerResources resources) {
+      this(id, metadata, runtimeHandler, labels, annotations, cgroupParent, resources,
+          LinuxContainerResources.getDefaultInstance());
     }
   }
 
@@ -100,9 +108,9 @@ public final class CheckpointStore {
    * Rebuilds the store from the backend: every pod from ListPodSandbox, every container from
    * ListContainers. What the lists lack is read from the status calls: a container's resources
    * from ContainerStatus (its {@code resources} field, else the config in the verbose
-   * {@code info}, as containerd reports it), its environment from that config, a pod's cgroup parent and resources from the config
-   * in PodSandboxStatus's verbose {@code info}. Entries are replaced, not cleared, so entries
-   * written concurrently stay.
+   * {@code info}, as containerd reports it), its environment from that config, a pod's cgroup
+   * parent, resources and overhead from the config in PodSandboxStatus's verbose {@code info}.
+   * Entries are replaced, not cleared, so entries written concurrently stay.
    */
   public void rebuild(RuntimeServiceGrpc.RuntimeServiceBlockingStub backend) {
     RuntimeServiceGrpc.RuntimeServiceBlockingStub s = backend.withDeadlineAfter(10, TimeUnit.SECONDS);
@@ -111,6 +119,7 @@ public final class CheckpointStore {
     for (PodSandbox p : podList) {
       String cgroupParent = "";
       LinuxContainerResources res = LinuxContainerResources.getDefaultInstance();
+      LinuxContainerResources overhead = res;
       try {
         PodSandboxStatusResponse st = backend.withDeadlineAfter(5, TimeUnit.SECONDS)
             .podSandboxStatus(PodSandboxStatusRequest.newBuilder().setPodSandboxId(p.getId())
@@ -119,12 +128,13 @@ public final class CheckpointStore {
         if (linux != null) {
           cgroupParent = str(linux, "cgroup_parent");
           res = resources(linux.getAsJsonObject("resources"));
+          overhead = resources(linux.getAsJsonObject("overhead"));
         }
       } catch (RuntimeException e) {
         LOG.warn("rebuild: no status for pod {}: {}", p.getId(), e.getMessage());
       }
       pods.put(p.getId(), new Pod(p.getId(), p.getMetadata(), p.getRuntimeHandler(),
-          p.getLabelsMap(), p.getAnnotationsMap(), cgroupParent, res));
+          p.getLabelsMap(), p.getAnnotationsMap(), cgroupParent, res, overhead));
     }
     List<Container> ctrList = s.listContainers(ListContainersRequest.getDefaultInstance())
         .getContainersList();

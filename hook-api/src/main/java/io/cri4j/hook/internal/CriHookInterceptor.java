@@ -275,7 +275,8 @@ public final class CriHookInterceptor implements CriInterceptor {
       PodSandboxConfig sent = sending.getConfig();
       store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
           sending.getRuntimeHandler(), sent.getLabelsMap(), sent.getAnnotationsMap(),
-          sent.getLinux().getCgroupParent(), sent.getLinux().getResources()));
+          sent.getLinux().getCgroupParent(), sent.getLinux().getResources(),
+          sent.getLinux().getOverhead()));
       return resp;
     });
   }
@@ -327,6 +328,7 @@ public final class CriHookInterceptor implements CriInterceptor {
         .putAllLabels(p.labels())
         .putAllAnnotations(p.annotations())
         .setCgroupParent(p.cgroupParent())
+        .setOverhead(koordResources(p.overhead()))
         .setResources(koordResources(p.resources()))
         .build();
   }
@@ -353,7 +355,8 @@ public final class CriHookInterceptor implements CriInterceptor {
           .putAllContainerAnnotations(cfg.getAnnotationsMap())
           .setContainerResources(koordResources(cfg.getLinux().getResources()))
           .putAllContainerEnvs(koordEnvs(cfg.getEnvsList()))
-          .setPodResources(koordResources(sandbox.getLinux().getResources()))
+          .setPodResources(koordResources(sandbox.getLinux().hasResources() || pod.isEmpty()
+              ? sandbox.getLinux().getResources() : pod.get().resources()))
           .putAllPodAnnotations(sandbox.getAnnotationsMap().isEmpty() && pod.isPresent()
               ? pod.get().annotations() : sandbox.getAnnotationsMap())
           .putAllPodLabels(podLabels)
@@ -486,10 +489,12 @@ public final class CriHookInterceptor implements CriInterceptor {
     boolean hooked = !skippedPodOf(ctr);
     boolean pre = hooked && dispatcher.hasHooks(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES);
     boolean post = hooked && dispatcher.hasHooks(HookPoint.POST_UPDATE_CONTAINER_RESOURCES);
+    // as Koordinator's proxy: the container's resources as recorded, with the request's applied
     ContainerResourceHookRequest hr = !pre && !post ? null : containerHookRequest(id, ctr)
         .toBuilder()
         .putAllContainerAnnotations(req.getAnnotationsMap())
-        .setContainerResources(koordResources(req.getLinux()))
+        .setContainerResources(koordResources(ctr.isPresent()
+            ? mergeCri(ctr.get().resources(), req.getLinux()) : req.getLinux()))
         .build();
     return new Plan(pre ? HookPoint.PRE_UPDATE_CONTAINER_RESOURCES : null, hr, merged -> {
       UpdateContainerResourcesRequest sent = req;
@@ -509,7 +514,10 @@ public final class CriHookInterceptor implements CriInterceptor {
             c.envs())));
         if (post) {
           hooks.container(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
-              .setContainerResources(koordResources(toSend.getLinux())).build());
+              .putAllContainerAnnotations(toSend.getAnnotationsMap())
+              .setContainerResources(koordResources(ctr.isPresent()
+                  ? mergeCri(ctr.get().resources(), toSend.getLinux()) : toSend.getLinux()))
+              .build());
         }
         return resp;
       });
