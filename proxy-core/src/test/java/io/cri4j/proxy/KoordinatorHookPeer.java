@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,7 +56,7 @@ final class KoordinatorHookPeer implements AutoCloseable {
   private final Thread reader;
   private final Path log;
   private final OutputStream commands;
-  private final Map<String, List<JsonObject>> calls = new HashMap<>();
+  private final Map<String, List<JsonObject>> calls = new java.util.LinkedHashMap<>();
   private final Set<Integer> acked = new java.util.HashSet<>();
   private boolean listening;
   private boolean exited;
