@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * A hook server reached over a unix socket speaking Koordinator's
  * {@code runtime.v1alpha1.RuntimeHookService} (so koordlet works as a hook server), and cri4j's
  * {@code ExtendedRuntimeHookService} for the extra points. Each call has the config's timeout
- * as its deadline. Asynchronous ({@link AsyncRuntimeHook}): a dispatch that can wait without
+ * as its deadline. The hook server's whole answer is taken, {@code container_envs} included
+ * (see {@link ContainerHookResult#environment()}). Asynchronous ({@link AsyncRuntimeHook}): a dispatch that can wait without
  * blocking sends the request and goes on from the channel's transport thread when the answer
  * comes, so no hook thread waits for koordlet. Owns a channel: close it.
  */
