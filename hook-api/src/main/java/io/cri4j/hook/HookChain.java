@@ -321,6 +321,16 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     return out;
   }
 
+  /** The policy of the hook named {@code hookName}, as the chain read it, or empty. */
+  public Optional<HookPolicy> policyOf(String hookName) {
+    for (Entry e : entries()) {
+      if (e.name.equals(hookName)) {
+        return Optional.of(e.policy);
+      }
+    }
+    return Optional.empty();
+  }
+
   @Override
   public String name() {
     return name;
