@@ -142,6 +142,15 @@ class HookChainTest {
   }
 
   @Test
+  void anonymousHooksAreNamedByTheirBinaryName() {
+    Hook anonymous = new Hook() {
+      @Override public void runPodSandbox(PodSandbox pod) {}
+    };
+    assertThat(anonymous.name()).startsWith("HookChainTest$").isNotBlank();
+    assertThat(chain(anonymous).hookNames()).containsExactly(anonymous.name());
+  }
+
+  @Test
   void duplicateNamesAreRefused() {
     assertThatThrownBy(() -> chain(creating("same", FAIL, x -> HookResult.none()),
         creatingAsync("same", FAIL, x -> HookResult.none())))
