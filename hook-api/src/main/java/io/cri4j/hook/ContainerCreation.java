@@ -34,7 +34,10 @@ public record ContainerCreation(HookResult result, Container container, OwningPl
         : Optional.ofNullable(f.getSimpleMap().get(field.getNumber()));
   }
 
-  /** The hook that set (or removed) the entry {@code key} of a keyed field (e.g. {@link Field#Env}). */
+  /**
+   * The hook that set (or removed) the entry {@code key} of a keyed field (e.g. {@link
+   * Field#Env}).
+   */
   public Optional<String> owner(Field field, String key) {
     FieldOwners f = owners.getOwnersMap().get(container.getId());
     if (f == null || !f.getCompoundMap().containsKey(field.getNumber())) {

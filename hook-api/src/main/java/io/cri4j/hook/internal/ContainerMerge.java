@@ -127,7 +127,8 @@ public final class ContainerMerge {
    * @return an error message, or null when the answer is acceptable
    */
   public String invalid(HookResult result) {
-    if (createdId == null && !result.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
+    if (createdId == null
+        && !result.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
       return "answered with a container adjustment, which only"
           + " CreateContainer can carry";
     }
