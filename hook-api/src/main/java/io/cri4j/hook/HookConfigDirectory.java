@@ -1,7 +1,6 @@
 package io.cri4j.hook;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -27,14 +26,19 @@ import org.slf4j.LoggerFactory;
  * a {@link WatchService}: every {@code *.json} file is one remote hook. Adding, changing,
  * atomically renaming into place and deleting files take effect without restart. A malformed
  * file is reported (logged and in {@link Snapshot#errors()}) and ignored: if an earlier version
- * of the same file was good, that version stays in force. Acts as the live hook source of a
- * {@link HookDispatcher}. Owns a watch thread and one channel per hook: close it.
+ * of the same file was good, that version stays in force. Only regular files (or links to
+ * them) of at most {@link #MAX_FILE_BYTES} are read; a FIFO, device, directory or larger file
+ * is reported like a malformed one, and no file can block the watch thread. Acts as the live
+ * hook source of a {@link HookDispatcher}. Owns a watch thread, a reader thread and one channel per hook: close it.
  */
 public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHook>>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HookConfigDirectory.class);
 
   /** Koordinator's default directory. */
   public static final Path DEFAULT_DIR = Path.of("/etc/runtime/hookserver.d");
+
+  /** The largest config file read (a hook config is a few hundred bytes). */
+  public static final int MAX_FILE_BYTES = 64 * 1024;
 
   /**
    * The directory's state after a scan.
@@ -56,6 +60,7 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
   private final Thread thread;
   private final List<Consumer<Snapshot>> listeners = new CopyOnWriteArrayList<>();
   private final Map<String, RemoteRuntimeHook> hooks = new HashMap<>();
+  private final ConfigFileReader reader = new ConfigFileReader();
   private volatile List<RemoteRuntimeHook> current = List.of();
   private volatile Snapshot snapshot = new Snapshot(0, Map.of(), Map.of());
   private long generation;
@@ -116,13 +121,14 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
     }
   }
 
-  /** Reads every {@code *.json} file again and swaps the hooks that changed. */
-  synchronized void rescan() {
-    if (closed) {
-      return;
-    }
-    Map<String, HookConfig> configs = new TreeMap<>();
-    Map<String, String> errors = new TreeMap<>();
+  /** One file's content as read, or the problem that kept it from being read. */
+  private record Read(String name, Path file, String text, String problem) {}
+
+  /**
+   * Reads every {@code *.json} file again (no lock held: reading is I/O) and swaps the hooks
+   * that changed.
+   */
+  void rescan() {
     List<Path> files = new ArrayList<>();
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
       ds.forEach(files::add);
@@ -130,22 +136,46 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
       LOG.warn("cannot list hook config directory {}: {}", dir, e.toString());
       return;
     }
+    List<Read> reads = new ArrayList<>(files.size());
     for (Path f : files) {
       String file = f.getFileName().toString();
       String name = file.substring(0, file.length() - ".json".length());
       try {
-        configs.put(name, HookConfig.parse(name, Files.readString(f, StandardCharsets.UTF_8)));
+        reads.add(new Read(name, f, reader.read(f), null));
       } catch (NoSuchFileException gone) {
         // deleted between listing and reading: the next event rescans
-      } catch (IOException | IllegalArgumentException e) {
-        errors.put(name, e.getMessage());
-        RemoteRuntimeHook last = hooks.get(name);
+      } catch (IOException e) {
+        reads.add(new Read(name, f, null, e.getMessage()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return; // closing
+      }
+    }
+    apply(reads);
+  }
+
+  /** Parses what was read and swaps the hooks that changed. */
+  private synchronized void apply(List<Read> reads) {
+    if (closed) {
+      return;
+    }
+    Map<String, HookConfig> configs = new TreeMap<>();
+    Map<String, String> errors = new TreeMap<>();
+    for (Read r : reads) {
+      try {
+        if (r.problem() != null) {
+          throw new IllegalArgumentException(r.problem());
+        }
+        configs.put(r.name(), HookConfig.parse(r.name(), r.text()));
+      } catch (IllegalArgumentException e) {
+        errors.put(r.name(), e.getMessage());
+        RemoteRuntimeHook last = hooks.get(r.name());
         if (last != null) {
-          configs.put(name, last.config());
-          LOG.warn("hook config {} is invalid ({}); keeping its last good version", f,
+          configs.put(r.name(), last.config());
+          LOG.warn("hook config {} is invalid ({}); keeping its last good version", r.file(),
               e.getMessage());
         } else {
-          LOG.warn("hook config {} is invalid and ignored: {}", f, e.getMessage());
+          LOG.warn("hook config {} is invalid and ignored: {}", r.file(), e.getMessage());
         }
       }
     }
@@ -195,10 +225,12 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
     } catch (IOException ignored) {
       // nothing left to release
     }
+    thread.interrupt(); // a read in progress gives up at once
     try {
       thread.join(5000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    reader.close();
   }
 }
