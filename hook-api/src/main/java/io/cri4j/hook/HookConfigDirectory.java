@@ -110,7 +110,11 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
       while (true) {
         WatchKey key = watcher.take();
         key.pollEvents(); // every event, overflow included, leads to a full rescan
-        rescan();
+        try {
+          rescan();
+        } catch (RuntimeException e) {
+          LOG.warn("rescanning hook config directory {} failed; the next change rescans", dir, e);
+        }
         if (!key.reset()) {
           LOG.warn("hook config directory {} is gone; keeping the last configuration", dir);
           return;
@@ -167,15 +171,18 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
           throw new IllegalArgumentException(r.problem());
         }
         configs.put(r.name(), HookConfig.parse(r.name(), r.text()));
-      } catch (IllegalArgumentException e) {
-        errors.put(r.name(), e.getMessage());
+      } catch (RuntimeException | StackOverflowError e) {
+        // nothing a file contains may stop the watcher: every problem is this file's error
+        String problem = e instanceof IllegalArgumentException ? e.getMessage()
+            : "cannot be parsed: " + e;
+        errors.put(r.name(), problem);
         RemoteRuntimeHook last = hooks.get(r.name());
         if (last != null) {
           configs.put(r.name(), last.config());
           LOG.warn("hook config {} is invalid ({}); keeping its last good version", r.file(),
-              e.getMessage());
+              problem);
         } else {
-          LOG.warn("hook config {} is invalid and ignored: {}", r.file(), e.getMessage());
+          LOG.warn("hook config {} is invalid and ignored: {}", r.file(), problem);
         }
       }
     }

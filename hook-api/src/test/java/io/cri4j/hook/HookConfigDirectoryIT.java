@@ -148,6 +148,37 @@ class HookConfigDirectoryIT {
   }
 
   @Test
+  void noFileContentStopsTheWatcher() throws Exception {
+    write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));
+    String good = config("/run/t.sock", "Ignore", "PreCreateContainer");
+    write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"999999999999999999m\"}"));
+    Files.createSymbolicLink(dir.resolve("z.json"), Path.of("/dev/zero"));
+    try (var sparse = new java.io.RandomAccessFile(dir.resolve("s.json").toFile(), "rw")) {
+      sparse.setLength(3L << 30);
+    }
+    Files.write(dir.resolve("n.json"), new byte[] {'{', (byte) 0xC3, '}'});
+    write(dir.resolve("d.json"), "[".repeat(60_000));
+    try (HookConfigDirectory d = HookConfigDirectory.watch(dir)) {
+      d.addListener(snapshots::add);
+      HookConfigDirectory.Snapshot s = d.snapshot();
+      assertThat(s.configs()).containsOnlyKeys("a");
+      assertThat(s.errors().get("t")).contains("\"timeout\"", "at most 1h");
+      assertThat(s.errors().get("z")).contains("/dev/zero", "not a regular file");
+      assertThat(s.errors().get("s")).contains("larger than");
+      assertThat(s.errors().get("n")).contains("not UTF-8");
+      assertThat(s.errors()).containsKey("d");
+      write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"9223372036854775807s\"}"));
+      await(x -> x.errors().getOrDefault("t", "").contains("9223372036854775807s"));
+      write(dir.resolve("t.json"), good.replace("}", ", \"index\": 4294967297}"));
+      await(x -> x.errors().getOrDefault("t", "").contains("\"index\""));
+      write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"1h\"}"));
+      s = await(x -> x.configs().containsKey("t"));
+      assertThat(s.configs().get("t").timeout()).isEqualTo(java.time.Duration.ofHours(1));
+      assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a", "t");
+    }
+  }
+
+  @Test
   void closeIsIdempotentAndDropsHooks() throws Exception {
     write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));
     HookConfigDirectory d = HookConfigDirectory.watch(dir);
