@@ -7,6 +7,7 @@ import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -36,7 +37,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Calls the hooks registered for a point, in order (ascending {@link RuntimeHook#index()}, then
- * name, like NRI plugins), each with the unchanged request and bounded by its timeout; merges
+ * name, like NRI plugins), each with the unchanged request and bounded by its timeout (at most
+ * {@link HookPolicy#MAX_TIMEOUT}, whatever the hook says); merges
  * their responses field by field, reporting {@link HookConflict}s; applies failure policies.
  * Pre points: a failing hook with {@link FailurePolicy#FAIL} fails the dispatch with a status
  * naming the hook; with {@link FailurePolicy#IGNORE} its response is left out. Post points:
@@ -297,9 +299,9 @@ public final class HookDispatcher implements AutoCloseable {
       ScheduledFuture<?> timeout = answer.isDone() ? null : timer.schedule(() -> {
         if (decided.compareAndSet(false, true)) {
           giveUp.run();
-          decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
+          decide(i, hook, null, "timed out after " + timeoutMillis(hook) + " ms");
         }
-      }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      }, timeoutNanos(hook), TimeUnit.NANOSECONDS);
       java.util.function.BooleanSupplier claim = () -> {
         if (!decided.compareAndSet(false, true)) {
           return false;
@@ -328,6 +330,20 @@ public final class HookDispatcher implements AutoCloseable {
     }
   }
 
+  /**
+   * The hook's timeout in nanoseconds, held to {@link HookPolicy#MAX_TIMEOUT} (a longer one would
+   * overflow the arithmetic of every call).
+   */
+  static long timeoutNanos(RuntimeHook hook) {
+    Duration t = hook.timeout();
+    return t == null || t.compareTo(HookPolicy.MAX_TIMEOUT) > 0
+        ? HookPolicy.MAX_TIMEOUT.toNanos() : Math.max(0, t.toNanos());
+  }
+
+  private static long timeoutMillis(RuntimeHook hook) {
+    return TimeUnit.NANOSECONDS.toMillis(timeoutNanos(hook));
+  }
+
   /** Takes a pre hook's answer into the merged one (a conflict may fail the call). */
   @FunctionalInterface
   private interface Merge<R> {
@@ -348,10 +364,10 @@ public final class HookDispatcher implements AutoCloseable {
     Future<T> f = executor.submit(body);
     String problem;
     try {
-      return f.get(hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      return f.get(timeoutNanos(hook), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       f.cancel(true);
-      problem = "timed out after " + hook.timeout().toMillis() + " ms";
+      problem = "timed out after " + timeoutMillis(hook) + " ms";
     } catch (ExecutionException e) {
       problem = problem(e.getCause());
     } catch (InterruptedException e) {
@@ -371,11 +387,11 @@ public final class HookDispatcher implements AutoCloseable {
     try {
       T result = body.call();
       long took = System.nanoTime() - t0;
-      if (took <= hook.timeout().toNanos()) {
+      if (took <= timeoutNanos(hook)) {
         return result;
       }
       problem = "took " + TimeUnit.NANOSECONDS.toMillis(took) + " ms, more than its timeout of "
-          + hook.timeout().toMillis() + " ms (called inline)";
+          + timeoutMillis(hook) + " ms (called inline)";
     } catch (StatusException | io.grpc.StatusRuntimeException e) {
       problem = e.getMessage();
     } catch (Exception e) {
