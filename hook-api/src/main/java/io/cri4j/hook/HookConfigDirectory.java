@@ -25,8 +25,11 @@ import org.slf4j.LoggerFactory;
  * Watches a hook config directory (Koordinator's default {@code /etc/runtime/hookserver.d}) with
  * a {@link WatchService}: every {@code *.json} file is one remote hook. Adding, changing,
  * atomically renaming into place and deleting files take effect without restart. A malformed
- * file is reported (logged and in {@link Snapshot#errors()}) and ignored: if an earlier version
- * of the same file was good, that version stays in force. Only regular files (or links to
+ * file is reported (logged once per bad version, and in {@link Snapshot#errors()}) and ignored:
+ * if an earlier version of the same file was good, that version stays in force. A change swaps
+ * the hooks atomically: a call already dispatched goes on with the hooks, and channels, it
+ * started with, and the channel of a replaced or removed hook is shut down once no call uses
+ * it any more. Only regular files (or links to
  * them) of at most {@link #MAX_FILE_BYTES} are read; a FIFO, device, directory or larger file
  * is reported like a malformed one, and no file can block the watch thread. Acts as the live
  * hook source of a {@link HookDispatcher}. Owns a watch thread, a reader thread and one channel per hook: close it.
@@ -61,7 +64,10 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
   private final List<Consumer<Snapshot>> listeners = new CopyOnWriteArrayList<>();
   private final Map<String, RemoteRuntimeHook> hooks = new HashMap<>();
   private final ConfigFileReader reader = new ConfigFileReader();
-  private volatile List<RemoteRuntimeHook> current = List.of();
+  /** The version of each bad file last warned about (its problem and content). */
+  private final Map<String, String> warnedVersion = new HashMap<>();
+  private final Map<String, Long> warned = new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile Generation current = new Generation(List.of());
   private volatile Snapshot snapshot = new Snapshot(0, Map.of(), Map.of());
   private long generation;
   private boolean closed;
@@ -91,6 +97,54 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
   /** The hooks in force, one per good config file. */
   @Override
   public List<RemoteRuntimeHook> get() {
+    return current.hooks;
+  }
+
+  /**
+   * The hooks in force at one time. A dispatch holds the generation it started with
+   * ({@link #acquire()}) until it ends; a hook's channel is shut down once no generation that
+   * has the hook is held any more, so calls in flight finish on the channel they started on.
+   */
+  static final class Generation {
+    final List<RemoteRuntimeHook> hooks;
+    /** The directory's own hold while in force, plus one per dispatch using it. */
+    private final java.util.concurrent.atomic.AtomicInteger holds =
+        new java.util.concurrent.atomic.AtomicInteger(1);
+
+    Generation(List<RemoteRuntimeHook> hooks) {
+      this.hooks = hooks;
+      hooks.forEach(RemoteRuntimeHook::retain);
+    }
+
+    private boolean tryHold() {
+      for (int n = holds.get(); n > 0; n = holds.get()) {
+        if (holds.compareAndSet(n, n + 1)) {
+          return true;
+        }
+      }
+      return false; // retired and released by everyone: the directory has a newer one
+    }
+
+    /** Gives back one hold; the last one lets go of the hooks. */
+    void release() {
+      if (holds.decrementAndGet() == 0) {
+        hooks.forEach(RemoteRuntimeHook::release);
+      }
+    }
+  }
+
+  /** The hooks in force, held until {@link Generation#release()}. */
+  Generation acquire() {
+    while (true) {
+      Generation g = current;
+      if (g.tryHold()) {
+        return g;
+      }
+    }
+  }
+
+  /** The hooks in force without holding them (to look at, not to call). */
+  Generation peek() {
     return current;
   }
 
@@ -179,32 +233,45 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
         RemoteRuntimeHook last = hooks.get(r.name());
         if (last != null) {
           configs.put(r.name(), last.config());
-          LOG.warn("hook config {} is invalid ({}); keeping its last good version", r.file(),
-              problem);
-        } else {
-          LOG.warn("hook config {} is invalid and ignored: {}", r.file(), problem);
+        }
+        String version = problem + "\0" + (r.text() == null ? "" : r.text());
+        if (!version.equals(warnedVersion.put(r.name(), version))) {
+          // once per bad version of the file, not on every rescan
+          warned.merge(r.name(), 1L, Long::sum);
+          if (last != null) {
+            LOG.warn("hook config {} is invalid ({}); keeping its last good version", r.file(),
+                problem);
+          } else {
+            LOG.warn("hook config {} is invalid and ignored: {}", r.file(), problem);
+          }
         }
       }
     }
+    warnedVersion.keySet().retainAll(errors.keySet());
+    boolean changed = false;
     for (String gone : new ArrayList<>(hooks.keySet())) {
       if (!configs.containsKey(gone)) {
-        hooks.remove(gone).close();
+        hooks.remove(gone);
+        changed = true;
         LOG.info("hook {} removed", gone);
       }
     }
     for (Map.Entry<String, HookConfig> e : configs.entrySet()) {
       RemoteRuntimeHook old = hooks.get(e.getKey());
       if (old == null || !old.config().equals(e.getValue())) {
-        hooks.put(e.getKey(), new RemoteRuntimeHook(e.getValue()));
-        if (old != null) {
-          old.close();
-        }
+        hooks.put(e.getKey(), new RemoteRuntimeHook(e.getValue(), true));
+        changed = true;
         LOG.info("hook {} {}: {}", e.getKey(), old == null ? "added" : "changed", e.getValue());
       }
     }
-    List<RemoteRuntimeHook> list = new ArrayList<>(hooks.values());
-    list.sort(Comparator.comparing(RemoteRuntimeHook::name));
-    current = List.copyOf(list);
+    if (changed) {
+      // replaced and removed hooks close once the dispatches that hold them are done
+      List<RemoteRuntimeHook> list = new ArrayList<>(hooks.values());
+      list.sort(Comparator.comparing(RemoteRuntimeHook::name));
+      Generation old = current;
+      current = new Generation(List.copyOf(list));
+      old.release();
+    }
     snapshot = new Snapshot(++generation, configs, errors);
     for (Consumer<Snapshot> l : listeners) {
       try {
@@ -215,7 +282,15 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
     }
   }
 
-  /** Stops watching and closes every hook channel; idempotent. */
+  /** How many warnings were logged about the file {@code name}{@code .json} (for tests). */
+  long warnings(String name) {
+    return warned.getOrDefault(name, 0L);
+  }
+
+  /**
+   * Stops watching and closes every hook channel (each once the calls using it are done);
+   * idempotent.
+   */
   @Override
   public void close() {
     synchronized (this) {
@@ -223,9 +298,10 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
         return;
       }
       closed = true;
-      hooks.values().forEach(RemoteRuntimeHook::close);
       hooks.clear();
-      current = List.of();
+      Generation old = current;
+      current = new Generation(List.of());
+      old.release(); // channels close as soon as no dispatch uses them
     }
     try {
       watcher.close();
