@@ -37,8 +37,9 @@ for pom in it/consumer/pom.xml it/consumer-nobom/pom.xml; do
   for a in $published; do
     grep -q "<artifactId>$a</artifactId>" "$pom" || fail "$pom does not depend on $a (listed in cri4j-bom)"
   done
-  stale=$(grep -A1 '<groupId>io.cri4j</groupId>' "$pom" | grep -A1 '<artifactId>cri4j-' | grep -o '<version>[^<]*' \
-          | sed 's/<version>//' | grep -vx "$version" || true)
+  stale=$(awk '/<groupId>io\.cri4j<\/groupId>/ {g = 1} /<\/dependency>/ {g = 0}
+               g && /<version>/ {sub(/.*<version>/, ""); sub(/<\/version>.*/, ""); print}' "$pom" \
+          | grep -vx "$version" | sort -u | paste -sd' ' - || true)
   [[ -z $stale ]] || fail "$pom names cri4j version(s) $stale, the build is $version"
 done
 grep -q "<version>$version</version>" it/consumer/pom.xml || fail "it/consumer/pom.xml does not import cri4j-bom $version"
@@ -52,14 +53,14 @@ echo "== consumer smoke: install $(echo $published | wc -w) modules into the emp
 # Stale-source detection instead of incremental compilation: the latter recompiles every module
 # because the jars' paths in the new repository differ, where the classes the main build just
 # compiled and tested are what users get (on a clean tree everything is compiled as usual).
-mvn -B -ntp -q -Dmaven.repo.local="$repo" -Dmaven.compiler.useIncrementalCompilation=false -DskipTests \
+mvn -B -ntp -q -Dstyle.color=never -Dmaven.repo.local="$repo" -Dmaven.compiler.useIncrementalCompilation=false -DskipTests \
   -pl "$modules" -am install
 t1=$SECONDS
 for consumer in it/consumer it/consumer-nobom; do
   echo "== consumer smoke: $consumer"
   log=$consumer/target/consumer-smoke.log
   rm -rf "$consumer/target" && mkdir -p "$consumer/target"
-  if ! mvn -B -ntp -Dmaven.repo.local="$repo" -f "$consumer/pom.xml" test >"$log" 2>&1; then
+  if ! mvn -B -ntp -Dstyle.color=never -Dmaven.repo.local="$repo" -f "$consumer/pom.xml" test >"$log" 2>&1; then
     cat "$log" >&2
     fail "$consumer failed (log above, also in $log)"
   fi
