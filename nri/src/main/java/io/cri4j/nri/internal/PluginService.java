@@ -439,7 +439,6 @@ public final class PluginService implements TtrpcPeer.Service {
             if (out.isDone()) {
                 return;
             }
-            hookStage.toCompletableFuture().cancel(true);
             String why = ownFirst
                     ? String.format("hook '%s' did not answer %s of %s within its timeout of %s",
                             hookName, what, subject, human(own))
@@ -453,6 +452,8 @@ public final class PluginService implements TtrpcPeer.Service {
                 LOG.warn("{}; answering with an error (failure policy FAIL)", why);
                 out.completeExceptionally(TtrpcStatus.error(Status.Code.DEADLINE_EXCEEDED, why));
             }
+            // after answering: cancelling completes the hook's stage (and interrupts a blocking hook)
+            hookStage.toCompletableFuture().cancel(true);
         }, limit, TimeUnit.NANOSECONDS);
         hookStage.whenComplete((v, t) -> onLoop(() -> {
             if (out.isDone()) {
