@@ -299,15 +299,20 @@ public final class LocalContainerd implements AutoCloseable {
 
     /**
      * How many times containerd has logged NRI plugin {@code fullName} (e.g. {@code 20-nri-logger})
-     * as "connected and synchronized", i.e. added to the plugins it calls, since it first started.
+     * as "connected and synchronized" (or, for a plugin it launched itself from its plugin directory,
+     * "synchronization success"), i.e. added to the plugins it calls, since it first started.
      */
     public int nriPluginRegistrations(String fullName) {
-        String needle = "plugin \\\"" + fullName + "\\\" connected and synchronized";
+        // external plugins, and plugins containerd launched from its plugin directory
+        List<String> needles = List.of("plugin \\\"" + fullName + "\\\" connected and synchronized",
+                "pre-installed NRI plugin \\\"" + fullName + "\\\" synchronization success");
         try {
             String log = Files.readString(logFile(), java.nio.charset.StandardCharsets.UTF_8);
             int n = 0;
-            for (int at = log.indexOf(needle); at >= 0; at = log.indexOf(needle, at + 1)) {
-                n++;
+            for (String needle : needles) {
+                for (int at = log.indexOf(needle); at >= 0; at = log.indexOf(needle, at + 1)) {
+                    n++;
+                }
             }
             return n;
         } catch (IOException e) {

@@ -30,7 +30,8 @@ import sun.misc.Signal;
  * and {@code io.cri4j.hook.AsyncHook}, the jars {@code cri4j proxy --plugins} loads) served to
  * containerd 2.x or CRI-O as one NRI plugin. Says at start which events of a hook NRI cannot
  * deliver. Runs until SIGTERM or SIGINT, then closes the connection (the runtime drops the plugin)
- * and exits 0.
+ * and exits 0. Started by the runtime itself from its plugin directory ({@code NRI_PLUGIN_SOCKET}
+ * set), it uses the socket, name and index the runtime passed and stops when the runtime closes it.
  */
 @Command(name = "nri-plugin", mixinStandardHelpOptions = true,
         description = "Serve the hooks of plugin jars as an NRI plugin of containerd 2.x or CRI-O.")
@@ -90,12 +91,20 @@ final class NriPluginCommand implements Callable<Integer> {
                 }
             }
             out.flush();
-            NriPlugin.Builder b = hook.builder().socket(socket.path()).name(name)
-                    .listener(new NriPlugin.Listener() {
+            boolean launched = System.getenv(NriPlugin.ENV_SOCKET) != null;
+            NriPlugin.Builder b = hook.builder();
+            if (launched) {
+                b.inheritedFromEnvironment(); // the runtime started us: its name and index win
+            } else {
+                b.socket(socket.path()).name(name);
+            }
+            String where = launched ? "the socket the runtime passed (" + NriPlugin.ENV_SOCKET + ")"
+                    : socket.path().toString();
+            b.listener(new NriPlugin.Listener() {
                         @Override
                         public void registered(String runtimeName, String runtimeVersion) {
                             out.println("cri4j nri-plugin: registered with " + runtimeName + " "
-                                    + runtimeVersion + " on " + socket.path());
+                                    + runtimeVersion + " on " + where);
                             out.flush();
                         }
 

@@ -159,19 +159,20 @@ public final class PluginRunner {
         }
         Channel ch;
         ChannelFuture connected;
+        // the connection needs the channel's event loop: added once the channel is registered
+        io.netty.channel.ChannelInitializer<Channel> init = new io.netty.channel.ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel c) {
+                c.pipeline().addLast(newConnection(c));
+            }
+        };
         if (s.socket() != null) {
-            Bootstrap b = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-                    .handler(new io.netty.channel.ChannelInitializer<Channel>() {
-                        @Override
-                        protected void initChannel(Channel c) {
-                            c.pipeline().addLast(newConnection(c));
-                        }
-                    });
+            Bootstrap b = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class).handler(init);
             connected = b.connect(new DomainSocketAddress(s.socket().toFile()));
             ch = connected.channel();
         } else {
             ch = new EpollDomainSocketChannel(s.inheritedFd());
-            ch.pipeline().addLast(newConnection(ch));
+            ch.pipeline().addLast(init);
             connected = group.register(ch);
         }
         connected.addListener(f -> {
