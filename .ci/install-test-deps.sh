@@ -29,6 +29,14 @@ if [[ ! -x "$kc_dir/usr/bin/kubectl" ]]; then
 fi
 "$kc_dir/usr/bin/kubectl" version --client 2>/dev/null | head -1 || true
 
+# containerd 2.1.4 with NRI, and NRI's own Go plugins (nri-logger, nri-device-injector), are not in Debian 12:
+# ../shared/peers carries them beside the repository (CI has it); the NRI tests skip without them (fail with CI=true).
+shared="$(cd "$(dirname "$0")/.." && pwd)/../shared"
+if [[ -f "$shared/peers/install-containerd2.sh" ]]; then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo bash "$shared/peers/install-containerd2.sh"
+fi
+
 # The Debian packages enable services we do not want competing with the private instances the
 # tests start; stop them if a service manager started them.
 for svc in containerd docker-registry docker docker.socket; do
