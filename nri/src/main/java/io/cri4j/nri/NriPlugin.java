@@ -48,6 +48,11 @@ import org.slf4j.LoggerFactory;
  * on the plugin's I/O thread and must not block. {@link #close()} waits for the answers the
  * runtime is waiting for, closes the connection (the runtime then drops the plugin: NRI has no
  * unregister call), calls {@link Hook#shutdown()} and stops every thread.
+ *
+ * <p>Several hooks are served as one plugin through a {@link io.cri4j.hook.HookChain} (built with
+ * {@code validateAdjustments(false)}: the runtime validates); a {@link
+ * io.cri4j.hook.HookException} it fails an event with (a conflict between two of its hooks, a
+ * hook failing under {@code FAIL}) fails the event whatever the chain's own policy.
  */
 public final class NriPlugin implements AutoCloseable {
 

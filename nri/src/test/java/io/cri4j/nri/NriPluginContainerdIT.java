@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.Hook;
@@ -85,13 +86,11 @@ class NriPluginContainerdIT {
 
             @Override
             public HookResult createContainer(PodSandbox pod, Container container) {
-                return HookResult.adjust(ContainerAdjustment.newBuilder()
-                        .addEnv(KeyValue.newBuilder().setKey("CRI4J_INJECTED").setValue("yes"))
-                        .putAnnotations("cri4j.io/injected", "by-java")
-                        .addMounts(Mount.newBuilder().setDestination("/nri-data").setType("bind")
-                                .setSource(data.toString()).addOptions("rbind").addOptions("ro"))
-                        .setLinux(LinuxContainerAdjustment.newBuilder().setResources(
-                                LinuxResources.newBuilder().setCpu(LinuxCPU.newBuilder().setCpus("1"))))
+                return HookResult.adjust(Adjustments.create()
+                        .addEnv("CRI4J_INJECTED", "yes")
+                        .addAnnotation("cri4j.io/injected", "by-java")
+                        .addMount("/nri-data", "bind", data.toString(), "rbind", "ro")
+                        .setLinuxCpuSetCpus("1")
                         .build());
             }
         };

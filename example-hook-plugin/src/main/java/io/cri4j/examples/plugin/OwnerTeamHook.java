@@ -1,10 +1,9 @@
 package io.cri4j.examples.plugin;
 
+import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.KeyValue;
 import io.cri4j.nri.api.PodSandbox;
 
 /**
@@ -38,9 +37,9 @@ public final class OwnerTeamHook implements Hook {
     @Override
     public HookResult createContainer(PodSandbox pod, Container container) {
         String team = pod.getLabelsMap().getOrDefault(TEAM_LABEL, UNASSIGNED);
-        return HookResult.adjust(ContainerAdjustment.newBuilder()
-                .addEnv(KeyValue.newBuilder().setKey(ENV).setValue(team))
-                .putAnnotations(ANNOTATION, team)
+        return HookResult.adjust(Adjustments.create()
+                .addEnv(ENV, team)
+                .addAnnotation(ANNOTATION, team)
                 .build());
     }
 }

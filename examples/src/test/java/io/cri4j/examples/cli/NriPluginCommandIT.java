@@ -1,6 +1,7 @@
 package io.cri4j.examples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonParser;
 import io.cri4j.cri.CriChannels;
@@ -164,5 +165,61 @@ class NriPluginCommandIT {
             Files.delete(launcher);
             CONTAINERD.containerd().restart(); // stops the launched plugin: its socket closes, it exits
         }
+    }
+
+    @Test
+    void servesSeveralHooksAsOnePluginInIndexOrderAndReportsTheirConflicts() throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Path jar = examplePluginJar();
+        Files.copy(jar, plugins.resolve(jar.getFileName()));
+        TestJars.write(plugins.resolve("second.jar"), SecondTeamHook.class, "io.cri4j.hook.Hook");
+        CliProcess cli = CliProcess.start("nri-plugin", "--socket", "unix://" + CONTAINERD.nriSocket(),
+                "--plugins", plugins.toString(), "--name", "cri4j-chain", "--index", "31");
+        StringBuilder out = new StringBuilder();
+        for (String line = cli.nextLine(); !line.contains("registered with"); line = cli.nextLine()) {
+            out.append(line).append('\n');
+        }
+        assertThat(out.toString()).contains("2 hooks served as one NRI plugin, in this order: second (20), owner-team (50)");
+        CONTAINERD.containerd().awaitNriPluginRegistrations("31-cri4j-chain", 1, Duration.ofSeconds(10));
+        ManagedChannel channel = CriChannels.newChannel(CONTAINERD.endpoint());
+        try {
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime = RuntimeServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS);
+            String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
+            ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
+                    PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
+            Map<String, String> both = Map.of("team", "web");
+            String id = createIn(runtime, image, both);
+            String env = JsonParser.parseString(runtime.containerStatus(ContainerStatusRequest.newBuilder()
+                    .setContainerId(id).setVerbose(true).build()).getInfoOrThrow("info")).getAsJsonObject()
+                    .getAsJsonObject("runtimeSpec").getAsJsonObject("process").getAsJsonArray("env").toString();
+            assertThat(env).contains("CRI4J_TEAM=web").contains("CRI4J_SECOND=yes");
+
+            assertThatThrownBy(() -> createIn(runtime, image, Map.of("team", "web", "clash", "yes")))
+                    .isInstanceOf(io.grpc.StatusRuntimeException.class)
+                    .hasMessageContaining("second").hasMessageContaining("owner-team")
+                    .hasMessageContaining("CRI4J_TEAM");
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        assertThat(cli.terminate().exitCode()).isZero();
+    }
+
+    private String createIn(RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime, String image,
+            Map<String, String> labels) {
+        PodSandboxConfig pod = PodSandboxConfig.newBuilder()
+                .setMetadata(PodSandboxMetadata.newBuilder().setName("p" + UUID.randomUUID().toString().substring(0, 8))
+                        .setNamespace("ns").setUid(UUID.randomUUID().toString()))
+                .putAllLabels(labels)
+                .setLogDirectory(dir.toString())
+                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext
+                        .newBuilder().setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
+                .build();
+        String podId = runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
+        return runtime.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
+                .setSandboxConfig(pod).setConfig(ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))
+                        .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("3600")
+                        .setLogPath("app.log")).build()).getContainerId();
     }
 }

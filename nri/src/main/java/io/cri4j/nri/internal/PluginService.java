@@ -5,9 +5,13 @@ import com.google.protobuf.Message;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookConfiguration;
+import io.cri4j.hook.HookConflictException;
 import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookException;
 import io.cri4j.hook.HookPolicy;
+import io.cri4j.hook.HookRejectedException;
 import io.cri4j.hook.HookResult;
+import io.cri4j.hook.HookTimeoutException;
 import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.nri.api.ConfigureRequest;
 import io.cri4j.nri.api.ConfigureResponse;
@@ -76,7 +80,9 @@ import org.slf4j.LoggerFactory;
  * whichever comes first. The answer goes out a little before the runtime's deadline, so that the
  * runtime, which drops a plugin that misses one, keeps this one: with {@link FailurePolicy#IGNORE}
  * the answer is the empty one (no adjustment), with {@link FailurePolicy#FAIL} an error naming the
- * hook. A hook that fails is handled by the same policy. Runs on the connection's event loop; the
+ * hook. A hook that fails is handled by the same policy, except for a {@link HookException}: that
+ * is a {@link io.cri4j.hook.HookChain}'s verdict, reached under its hooks' own policies (a
+ * conflict between two hooks, a hook that failed under FAIL), and fails the event. Runs on the connection's event loop; the
  * hook is called there and must not block ({@link io.cri4j.hook.Hooks#async} moves a blocking
  * hook to a worker).
  */
@@ -468,6 +474,14 @@ public final class PluginService implements TtrpcPeer.Service {
                 out.complete(v);
                 return;
             }
+            Throwable cause = TtrpcStatus.unwrap(t);
+            if (cause instanceof HookException h) {
+                // a HookChain's verdict, reached under its hooks' own policies: it fails the event
+                LOG.warn("{}: {} of {}", h.getMessage(), what, subject);
+                out.completeExceptionally(TtrpcStatus.error(code(h), h.getMessage() + " (" + what
+                        + " of " + subject + ")"));
+                return;
+            }
             String why = "hook '" + hookName + "' failed at " + what + " of " + subject + ": "
                     + message(t);
             if (failurePolicy == FailurePolicy.IGNORE) {
@@ -475,13 +489,25 @@ public final class PluginService implements TtrpcPeer.Service {
                 out.complete(fallback);
             } else {
                 LOG.warn("{} (failure policy FAIL)", why);
-                Throwable cause = TtrpcStatus.unwrap(t);
                 Status.Code code = cause instanceof StatusRuntimeException s
                         ? s.getStatus().getCode() : Status.Code.UNKNOWN;
                 out.completeExceptionally(TtrpcStatus.error(code, why));
             }
         }));
         return out;
+    }
+
+    private static Status.Code code(HookException e) {
+        if (e instanceof HookTimeoutException) {
+            return Status.Code.DEADLINE_EXCEEDED;
+        }
+        if (e instanceof HookConflictException) {
+            return Status.Code.FAILED_PRECONDITION;
+        }
+        if (e instanceof HookRejectedException) {
+            return Status.Code.PERMISSION_DENIED;
+        }
+        return Status.Code.UNKNOWN;
     }
 
     private void onLoop(Runnable r) {

@@ -293,4 +293,17 @@ class PluginServiceTest {
         StatusRuntimeException e = error(service(hook).handle(call("Frobnicate", io.cri4j.nri.api.Empty.getDefaultInstance())));
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
     }
+
+    @Test
+    void aHookChainsVerdictFailsTheEventWhateverThePolicy() {
+        Recorder chainLike = new Recorder(ALL, HookPolicy.DEFAULT); // IGNORE
+        chainLike.create = CompletableFuture.failedFuture(new io.cri4j.hook.HookConflictException(
+                HookEvent.CREATE_CONTAINER, "container ns/p/c", "env", "CRI4J_TEAM", "second", "owner-team"));
+        StatusRuntimeException e = error(service(chainLike).handle(call("CreateContainer",
+                CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder().setNamespace("ns").setName("p"))
+                        .setContainer(Container.newBuilder().setName("c").setId("c1")).build())));
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(e.getStatus().getDescription()).contains("second").contains("owner-team")
+                .contains("CRI4J_TEAM").endsWith("(CreateContainer of container ns/p/c (c1))");
+    }
 }
