@@ -124,6 +124,27 @@ class NriPluginCommandIT {
     }
 
     @Test
+    void waitsForTheSocketWithWaitAndRegistersOnceItAppears() throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Path jar = examplePluginJar();
+        Files.copy(jar, plugins.resolve(jar.getFileName()));
+        Path later = dir.resolve("later.sock");
+        CliProcess cli = CliProcess.start("nri-plugin", "--socket", "unix://" + later, "--plugins",
+                plugins.toString(), "--name", "cri4j-waiting", "--wait");
+        String line = cli.nextLine();
+        while (!line.contains("waiting for")) {
+            line = cli.nextLine();
+        }
+        assertThat(line).isEqualTo("cri4j nri-plugin: waiting for " + later);
+        Files.createSymbolicLink(later, CONTAINERD.nriSocket()); // the runtime's socket appears
+        while (!line.contains("registered with")) {
+            line = cli.nextLine();
+        }
+        CONTAINERD.containerd().awaitNriPluginRegistrations("50-cri4j-waiting", 1, Duration.ofSeconds(10));
+        assertThat(cli.terminate().exitCode()).isZero();
+    }
+
+    @Test
     void saysWhichEventsOfAHookNriCannotServe() throws Exception {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         TestJars.write(plugins.resolve("pod-level.jar"), PodLevelHook.class, "io.cri4j.hook.Hook");
