@@ -110,11 +110,11 @@ public final class NriPlugin implements AutoCloseable {
 
         /**
          * For a plugin the runtime launched itself (from its plugin directory): use the connected
-         * socket, name and index the runtime passed in {@value #ENV_SOCKET}, {@value #ENV_NAME}
-         * and {@value #ENV_INDEX}. There is nothing to reconnect to: when that socket closes, the
+         * socket, name and index the runtime passed in {@value NriPlugin#ENV_SOCKET}, {@value NriPlugin#ENV_NAME}
+         * and {@value NriPlugin#ENV_INDEX}. There is nothing to reconnect to: when that socket closes, the
          * plugin stops.
          *
-         * @throws IllegalStateException when {@value #ENV_SOCKET} is not set or not a number
+         * @throws IllegalStateException when {@value NriPlugin#ENV_SOCKET} is not set or not a number
          */
         public Builder inheritedFromEnvironment() {
             String fd = env.get(ENV_SOCKET);

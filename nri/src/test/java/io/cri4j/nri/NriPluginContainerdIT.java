@@ -235,9 +235,10 @@ class NriPluginContainerdIT {
     }
 
     @Test
-    void aHookSlowerThanTheRuntimesTimeoutIsAnsweredForInTimeAndTheNextContainerIsServed()
+    void aHookSlowerThanTheRuntimesTimeoutIsAnsweredForInTimeAndTheNextContainerIsServedWhileItStillBlocks()
             throws Exception {
         CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch firstReturned = new CountDownLatch(1);
         List<String> calls = Collections.synchronizedList(new ArrayList<>());
         Hook slowOnce = new Hook() {
             @Override
@@ -254,7 +255,16 @@ class NriPluginContainerdIT {
             public HookResult createContainer(PodSandbox pod, Container container) throws Exception {
                 calls.add(container.getName());
                 if (container.getName().equals("first")) {
-                    release.await(); // far beyond the runtime's 2 s; interrupted when given up
+                    // far beyond the runtime's 2 s, and deaf to the interrupt when the plugin gives up
+                    while (true) {
+                        try {
+                            release.await();
+                            break;
+                        } catch (InterruptedException ignored) {
+                            // keep blocking
+                        }
+                    }
+                    firstReturned.countDown();
                 }
                 return HookResult.adjust(ContainerAdjustment.newBuilder()
                         .addEnv(KeyValue.newBuilder().setKey("CRI4J_SLOW").setValue("served")).build());
@@ -268,6 +278,7 @@ class NriPluginContainerdIT {
             assertThat(pods.exec(first, "env")).doesNotContain("CRI4J_SLOW");
             String second = pods.start(pod, "second");
             assertThat(pods.exec(second, "env")).contains("CRI4J_SLOW=served");
+            assertThat(firstReturned.getCount()).as("the first call still blocks its thread").isEqualTo(1);
             assertThat(calls).containsExactly("first", "second");
             assertThat(containerd().nriPluginRegistrations("50-slow"))
                     .as("containerd kept the plugin: no reconnection").isEqualTo(registrations);
