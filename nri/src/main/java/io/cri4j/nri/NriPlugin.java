@@ -73,7 +73,8 @@ public final class NriPlugin implements AutoCloseable {
         default void registered(String runtimeName, String runtimeVersion) {}
 
         /**
-         * The connection to the runtime ended after registration.
+         * The connection to the runtime ended after registration (not called for {@link
+         * NriPlugin#close()}).
          *
          * @param cause why, or {@code null} when the runtime closed it without an error
          */
@@ -230,6 +231,7 @@ public final class NriPlugin implements AutoCloseable {
     private final PluginRunner runner;
     private final Set<HookEvent> unserved;
     private final String fullName;
+    private boolean started;
 
     private NriPlugin(Builder b, String name, String index) {
         this.fullName = index + "-" + name;
@@ -279,14 +281,21 @@ public final class NriPlugin implements AutoCloseable {
     }
 
     /**
-     * Connects to the runtime and registers; returns once the runtime has configured and
-     * synchronized the plugin (at once with {@link Builder#waitForRuntime()}).
+     * Connects to the runtime and registers; returns once the plugin has answered the runtime's
+     * {@code Synchronize} (at once with {@link Builder#waitForRuntime()}). The runtime adds the
+     * plugin to the ones it calls right after that answer.
      *
      * @return this
      * @throws IOException with a one-line reason when the socket cannot be reached or the runtime
-     *     does not register the plugin; the plugin is then closed
+     *     does not register the plugin (the hook's {@code configure} failing, for one); the plugin
+     *     is then closed
+     * @throws IllegalStateException when called a second time
      */
-    public NriPlugin start() throws IOException {
+    public synchronized NriPlugin start() throws IOException {
+        if (started) {
+            throw new IllegalStateException(this + " was started already");
+        }
+        started = true;
         if (!unserved.isEmpty()) {
             LOG.warn("plugin {}: NRI has no event for {} of this hook; those are not served in NRI "
                     + "mode (the cri4j proxy serves them)", fullName, unserved);

@@ -396,4 +396,27 @@ class NriPluginContainerdIT {
                     .hasMessageContaining("CRI4J_OWNER");
         }
     }
+
+    @Test
+    void aHookThatCannotBeConfiguredFailsStartWithItsReason() {
+        Hook broken = new Hook() {
+            @Override
+            public String name() {
+                return "broken";
+            }
+
+            @Override
+            public void configure(HookConfiguration configuration) {
+                throw new IllegalStateException("no license for this node");
+            }
+
+            @Override
+            public void startContainer(PodSandbox pod, Container container) {}
+        };
+        assertThatThrownBy(() -> NriPlugin.builder(broken).socket(containerd().nriSocket()).build().start())
+                .isInstanceOf(java.io.IOException.class)
+                .hasMessageContaining("plugin 50-broken could not register with the runtime")
+                .hasMessageContaining("hook 'broken' failed at Configure of the runtime containerd 2.1.4")
+                .hasMessageContaining("no license for this node");
+    }
 }

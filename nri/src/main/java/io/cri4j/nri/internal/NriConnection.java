@@ -93,6 +93,13 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                     }
 
                     @Override
+                    public void registrationFailed(Throwable cause) {
+                        if (failure == null) {
+                            failure = new IllegalStateException(PluginServiceMessages.describe(cause), cause);
+                        }
+                    }
+
+                    @Override
                     public void shutdownRequested() {
                         shutdownRequested = true;
                         LOG.info("plugin {}-{}: the runtime shuts down", pluginIndex, pluginName);

@@ -110,6 +110,9 @@ public final class PluginService implements TtrpcPeer.Service {
 
         /** The runtime announced that it shuts down. */
         void shutdownRequested();
+
+        /** Answering {@code Configure} or {@code Synchronize} failed: the runtime will drop the plugin. */
+        void registrationFailed(Throwable cause);
     }
 
     private final AsyncHook hook;
@@ -259,16 +262,16 @@ public final class PluginService implements TtrpcPeer.Service {
                     + "others", hookName, runtime, names(dropped));
         }
         if (mask == 0) {
-            return failed(Status.Code.FAILED_PRECONDITION, "hook '" + hookName
-                    + "' subscribes to no event " + runtime + " can deliver (" + names(events) + ")");
+            return reportFailure(failed(Status.Code.FAILED_PRECONDITION, "hook '" + hookName
+                    + "' subscribes to no event " + runtime + " can deliver (" + names(events) + ")"));
         }
         HookConfiguration cfg = new HookConfiguration(r.getConfig(), r.getRuntimeName(),
                 r.getRuntimeVersion(), millis(r.getRegistrationTimeout(), DEFAULT_REGISTRATION_TIMEOUT),
                 requestTimeout, session.runtimeHandle());
         int events = mask;
-        return bounded(c, "Configure", "the runtime " + runtime, FailurePolicy.FAIL,
+        return reportFailure(bounded(c, "Configure", "the runtime " + runtime, FailurePolicy.FAIL,
                 () -> hook.configure(cfg), null)
-                .thenApply(v -> ConfigureResponse.newBuilder().setEvents(events).build());
+                .thenApply(v -> ConfigureResponse.newBuilder().setEvents(events).build()));
     }
 
     private CompletionStage<SynchronizeResponse> synchronize(TtrpcPeer.Call c, SynchronizeRequest r) {
@@ -283,12 +286,20 @@ public final class PluginService implements TtrpcPeer.Service {
         List<Container> containers = List.copyOf(syncContainers);
         syncPods.clear();
         syncContainers.clear();
-        return bounded(c, "Synchronize", pods.size() + " pods and " + containers.size()
+        return reportFailure(bounded(c, "Synchronize", pods.size() + " pods and " + containers.size()
                 + " containers", FailurePolicy.FAIL, () -> hook.synchronize(pods, containers), List.<ContainerUpdate>of())
                 .thenApply(updates -> {
                     session.synchronizedWithRuntime();
                     return SynchronizeResponse.newBuilder().addAllUpdate(updates).build();
-                });
+                }));
+    }
+
+    private <T> CompletionStage<T> reportFailure(CompletionStage<T> stage) {
+        return stage.whenComplete((v, t) -> {
+            if (t != null) {
+                session.registrationFailed(TtrpcStatus.unwrap(t));
+            }
+        });
     }
 
     // --- events ---------------------------------------------------------------------------

@@ -105,6 +105,7 @@ class PluginServiceTest {
             }
             @Override public void synchronizedWithRuntime() { synchronizedCount++; }
             @Override public void shutdownRequested() { calls.add("shutdownRequested"); }
+            @Override public void registrationFailed(Throwable cause) { calls.add("registrationFailed"); }
         });
     }
 
@@ -151,6 +152,7 @@ class PluginServiceTest {
                 .isEqualTo((1 << 3) | (1 << 11) | (1 << 13));
         Recorder onlyNew = new Recorder(EnumSet.of(HookEvent.UPDATE_POD_SANDBOX), HookPolicy.DEFAULT);
         StatusRuntimeException e = error(service(onlyNew).handle(call("Configure", v08)));
+        assertThat(calls).containsExactly("configure", "configure", "registrationFailed");
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(e.getStatus().getDescription())
                 .isEqualTo("hook 'rec' subscribes to no event containerd 2.1.4 can deliver (UpdatePodSandbox)");
