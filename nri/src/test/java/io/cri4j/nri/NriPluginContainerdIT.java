@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cri4j.hook.Adjustments;
-import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookConfiguration;
@@ -22,9 +21,7 @@ import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerAdjustment;
 import io.cri4j.nri.api.KeyValue;
 import io.cri4j.nri.api.LinuxCPU;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
 import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.Mount;
 import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.LocalContainerd;
