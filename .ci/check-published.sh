@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks what a publication of cri4j holds, as deployed into a file repository by
-# `mvn -Ppublish deploy -DaltDeploymentRepository=local::default::file:DIR`:
+# `mvn -Ppublish deploy -DaltDeploymentRepository=publish-check::default::file:DIR`:
 #  - exactly the published artifacts are deployed: cri4j-bom, cri4j-parent and the modules cri4j-bom
 #    lists (.ci/published.sh); a module deployed but not in the BOM, or in the BOM but not deployed,
 #    fails (an unpublished module sets maven.deploy.skip, maven.source.skip, maven.javadoc.skip);
@@ -24,8 +24,10 @@ else
   modules=bom,$(for a in $cri4j_published; do echo "${a#cri4j-}"; done | paste -sd, -)
   echo "== check-published: deploy $modules into $repo"
   # -DaltDeploymentRepository in its id::layout::url form: the BOM, which has no parent to pin a newer
-  # maven-deploy-plugin, is deployed by Maven 3.8's default 2.7, which knows no other form
-  mvn -B -ntp -q -Ppublish -DskipTests -DaltDeploymentRepository="local::default::file:$repo" \
+  # maven-deploy-plugin, is deployed by Maven 3.8's default 2.7, which knows no other form. Install
+  # skipped: deploy would otherwise also install every module into the shared ~/.m2; the repository
+  # id is not "local", whose metadata copy (maven-metadata-local.xml) would pose there as installed.
+  mvn -B -ntp -q -Ppublish -DskipTests -Dmaven.install.skip=true -DaltDeploymentRepository="publish-check::default::file:$repo" \
     -pl "$modules" -am deploy
 fi
 [[ -d $repo/io/cri4j ]] || fail "nothing of io.cri4j in $repo"
