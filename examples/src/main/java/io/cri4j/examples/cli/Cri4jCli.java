@@ -27,9 +27,24 @@ public final class Cri4jCli {
     /** @return the configured command line (also used by tests) */
     public static CommandLine commandLine() {
         return new CommandLine(new Cri4jCli())
+                .setParameterExceptionHandler(Cri4jCli::usageError)
                 .setExecutionExceptionHandler((e, cmd, parseResult) -> {
                     cmd.getErr().println("cri4j " + cmd.getCommandName() + ": " + e.getMessage());
                     return 1;
                 });
+    }
+
+    /** A bad option or argument: one line naming it, and where the usage is; exit code 2. */
+    private static int usageError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        String name = cmd.getCommandSpec().qualifiedName();
+        String message = e.getMessage() == null ? "invalid arguments" : e.getMessage().strip();
+        int nl = message.indexOf('\n');
+        if (nl >= 0) {
+            message = message.substring(0, nl);
+        }
+        cmd.getErr().println(name + ": " + message + " (see '" + name + " --help')");
+        cmd.getErr().flush();
+        return cmd.getCommandSpec().exitCodeOnInvalidInput();
     }
 }

@@ -31,8 +31,9 @@ final class VersionCommand implements Callable<Integer> {
             description = "CRI endpoint: unix:///path, /path or tcp://host:port (default: ${DEFAULT-VALUE})")
     CriEndpoint endpoint;
 
-    @Option(names = "--timeout", defaultValue = "10", description = "seconds to wait for the runtime (default: ${DEFAULT-VALUE})")
-    long timeoutSeconds;
+    @Option(names = "--timeout", defaultValue = "10s", converter = DurationConverter.class,
+            description = "time to wait for the runtime, e.g. 10s; at most 24h (default: ${DEFAULT-VALUE})")
+    java.time.Duration timeout;
 
     private static String rootCause(Throwable e) {
         Throwable t = e;
@@ -55,7 +56,7 @@ final class VersionCommand implements Callable<Integer> {
             String[] answer;
             try {
                 var v = io.cri4j.cri.v1.RuntimeServiceGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(timeoutSeconds, TimeUnit.SECONDS)
+                        .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
                         .version(io.cri4j.cri.v1.VersionRequest.newBuilder().setVersion(CLIENT_API_VERSION).build());
                 answer = new String[] {v.getVersion(), v.getRuntimeName(), v.getRuntimeVersion(), v.getRuntimeApiVersion()};
             } catch (StatusRuntimeException e) {
@@ -63,7 +64,7 @@ final class VersionCommand implements Callable<Integer> {
                     throw e;
                 }
                 var v = io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(timeoutSeconds, TimeUnit.SECONDS)
+                        .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
                         .version(io.cri4j.cri.v1alpha2.VersionRequest.newBuilder().setVersion(CLIENT_API_VERSION).build());
                 answer = new String[] {v.getVersion(), v.getRuntimeName(), v.getRuntimeVersion(), v.getRuntimeApiVersion()};
             }

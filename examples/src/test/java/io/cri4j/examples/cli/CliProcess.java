@@ -44,14 +44,29 @@ final class CliProcess implements AutoCloseable {
         }).get(60, TimeUnit.SECONDS);
     }
 
-    /** Everything it printed until it exits, and its exit code. */
+    /** Everything it printed until it exits (within 60 s, else it is killed), and its exit code. */
     CliRun finish() throws Exception {
         StringBuilder text = new StringBuilder();
-        for (String line; (line = out.readLine()) != null; ) {
-            text.append(line).append('\n');
+        CompletableFuture<Void> read = CompletableFuture.runAsync(() -> {
+            try {
+                for (String line; (line = out.readLine()) != null; ) {
+                    synchronized (text) {
+                        text.append(line).append('\n');
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        boolean exited = process.waitFor(60, TimeUnit.SECONDS);
+        if (!exited) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new CliRun(process.exitValue(), text.toString(), "");
+        read.get(10, TimeUnit.SECONDS);
+        synchronized (text) {
+            assertThat(exited).as("exits by itself within 60 s; printed:%n%s", text).isTrue();
+            return new CliRun(process.exitValue(), text.toString(), "");
+        }
     }
 
     /** Sends SIGTERM and waits for the exit. */
