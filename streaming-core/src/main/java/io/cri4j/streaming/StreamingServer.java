@@ -139,7 +139,8 @@ public final class StreamingServer implements AutoCloseable {
             address = (InetSocketAddress) server.localAddress();
         } catch (RuntimeException e) {
             close();
-            throw new IOException("cannot bind streaming server to " + b.bindAddress + ": " + e.getMessage(), e);
+            throw new IOException("cannot bind streaming server to " + b.bindAddress + ": "
+                    + io.cri4j.cri.internal.IoErrors.reason(e), e);
         }
         baseUrl = resolveBaseUrl();
         return this;

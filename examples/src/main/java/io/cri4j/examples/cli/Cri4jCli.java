@@ -1,5 +1,6 @@
 package io.cri4j.examples.cli;
 
+import io.cri4j.cri.internal.IoErrors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -21,6 +22,7 @@ public final class Cri4jCli {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
+        JulLogging.toSlf4j(); // gRPC logs through java.util.logging: one line each, like ours
         System.exit(commandLine().execute(args));
     }
 
@@ -29,9 +31,30 @@ public final class Cri4jCli {
         return new CommandLine(new Cri4jCli())
                 .setParameterExceptionHandler(Cri4jCli::usageError)
                 .setExecutionExceptionHandler((e, cmd, parseResult) -> {
-                    cmd.getErr().println("cri4j " + cmd.getCommandName() + ": " + e.getMessage());
+                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + describe(e));
+                    cmd.getErr().flush();
                     return 1;
                 });
+    }
+
+    /** What went wrong, in one line that names the thing and the reason (no class names). */
+    static String describe(Throwable e) {
+        if (e instanceof io.grpc.StatusRuntimeException s) {
+            return IoErrors.describe(s.getStatus());
+        }
+        if (e instanceof io.grpc.StatusException s) {
+            return IoErrors.describe(s.getStatus());
+        }
+        String why = IoErrors.reason(e);
+        // a wrapper's message may name the thing, its cause the reason: keep both
+        Throwable c = e.getCause();
+        if (c != null && c != e && e.getMessage() != null) {
+            String cause = IoErrors.reason(c);
+            if (!why.contains(cause)) {
+                why = why + ": " + cause;
+            }
+        }
+        return why;
     }
 
     /** A bad option or argument: one line naming it, and where the usage is; exit code 2. */

@@ -108,7 +108,7 @@ final class PullCommand implements Callable<Integer> {
             try {
                 creds = CredentialStore.fromDockerConfig(cfg);
             } catch (java.io.IOException | IllegalArgumentException e) {
-                err.println("cri4j pull: cannot read credentials from " + cfg + ": " + e.getMessage());
+                err.println("cri4j pull: cannot read credentials: " + e.getMessage());
                 err.flush();
                 return 2;
             }

@@ -69,13 +69,24 @@ public final class ProxyTransport implements AutoCloseable {
     return backend;
   }
 
+  /**
+   * Claims the listen socket path (its lock; a stale socket file is removed), so that a path
+   * that cannot be used is reported before the proxy does anything else; {@link #start} claims
+   * it if this was not called.
+   */
+  public synchronized void claim() throws IOException {
+    if (claim == null && listen.isUnix()) {
+      claim = UnixSockets.claim(listen.path());
+    }
+  }
+
   /** Binds the listen endpoint (replacing a stale unix socket) and starts serving. */
   public synchronized void start(InterceptedService service, String socketMode)
       throws IOException {
     this.intercepted = service;
     SocketAddress address;
     if (listen.isUnix()) {
-      claim = UnixSockets.claim(listen.path());
+      claim();
       address = new DomainSocketAddress(claim.bindPath().toString());
     } else {
       address = new InetSocketAddress(listen.host(), listen.port());
