@@ -22,8 +22,24 @@ public final class Cri4jCli {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
+        keepFrameLoggersQuiet();
         JulLogging.toSlf4j(); // gRPC logs through java.util.logging: one line each, like ours
         System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * gRPC's HTTP/2 frame loggers ({@code io.grpc.netty.NettyServerHandler} and
+     * {@code NettyClientHandler}) dump every DATA frame at DEBUG, exec and attach URLs with their
+     * one-time tokens included: they stay at INFO when DEBUG is turned on, unless a level is set
+     * for them by name.
+     */
+    static void keepFrameLoggersQuiet() {
+        for (String logger : new String[] {"io.grpc.netty.NettyServerHandler", "io.grpc.netty.NettyClientHandler"}) {
+            String key = "org.slf4j.simpleLogger.log." + logger;
+            if (System.getProperty(key) == null) {
+                System.setProperty(key, "info");
+            }
+        }
     }
 
     /** @return the configured command line (also used by tests) */
