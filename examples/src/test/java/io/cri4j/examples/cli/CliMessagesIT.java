@@ -141,4 +141,13 @@ class CliMessagesIT {
             assertThat(lines).hasSizeLessThanOrEqualTo(3);
         }
     }
+
+    @Test
+    void malformedImageReferencesAreRefusedBeforeAnyPull() throws Exception {
+        String rt = "unix://" + dir.resolve("rt.sock");
+        for (String ref : new String[] {"::::", "../../etc/passwd", "Busybox"}) {
+            assertThat(oneLine(2, "pull", "-r", rt, "--progress", "plain", ref).out())
+                    .startsWith("cri4j pull: ").contains("'" + ref + "'");
+        }
+    }
 }
