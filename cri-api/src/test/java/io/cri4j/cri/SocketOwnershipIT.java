@@ -104,6 +104,7 @@ class SocketOwnershipIT {
                 }
             }
             assertThat(socket).as("removed by its owner").doesNotExist();
+            assertThat(dir.resolve("procs.sock.lock")).as("the lock file too").doesNotExist();
         }
     }
 
@@ -133,6 +134,7 @@ class SocketOwnershipIT {
             old.close();
             assertThat(socket).as("the new owner's socket survives the old server's close").exists();
             assertThat(runtimeName(socket)).isEqualTo("new");
+            assertThat(lock).as("the new owner's lock file survives too").exists();
         }
         assertThat(socket).doesNotExist();
     }
@@ -150,6 +152,9 @@ class SocketOwnershipIT {
         }
         try (CriServer again = server(socket, "again").start()) {
             assertThat(runtimeName(socket)).as("the path is free once the owner closed").isEqualTo("again");
+        }
+        try (var left = Files.list(dir)) {
+            assertThat(left).as("nothing left in the directory").isEmpty();
         }
     }
 }

@@ -40,19 +40,23 @@ public final class UnixSockets {
      * {@code <socket>.lock} beside the socket ({@link FileChannel#tryLock()}, a POSIX record lock
      * on Linux), taken before the socket file is touched and kept until {@link #close()}. The
      * socket file this owner bound is remembered by identity (device, inode, times): close
-     * removes it only if the path still names that file. The lock file stays (deleting it would
-     * let a waiting owner lock a file no one else sees).
+     * removes it only if the path still names that file, then removes the lock file (if it is
+     * still the one locked) before releasing the lock, leaving the directory as it found it.
      */
     public static final class Claim implements AutoCloseable {
         private final Path socket;
         private final FileChannel lockChannel;
+        private final Path lockFile;
+        private final Object lockIdentity;
         private final Path bindPath;
         private Object boundIdentity;
         private boolean closed;
 
-        private Claim(Path socket, FileChannel lockChannel) {
+        private Claim(Path socket, FileChannel lockChannel, Path lockFile, Object lockIdentity) {
             this.socket = socket;
             this.lockChannel = lockChannel;
+            this.lockFile = lockFile;
+            this.lockIdentity = lockIdentity;
             this.bindPath = temporaryPath(socket);
         }
 
@@ -104,6 +108,11 @@ public final class UnixSockets {
                     Files.deleteIfExists(socket);
                 } else if (boundIdentity != null && now != null) {
                     log.info("not removing {}: it is no longer the socket this server bound", socket);
+                }
+                if (lockIdentity.equals(identity(lockFile))) {
+                    // removed while still locked; a server that opened it meanwhile finds it gone
+                    // once it gets the lock, and locks a fresh file
+                    Files.deleteIfExists(lockFile);
                 }
             } catch (IOException e) {
                 log.warn("cannot remove socket file {}: {}", socket, e.toString());
@@ -165,32 +174,42 @@ public final class UnixSockets {
     public static Claim claim(Path socket) throws IOException {
         createParents(socket);
         Path lockFile = lockFile(socket);
-        FileChannel ch;
-        try {
-            ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException e) {
-            throw new IOException("cannot open the lock file " + lockFile + " of " + socket + ": "
-                    + IoErrors.reason(e), e);
-        }
-        boolean locked = false;
-        try {
-            FileLock lock;
+        for (int attempt = 1; ; attempt++) {
+            FileChannel ch;
             try {
-                lock = ch.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null; // a server of this process holds it
+                ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                throw new IOException("cannot open the lock file " + lockFile + " of " + socket + ": "
+                        + IoErrors.reason(e), e);
             }
-            if (lock == null) {
-                throw new IOException("another server already owns " + socket + " (it holds the lock "
-                        + lockFile + "); refusing to take it over");
-            }
-            prepareForBind(socket);
-            locked = true;
-            return new Claim(socket, ch);
-        } finally {
-            if (!locked) {
-                ch.close();
+            boolean locked = false;
+            try {
+                FileLock lock;
+                try {
+                    lock = ch.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    lock = null; // a server of this process holds it
+                }
+                if (lock == null) {
+                    throw new IOException("another server already owns " + socket + " (it holds the lock "
+                            + lockFile + "); refusing to take it over");
+                }
+                Object lockIdentity = identity(lockFile);
+                if (lockIdentity == null) {
+                    // the owner we waited on removed the file as it closed: lock a fresh one
+                    if (attempt < 3) {
+                        continue;
+                    }
+                    throw new IOException("the lock file " + lockFile + " of " + socket + " keeps vanishing");
+                }
+                prepareForBind(socket);
+                locked = true;
+                return new Claim(socket, ch, lockFile, lockIdentity);
+            } finally {
+                if (!locked) {
+                    ch.close();
+                }
             }
         }
     }
