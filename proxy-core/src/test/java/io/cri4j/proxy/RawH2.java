@@ -84,7 +84,11 @@ final class RawH2 implements AutoCloseable {
           break;
         }
         if (type == SETTINGS && (flags & 1) == 0) {
-          frame(SETTINGS, 1, 0, new byte[0]); // ack the server's settings, as every client does
+          try {
+            frame(SETTINGS, 1, 0, new byte[0]); // ack the server's settings, as every client does
+          } catch (IOException closed) {
+            // the server already ended the connection: keep reading what it sent before
+          }
         }
         frames.add(new Frame(type, flags, stream, payload.array()));
       }
