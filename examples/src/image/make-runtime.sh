@@ -9,7 +9,7 @@ rm -rf "$out"
 mkdir -p "$out/opt" "$out/tmp" "$out/etc"
 java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
 "$java_home/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.net.http,jdk.unsupported,jdk.crypto.ec,java.security.jgss,jdk.net \
-  --strip-debug --no-header-files --no-man-pages --output "$out/opt/java"
+  --strip-debug --no-header-files --no-man-pages --generate-cds-archive --output "$out/opt/java"
 # every shared library the runtime's binaries and libraries link against, plus the loader
 libs=$( { ldd "$out/opt/java/bin/java"; find "$out/opt/java/lib" -name '*.so' -exec ldd {} \; 2>/dev/null; } \
         | awk '/=> \//{print $3} /^\s*\/lib/{print $1}' | sort -u)

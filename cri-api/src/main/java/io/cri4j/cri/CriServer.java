@@ -14,7 +14,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -69,8 +68,8 @@ public final class CriServer implements AutoCloseable {
     private EventLoopGroup workers;
     private CriEndpoint bound;
     private boolean closed;
-    /** True once this server has bound its unix socket: only then is the socket file ours to remove. */
-    private boolean ownsSocket;
+    /** This server's claim on its unix socket path (the lock, and the socket file it bound). */
+    private UnixSockets.Claim claim;
 
     private CriServer(Builder b) {
         this.requested = b.endpoint;
@@ -109,8 +108,8 @@ public final class CriServer implements AutoCloseable {
             NettyServerBuilder nb;
             if (requested.isUnix()) {
                 Path socket = requested.path();
-                UnixSockets.prepareForBind(socket);
-                nb = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                claim = UnixSockets.claim(socket);
+                nb = NettyServerBuilder.forAddress(new DomainSocketAddress(claim.bindPath().toString()))
                         .withChildOption(ChannelOption.SO_KEEPALIVE, null);
             } else {
                 nb = NettyServerBuilder.forAddress(new InetSocketAddress(requested.host(), requested.port()));
@@ -138,17 +137,16 @@ public final class CriServer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 s.shutdownNow();
                 shutdownGroups();
-                throw new IOException("cannot serve on " + requested + ": " + e.getMessage(), e);
+                releaseClaim();
+                throw new IOException("cannot serve on " + requested + ": " + bindProblem(e), e);
             }
             server = s;
-            ownsSocket = requested.isUnix();
             if (requested.isUnix()) {
                 try {
-                    Files.setPosixFilePermissions(requested.path(), socketMode);
+                    claim.publish(socketMode);
                 } catch (IOException e) {
                     closeQuietly();
-                    throw new IOException("cannot set mode " + PosixFilePermissions.toString(socketMode)
-                            + " on " + requested.path() + ": " + e.getMessage(), e);
+                    throw e;
                 }
                 bound = requested;
             } else {
@@ -219,10 +217,27 @@ public final class CriServer implements AutoCloseable {
             }
         }
         shutdownGroups();
-        if (ownsSocket) {
-            ownsSocket = false;
-            UnixSockets.deleteIfSocket(requested.path());
+        releaseClaim();
+    }
+
+    /** Removes the socket file if it is still the one bound here, and releases the path's lock. */
+    private void releaseClaim() {
+        if (claim != null) {
+            claim.close();
+            claim = null;
         }
+    }
+
+    /** The reason a bind failed: gRPC's "Failed to bind to address" names no reason, its cause does. */
+    static String bindProblem(Throwable e) {
+        StringBuilder b = new StringBuilder(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            String m = c.getMessage();
+            if (m != null && !m.isBlank() && b.indexOf(m) < 0) {
+                b.append(": ").append(m);
+            }
+        }
+        return b.toString();
     }
 
     private void shutdownGroups() {

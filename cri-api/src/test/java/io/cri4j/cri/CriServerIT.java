@@ -145,10 +145,19 @@ class CriServerIT {
         try (CriServer first = CriServer.builder(endpoint).addService(new VersionService("first")).build().start()) {
             CriServer second = CriServer.builder(endpoint).addService(new VersionService("second")).build();
             assertThatThrownBy(second::start).isInstanceOf(IOException.class)
-                    .hasMessageContaining("live server already answers on " + socket);
+                    .hasMessageContaining("another server already owns " + socket);
             second.close();
             // the first server is untouched and still answers
             assertThat(callVersion(endpoint).getRuntimeName()).isEqualTo("first");
+            assertThat(socket).exists();
+        }
+        // a server that does not take the lock (another program) is found by connecting
+        try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            other.bind(UnixDomainSocketAddress.of(socket));
+            CriServer third = CriServer.builder(endpoint).addService(new VersionService("third")).build();
+            assertThatThrownBy(third::start).isInstanceOf(IOException.class)
+                    .hasMessageContaining("live server already answers on " + socket);
+            third.close();
             assertThat(socket).exists();
         }
     }

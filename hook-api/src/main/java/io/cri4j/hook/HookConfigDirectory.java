@@ -74,7 +74,15 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
 
   private HookConfigDirectory(Path dir) throws IOException {
     this.dir = dir;
-    Files.createDirectories(dir);
+    try {
+      Files.createDirectories(dir);
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      throw new IOException("cannot watch hook config directory " + dir + ": " + e.getFile()
+          + " exists and is not a directory", e);
+    } catch (IOException e) {
+      throw new IOException("cannot watch hook config directory " + dir + ": "
+          + io.cri4j.cri.internal.IoErrors.reason(e), e);
+    }
     this.watcher = dir.getFileSystem().newWatchService();
     dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE,
         StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);

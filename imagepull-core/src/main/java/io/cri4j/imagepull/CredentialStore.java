@@ -56,7 +56,14 @@ public final class CredentialStore {
      * @throws IllegalArgumentException when it is not a valid config file
      */
     public static CredentialStore fromDockerConfig(Path file) throws IOException {
-        return fromDockerConfigJson(Files.readString(file, StandardCharsets.UTF_8), file.toString());
+        String json;
+        try {
+            json = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IOException(file + ": " + io.cri4j.cri.internal.IoErrors.reason(e)
+                    .replace(file + ": ", ""), e);
+        }
+        return fromDockerConfigJson(json, file.toString());
     }
 
     /**
@@ -76,7 +83,8 @@ public final class CredentialStore {
             }
             root = e.getAsJsonObject();
         } catch (JsonParseException e) {
-            throw new IllegalArgumentException(source + ": docker config is not valid JSON: " + e.getMessage(), e);
+            throw new IllegalArgumentException(source + ": docker config is not valid JSON: "
+                    + io.cri4j.cri.internal.IoErrors.oneLine(String.valueOf(e.getMessage())), e);
         }
         JsonElement auths = root.get("auths");
         if (auths == null || auths.isJsonNull()) {

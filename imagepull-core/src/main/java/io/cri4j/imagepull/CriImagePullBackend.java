@@ -214,14 +214,8 @@ public final class CriImagePullBackend implements ImagePullBackend {
         if (status.getCode() != Status.Code.UNAVAILABLE) {
             return cause;
         }
-        Throwable root = cause;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String why = root == cause ? "" : " (" + (root.getMessage() == null ? root.getClass().getName()
-                : root.getClass().getSimpleName() + ": " + root.getMessage()) + ")";
-        return new java.io.IOException("runtime at " + endpointName + " is unreachable: " + cause.getMessage() + why,
-                cause);
+        return new java.io.IOException("runtime at " + endpointName + " is unreachable: "
+                + io.cri4j.cri.internal.IoErrors.describe(status), cause);
     }
 
     @Override

@@ -12,9 +12,10 @@ import java.util.Optional;
  * {@link #DEFAULT_INITIAL_BACKOFF} and doubling up to {@link #DEFAULT_MAX_BACKOFF}, no active
  * deadline.
  *
- * @param attemptTimeout time allowed for one attempt
+ * @param attemptTimeout time allowed for one attempt; positive, at most {@link #MAX_DURATION}
  * @param backoffLimit retries after the first attempt fails (0 = a single attempt)
- * @param activeDeadline time allowed for the whole pull across attempts and back-offs, if any
+ * @param activeDeadline time allowed for the whole pull across attempts and back-offs, if any;
+ *     positive, at most {@link #MAX_DURATION}
  * @param initialBackoff wait after the first failed attempt
  * @param maxBackoff cap of the doubling wait
  */
@@ -29,6 +30,8 @@ public record PullPolicy(Duration attemptTimeout, int backoffLimit, Optional<Dur
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
     /** Back-off cap: 30 seconds. */
     public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
+    /** The longest attempt timeout, deadline or back-off a policy takes: 24 hours. */
+    public static final Duration MAX_DURATION = Duration.ofHours(24);
 
     /** Validates the values. */
     public PullPolicy {
@@ -36,18 +39,22 @@ public record PullPolicy(Duration attemptTimeout, int backoffLimit, Optional<Dur
         Objects.requireNonNull(activeDeadline, "activeDeadline");
         Objects.requireNonNull(initialBackoff, "initialBackoff");
         Objects.requireNonNull(maxBackoff, "maxBackoff");
-        if (attemptTimeout.isNegative() || attemptTimeout.isZero()) {
-            throw new IllegalArgumentException("attempt timeout must be positive, got " + attemptTimeout);
+        if (attemptTimeout.isNegative() || attemptTimeout.isZero() || attemptTimeout.compareTo(MAX_DURATION) > 0) {
+            throw new IllegalArgumentException("attempt timeout must be positive and at most 24h, got "
+                    + attemptTimeout);
         }
         if (backoffLimit < 0) {
             throw new IllegalArgumentException("back-off limit must be >= 0, got " + backoffLimit);
         }
-        if (activeDeadline.isPresent() && (activeDeadline.get().isNegative() || activeDeadline.get().isZero())) {
-            throw new IllegalArgumentException("active deadline must be positive, got " + activeDeadline.get());
+        if (activeDeadline.isPresent() && (activeDeadline.get().isNegative() || activeDeadline.get().isZero()
+                || activeDeadline.get().compareTo(MAX_DURATION) > 0)) {
+            throw new IllegalArgumentException("active deadline must be positive and at most 24h, got "
+                    + activeDeadline.get());
         }
-        if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0) {
+        if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0
+                || maxBackoff.compareTo(MAX_DURATION) > 0) {
             throw new IllegalArgumentException("back-off must satisfy 0 <= initial (" + initialBackoff
-                    + ") <= max (" + maxBackoff + ")");
+                    + ") <= max (" + maxBackoff + ") <= 24h");
         }
     }
 

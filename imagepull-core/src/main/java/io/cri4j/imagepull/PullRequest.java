@@ -7,7 +7,9 @@ import java.util.Optional;
 /**
  * One image to pull, with its policy.
  *
- * @param image image reference ({@code busybox}, {@code registry:5000/team/app:1.2}, {@code name@sha256:...})
+ * @param image image reference ({@code busybox}, {@code registry:5000/team/app:1.2}, {@code name@sha256:...}),
+ *     well-formed by distribution/reference's grammar (a malformed one is refused here, before
+ *     any pull, as the runtime would refuse it)
  * @param policy retry and time limits; empty means the puller's default
  * @param force pull even when the runtime already has the image
  * @param credentials credentials to try first, before those the puller's {@link CredentialStore} matches
@@ -20,6 +22,7 @@ public record PullRequest(String image, Optional<PullPolicy> policy, boolean for
         if (image.isBlank() || image.chars().anyMatch(Character::isWhitespace)) {
             throw new IllegalArgumentException("image reference '" + image + "' is empty or contains whitespace");
         }
+        io.cri4j.imagepull.internal.ImageReference.validate(image);
         Objects.requireNonNull(policy, "policy");
         credentials = List.copyOf(credentials);
     }

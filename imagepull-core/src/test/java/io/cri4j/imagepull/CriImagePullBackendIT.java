@@ -296,7 +296,7 @@ class CriImagePullBackendIT {
                 throw new AssertionError("pull succeeded");
             } catch (ExecutionException e) {
                 assertThat(e.getCause()).hasMessage("pulling busybox failed after 1 attempt: runtime at " + endpoint
-                        + " is unreachable: UNAVAILABLE: io exception (java.io.FileNotFoundException)");
+                        + " is unreachable: UNAVAILABLE: io exception (no such file or directory)");
             }
         }
     }

@@ -2,6 +2,7 @@ package io.cri4j.proxy;
 
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
+import io.cri4j.cri.internal.IoErrors;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.hook.CriInterceptor;
@@ -100,12 +101,23 @@ public final class CriProxy implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     started = true;
+    try {
+      transport.claim(); // a listen path that cannot be used is reported before anything else
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
     List<RuntimeHook> fixed = new ArrayList<>(config.hooks);
     if (config.serviceLoader != null) {
       fixed.addAll(InProcessHooks.load(config.serviceLoader));
     }
     if (config.hookConfigDir != null) {
-      configDir = HookConfigDirectory.watch(config.hookConfigDir);
+      try {
+        configDir = HookConfigDirectory.watch(config.hookConfigDir);
+      } catch (IOException | RuntimeException e) {
+        close();
+        throw e;
+      }
     }
     List<RuntimeHook> fixedCopy = List.copyOf(fixed);
     HookDispatcher.Builder db = HookDispatcher.builder().hooks(fixedCopy)
@@ -125,7 +137,7 @@ public final class CriProxy implements AutoCloseable {
         store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
       } catch (StatusRuntimeException e) {
         LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
-            e.getStatus());
+            IoErrors.describe(e.getStatus()));
       }
       CriHookInterceptor hooks = new CriHookInterceptor(dispatcher, store);
       V1alpha2Gate gate = new V1alpha2Gate(hooks);
@@ -193,7 +205,7 @@ public final class CriProxy implements AutoCloseable {
         return Boolean.FALSE;
       }
       LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
-          config.backend, e.getStatus());
+          config.backend, IoErrors.describe(e.getStatus()));
       return null;
     }
   }

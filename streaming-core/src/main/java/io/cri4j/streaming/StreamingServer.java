@@ -125,7 +125,10 @@ public final class StreamingServer implements AutoCloseable {
                             if (ssl != null) {
                                 ch.pipeline().addLast("ssl", ssl.newHandler(ch.alloc()));
                             }
-                            // A connection must send its request within the stream creation timeout.
+                            // A request must be complete within the request timeout, however it trickles in,
+                            ch.pipeline().addLast(io.cri4j.streaming.internal.RequestDeadline.NAME,
+                                    new io.cri4j.streaming.internal.RequestDeadline(b.requestTimeout.toNanos()));
+                            // and a silent connection is closed after the stream creation timeout.
                             ch.pipeline().addLast(StreamingHttpHandler.HTTP_IDLE, new io.netty.handler.timeout.IdleStateHandler(
                                     b.streamCreationTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
                             ch.pipeline().addLast(StreamingHttpHandler.CODEC, new HttpServerCodec());
@@ -139,7 +142,8 @@ public final class StreamingServer implements AutoCloseable {
             address = (InetSocketAddress) server.localAddress();
         } catch (RuntimeException e) {
             close();
-            throw new IOException("cannot bind streaming server to " + b.bindAddress + ": " + e.getMessage(), e);
+            throw new IOException("cannot bind streaming server to " + b.bindAddress + ": "
+                    + io.cri4j.cri.internal.IoErrors.reason(e), e);
         }
         baseUrl = resolveBaseUrl();
         return this;
@@ -309,6 +313,7 @@ public final class StreamingServer implements AutoCloseable {
         private SSLContext sslContext;
         private boolean requireClientCertificate;
         private Duration streamCreationTimeout = Duration.ofSeconds(30);
+        private Duration requestTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofHours(4);
         private Duration tokenTtl = Duration.ofMinutes(1);
         private int maxInFlight = 1000;
@@ -363,6 +368,17 @@ public final class StreamingServer implements AutoCloseable {
         /** How long a client may take to create its SPDY streams. Default 30 s. */
         public Builder streamCreationTimeout(Duration d) {
             this.streamCreationTimeout = positive(d, "streamCreationTimeout");
+            return this;
+        }
+
+        /**
+         * How long a connection may take to send a complete request head, from when it opens (or
+         * its last request was read): the clock does not start again with each byte, so a client
+         * that drips its request in is cut off, as with Go's {@code http.Server.ReadHeaderTimeout}.
+         * Default 30 s.
+         */
+        public Builder requestTimeout(Duration d) {
+            this.requestTimeout = positive(d, "requestTimeout");
             return this;
         }
 

@@ -282,6 +282,72 @@ class StreamingServerAbuseIT {
         }
     }
 
+    /** Sends {@code request} one byte per tick; returns when the server hung up, or after it all. */
+    private static int drip(RawConn c, byte[] request, java.util.concurrent.ScheduledExecutorService ticks)
+            throws Exception {
+        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        var task = ticks.scheduleAtFixedRate(() -> {
+            int i = sent.get();
+            if (i < request.length) {
+                try {
+                    c.out.write(request[i]);
+                    c.out.flush();
+                    sent.incrementAndGet();
+                } catch (IOException closed) {
+                    throw new java.io.UncheckedIOException(closed); // ends the task
+                }
+            }
+        }, 0, 50, TimeUnit.MILLISECONDS);
+        try {
+            c.socket.setSoTimeout(30_000);
+            assertThat(c.in.read()).as("the server hangs up on a request that drips in").isEqualTo(-1);
+        } finally {
+            task.cancel(false);
+        }
+        return sent.get();
+    }
+
+    @Test
+    void aRequestDrippingInIsCutOffAtTheRequestTimeoutThoughBytesKeepComing() throws Exception {
+        var ticks = java.util.concurrent.Executors.newScheduledThreadPool(2);
+        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
+                .requestTimeout(Duration.ofSeconds(1)).build().start()) {
+            URI url = exec(s, "cat");
+            byte[] request = ("GET " + url.getRawPath() + " HTTP/1.1\r\nHost: x\r\nX-Pad: "
+                    + "a".repeat(400) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+            long t0 = System.nanoTime();
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                int sent = drip(c, request, ticks);
+                assertThat(sent).as("bytes sent before the hang-up").isLessThan(request.length);
+            }
+            // many at once: all cut off, and a well-behaved client is served meanwhile
+            List<RawConn> slow = new java.util.ArrayList<>();
+            List<java.util.concurrent.Future<Integer>> drips = new java.util.ArrayList<>();
+            var pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+            try {
+                for (int i = 0; i < 40; i++) {
+                    RawConn c = new RawConn(s.baseUrl());
+                    slow.add(c);
+                    drips.add(pool.submit(() -> drip(c, request, ticks)));
+                }
+                try (RawConn good = new RawConn(s.baseUrl())) {
+                    good.webSocket(exec(s, "exit", "0"), "v5.channel.k8s.io");
+                    assertThat(good.status).isEqualTo(101);
+                }
+                for (var f : drips) {
+                    assertThat(f.get(60, TimeUnit.SECONDS)).isLessThan(request.length);
+                }
+            } finally {
+                for (RawConn c : slow) {
+                    c.close();
+                }
+                pool.shutdownNow();
+            }
+        } finally {
+            ticks.shutdownNow();
+        }
+    }
+
     @AfterAll
     static void nothingLeaks() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -56,6 +56,9 @@ final class ProxyCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
         if (hookConfigDir != null) {
+            if (Files.exists(hookConfigDir) && !Files.isDirectory(hookConfigDir)) {
+                throw new IOException("--hook-config-dir " + hookConfigDir + " is not a directory");
+            }
             b.hookConfigDir(hookConfigDir);
         }
         URLClassLoader pluginLoader = null;

@@ -51,7 +51,7 @@ final class PullCommand implements Callable<Integer> {
     Path dockerSocket;
 
     @Option(names = "--timeout", converter = DurationConverter.class, defaultValue = "10m",
-            description = "time allowed per attempt, e.g. 90s, 10m (default: ${DEFAULT-VALUE})")
+            description = "time allowed per attempt, e.g. 90s, 10m; at most 24h (default: ${DEFAULT-VALUE})")
     Duration timeout;
 
     @Option(names = "--backoff-limit", defaultValue = "3",
@@ -59,7 +59,7 @@ final class PullCommand implements Callable<Integer> {
     int backoffLimit;
 
     @Option(names = "--deadline", converter = DurationConverter.class,
-            description = "time allowed for each image across all attempts")
+            description = "time allowed for each image across all attempts; at most 24h")
     Duration deadline;
 
     @Option(names = "--workers", defaultValue = "4", description = "images pulled at once (default: ${DEFAULT-VALUE})")
@@ -78,34 +78,6 @@ final class PullCommand implements Callable<Integer> {
 
     @Parameters(arity = "1..*", paramLabel = "IMAGE", description = "image references")
     List<String> images;
-
-    /** Parses 90s / 10m / 1h / 500ms / plain seconds. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String v) {
-            String s = v.strip().toLowerCase(Locale.ROOT);
-            try {
-                Duration d;
-                if (s.endsWith("ms")) {
-                    d = Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
-                } else if (s.endsWith("s")) {
-                    d = Duration.ofMillis(Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 1000));
-                } else if (s.endsWith("m")) {
-                    d = Duration.ofSeconds(Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 60));
-                } else if (s.endsWith("h")) {
-                    d = Duration.ofSeconds(Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 3600));
-                } else {
-                    d = Duration.ofSeconds(Long.parseLong(s));
-                }
-                if (d.isNegative() || d.isZero()) {
-                    throw new CommandLine.TypeConversionException("duration '" + v + "' must be positive");
-                }
-                return d;
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + v + "' is not a duration (e.g. 90s, 10m, 1h)");
-            }
-        }
-    }
 
     private Path defaultDockerConfig() {
         String env = System.getenv("DOCKER_CONFIG");
@@ -136,7 +108,7 @@ final class PullCommand implements Callable<Integer> {
             try {
                 creds = CredentialStore.fromDockerConfig(cfg);
             } catch (java.io.IOException | IllegalArgumentException e) {
-                err.println("cri4j pull: cannot read credentials from " + cfg + ": " + e.getMessage());
+                err.println("cri4j pull: cannot read credentials: " + e.getMessage());
                 err.flush();
                 return 2;
             }

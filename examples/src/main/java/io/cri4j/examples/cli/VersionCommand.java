@@ -2,6 +2,7 @@ package io.cri4j.examples.cli;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.internal.IoErrors;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -17,7 +18,8 @@ import picocli.CommandLine.Spec;
  * {@code cri4j version}: asks a CRI runtime for its name and versions, over {@code runtime.v1} and,
  * when the runtime does not serve v1, over {@code runtime.v1alpha2} (as {@code crictl version} does).
  */
-@Command(name = "version", description = "Print the runtime's name, version and CRI API version.")
+@Command(name = "version", mixinStandardHelpOptions = true,
+        description = "Print the runtime's name, version and CRI API version.")
 final class VersionCommand implements Callable<Integer> {
 
     /** The CRI API version our client speaks, sent in VersionRequest like crictl does. */
@@ -31,20 +33,9 @@ final class VersionCommand implements Callable<Integer> {
             description = "CRI endpoint: unix:///path, /path or tcp://host:port (default: ${DEFAULT-VALUE})")
     CriEndpoint endpoint;
 
-    @Option(names = "--timeout", defaultValue = "10", description = "seconds to wait for the runtime (default: ${DEFAULT-VALUE})")
-    long timeoutSeconds;
-
-    private static String rootCause(Throwable e) {
-        Throwable t = e;
-        String message = null;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-            if (t.getMessage() != null) {
-                message = t.getMessage();
-            }
-        }
-        return message == null ? "" : ": " + message;
-    }
+    @Option(names = "--timeout", defaultValue = "10s", converter = DurationConverter.class,
+            description = "time to wait for the runtime, e.g. 10s; at most 24h (default: ${DEFAULT-VALUE})")
+    java.time.Duration timeout;
 
     @Override
     public Integer call() throws Exception {
@@ -55,7 +46,7 @@ final class VersionCommand implements Callable<Integer> {
             String[] answer;
             try {
                 var v = io.cri4j.cri.v1.RuntimeServiceGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(timeoutSeconds, TimeUnit.SECONDS)
+                        .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
                         .version(io.cri4j.cri.v1.VersionRequest.newBuilder().setVersion(CLIENT_API_VERSION).build());
                 answer = new String[] {v.getVersion(), v.getRuntimeName(), v.getRuntimeVersion(), v.getRuntimeApiVersion()};
             } catch (StatusRuntimeException e) {
@@ -63,7 +54,7 @@ final class VersionCommand implements Callable<Integer> {
                     throw e;
                 }
                 var v = io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(timeoutSeconds, TimeUnit.SECONDS)
+                        .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
                         .version(io.cri4j.cri.v1alpha2.VersionRequest.newBuilder().setVersion(CLIENT_API_VERSION).build());
                 answer = new String[] {v.getVersion(), v.getRuntimeName(), v.getRuntimeVersion(), v.getRuntimeApiVersion()};
             }
@@ -75,9 +66,7 @@ final class VersionCommand implements Callable<Integer> {
             return 0;
         } catch (StatusRuntimeException e) {
             err.println("cri4j version: runtime at " + endpoint + " did not answer Version: "
-                    + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
-                    : " (" + e.getStatus().getDescription() + ")")
-                    + rootCause(e));
+                    + IoErrors.describe(e.getStatus()));
             err.flush();
             return 1;
         } finally {

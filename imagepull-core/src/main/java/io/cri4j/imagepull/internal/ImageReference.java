@@ -15,6 +15,83 @@ public record ImageReference(String registry, String repository, String tag, Str
     /** Docker Hub's canonical registry name. */
     public static final String DOCKER_HUB = "docker.io";
 
+    /** The longest repository name (distribution/reference's NameTotalLengthMax). */
+    static final int MAX_NAME_LENGTH = 255;
+
+    // distribution/reference's grammar (regexp.go), as Docker and containerd apply it
+    private static final String ALNUM = "[a-z0-9]+";
+    private static final String SEPARATOR = "(?:[._]|__|[-]+)";
+    private static final String PATH_COMPONENT = ALNUM + "(?:" + SEPARATOR + ALNUM + ")*";
+    private static final String DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+    private static final String HOST = "(?:" + DOMAIN_COMPONENT + "(?:\\." + DOMAIN_COMPONENT + ")*"
+            + "|\\[[a-fA-F0-9:]+\\])";
+    private static final String DOMAIN = HOST + "(?::[0-9]+)?";
+    private static final String NAME = "(?:" + DOMAIN + "/)?" + PATH_COMPONENT + "(?:/" + PATH_COMPONENT + ")*";
+    private static final String TAG = "[\\w][\\w.-]{0,127}";
+    private static final String DIGEST = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+    private static final java.util.regex.Pattern REFERENCE = java.util.regex.Pattern.compile(
+            "(" + NAME + ")(?::" + TAG + ")?(?:@" + DIGEST + ")?");
+    private static final java.util.regex.Pattern IDENTIFIER = java.util.regex.Pattern.compile("[a-f0-9]{64}");
+
+    /**
+     * Checks a reference against distribution/reference's grammar, with Docker's normalisation
+     * rules (a first component with a dot, a colon or upper case, or {@code localhost}, is a
+     * registry; the repository must be lower case), so that a reference the runtime would refuse
+     * is refused here, before any pull.
+     *
+     * @param image a reference
+     * @throws IllegalArgumentException naming the reference and what is wrong with it
+     */
+    public static void validate(String image) {
+        String problem = problem(image);
+        if (problem != null) {
+            throw new IllegalArgumentException("image reference '" + (image.length() > 300
+                    ? image.substring(0, 300) + "..." : image) + "' is invalid: " + problem);
+        }
+    }
+
+    private static String problem(String image) {
+        if (image.isEmpty()) {
+            return "repository name must have at least one component";
+        }
+        if (image.length() > 4096) {
+            return "invalid reference format";
+        }
+        if (IDENTIFIER.matcher(image).matches()) {
+            return "cannot specify 64-byte hexadecimal strings";
+        }
+        int slash = image.indexOf('/');
+        String remote = image;
+        if (slash >= 0) {
+            String first = image.substring(0, slash);
+            if (first.contains(".") || first.contains(":") || first.equals("localhost")
+                    || !first.toLowerCase(java.util.Locale.ROOT).equals(first)) {
+                remote = image.substring(slash + 1);
+            }
+        }
+        int end = remote.length();
+        int at = remote.indexOf('@');
+        if (at >= 0) {
+            end = at;
+        }
+        int colon = remote.lastIndexOf(':', end - 1);
+        if (colon >= 0) {
+            end = colon;
+        }
+        String repository = remote.substring(0, end);
+        if (!repository.toLowerCase(java.util.Locale.ROOT).equals(repository)) {
+            return "repository name must be lowercase";
+        }
+        java.util.regex.Matcher m = REFERENCE.matcher(image);
+        if (!m.matches()) {
+            return "invalid reference format";
+        }
+        if (m.group(1).length() > MAX_NAME_LENGTH) {
+            return "repository name must not be more than " + MAX_NAME_LENGTH + " characters";
+        }
+        return null;
+    }
+
     /**
      * @param image a reference
      * @return the parsed form

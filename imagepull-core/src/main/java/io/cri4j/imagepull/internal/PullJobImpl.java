@@ -464,16 +464,13 @@ public final class PullJobImpl implements PullJob {
 
     /** The message, plus the transport's root cause when the message does not already say it. */
     static String describe(Throwable t) {
-        String m = t.getMessage();
-        if (m == null || m.isBlank()) {
-            m = t.getClass().getSimpleName();
-        }
+        String m = io.cri4j.cri.internal.IoErrors.reason(t);
         Throwable root = t;
         int depth = 0;
         while (root.getCause() != null && root.getCause() != root && depth++ < 10) {
             root = root.getCause();
         }
-        String rm = root == t ? null : root.getMessage() == null ? root.getClass().getName() : root.getMessage();
+        String rm = root == t ? null : io.cri4j.cri.internal.IoErrors.reason(root);
         if (rm != null && !rm.isBlank() && !m.contains(rm)) {
             m = m + ": " + rm;
         }

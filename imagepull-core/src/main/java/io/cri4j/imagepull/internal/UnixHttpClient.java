@@ -95,7 +95,7 @@ public final class UnixHttpClient implements AutoCloseable {
         connect.addListener(f -> {
             if (!f.isSuccess()) {
                 result.completeExceptionally(new java.io.IOException("cannot connect to " + socket + ": "
-                        + f.cause().getMessage(), f.cause()));
+                        + io.cri4j.cri.internal.IoErrors.reason(f.cause()), f.cause()));
                 return;
             }
             DefaultFullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, pathAndQuery,

@@ -16,7 +16,6 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.nio.file.Files;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -25,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * with its own connection to the backend on the same event loop thread ({@link RelayConnection}),
  * so a relayed frame is read and written again on the thread that received it. A gRPC channel to
  * the backend (same event loops) serves the calls the interceptors make and the proxy's own
- * probes. Owns the event loops.
+ * probes. Owns the event loops, and the listen socket path (its lock file, as
+ * {@link io.cri4j.cri.CriServer}).
  */
 public final class ProxyTransport implements AutoCloseable {
   static final int CONNECT_TIMEOUT_MILLIS =
@@ -41,6 +41,8 @@ public final class ProxyTransport implements AutoCloseable {
   private final CountDownLatch terminated = new CountDownLatch(1);
   private InterceptedService intercepted;
   private Channel serverChannel;
+  /** The claim on the listen socket path (its lock, and the socket file bound). */
+  private UnixSockets.Claim claim;
   private CriEndpoint bound;
   private boolean closed;
 
@@ -67,14 +69,25 @@ public final class ProxyTransport implements AutoCloseable {
     return backend;
   }
 
+  /**
+   * Claims the listen socket path (its lock; a stale socket file is removed), so that a path
+   * that cannot be used is reported before the proxy does anything else; {@link #start} claims
+   * it if this was not called.
+   */
+  public synchronized void claim() throws IOException {
+    if (claim == null && listen.isUnix()) {
+      claim = UnixSockets.claim(listen.path());
+    }
+  }
+
   /** Binds the listen endpoint (replacing a stale unix socket) and starts serving. */
   public synchronized void start(InterceptedService service, String socketMode)
       throws IOException {
     this.intercepted = service;
     SocketAddress address;
     if (listen.isUnix()) {
-      UnixSockets.prepareForBind(listen.path());
-      address = new DomainSocketAddress(listen.path().toString());
+      claim();
+      address = new DomainSocketAddress(claim.bindPath().toString());
     } else {
       address = new InetSocketAddress(listen.host(), listen.port());
     }
@@ -90,10 +103,14 @@ public final class ProxyTransport implements AutoCloseable {
     try {
       serverChannel = b.bind(address).sync().channel();
     } catch (Exception e) {
+      if (claim != null) {
+        claim.close();
+        claim = null;
+      }
       throw new IOException("cannot serve on " + listen + ": " + e.getMessage(), e);
     }
     if (listen.isUnix()) {
-      Files.setPosixFilePermissions(listen.path(), UnixSockets.parseMode(socketMode));
+      claim.publish(UnixSockets.parseMode(socketMode));
       bound = listen;
     } else {
       bound = CriEndpoint.tcp(listen.host(),
@@ -140,12 +157,14 @@ public final class ProxyTransport implements AutoCloseable {
   @Override
   public void close() {
     Channel s;
+    UnixSockets.Claim c;
     synchronized (this) {
       if (closed) {
         return;
       }
       closed = true;
       s = serverChannel;
+      c = claim;
     }
     try {
       if (s != null) {
@@ -159,8 +178,8 @@ public final class ProxyTransport implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-      if (s != null && listen.isUnix()) {
-        UnixSockets.deleteIfSocket(listen.path());
+      if (c != null) {
+        c.close(); // removes the socket only if it is still the one bound here
       }
     } finally {
       terminated.countDown();

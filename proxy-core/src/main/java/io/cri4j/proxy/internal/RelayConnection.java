@@ -56,7 +56,12 @@ import org.slf4j.LoggerFactory;
  * their own as a strike and end the connection after a few, and a gRPC client's BDP ping after
  * an answer the proxy made itself would be one. Other client PINGs, and any beyond
  * {@link #MAX_FORWARDED_PINGS} waiting for either peer, the proxy acks itself; so it does for the
- * client's PINGs a runtime connection took with it when it went away.
+ * client's PINGs a runtime connection took with it when it went away. The proxy holds the client
+ * to containerd's own PING policy (grpc-go's keepalive enforcement, {@link #MAX_PING_STRIKES}):
+ * a flood of PINGs ends with GOAWAY ENHANCE_YOUR_CALM "too_many_pings", as at containerd.
+ *
+ * <p>HEADERS that would open a stream on an even id, or on an id not above every earlier one,
+ * are a connection error (GOAWAY PROTOCOL_ERROR), as at containerd.
  *
  * <p>The backend leg is connected when the client connects; when it cannot be reached, or dies,
  * the calls on it end at once with UNAVAILABLE and the next call connects again, so the proxy
@@ -117,6 +122,17 @@ final class RelayConnection {
 
   /** Most PINGs that may wait for the other peer's ack, each way; beyond, the proxy acks. */
   static final int MAX_FORWARDED_PINGS = 8;
+
+  /**
+   * The client's PING policy, grpc-go's server keepalive enforcement with the defaults
+   * containerd runs with: a PING less than {@link #PING_MIN_INTERVAL_NANOS} after the last (or,
+   * with no stream open, less than {@link #PING_IDLE_INTERVAL_NANOS}) and with no HEADERS or
+   * DATA written to the client since is a strike; more than {@link #MAX_PING_STRIKES} strikes
+   * end the connection with GOAWAY ENHANCE_YOUR_CALM "too_many_pings".
+   */
+  static final int MAX_PING_STRIKES = 2;
+  static final long PING_MIN_INTERVAL_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(5);
+  static final long PING_IDLE_INTERVAL_NANOS = java.util.concurrent.TimeUnit.HOURS.toNanos(2);
 
   /** A PING sent on between the client and a backend leg: that leg, its payload. */
   private record ForwardedPing(Upstream up, long data) {
@@ -229,6 +245,8 @@ final class RelayConnection {
     int connUnacked;
     /** The next header block must start with a dynamic table size update (to 0). */
     boolean oweSizeUpdate;
+    /** HEADERS or DATA written since the peer's last PING (a PING after them is no strike). */
+    boolean answeredSincePing;
     boolean needsFlush;
     /**
      * Small frames written since the last flush, in one buffer (null: none): one allocation and
@@ -364,6 +382,7 @@ final class RelayConnection {
 
     /** Writes a header block (after {@link HeaderBlocks#HEADROOM} bytes of room); owns it. */
     void headersFrame(int id, ByteBuf block, boolean end) {
+      answeredSincePing = true;
       int flags = end ? FLAG_END_STREAM : 0;
       int extra = oweSizeUpdate ? 1 : 0;
       oweSizeUpdate = false;
@@ -410,6 +429,7 @@ final class RelayConnection {
 
     /** Writes one DATA frame; owns {@code data}. */
     void dataFrame(int id, ByteBuf data, boolean end) {
+      answeredSincePing = true;
       int n = data.readableBytes();
       int flags = end ? FLAG_END_STREAM : 0;
       if (n < STAGE_BELOW) {
@@ -849,6 +869,9 @@ final class RelayConnection {
         new java.util.HashMap<>();
     private int prefaceRead;
     private int lastStream;
+    private boolean pinged;
+    private long lastPingAt;
+    private int pingStrikes;
 
     Down() {
       super(true);
@@ -856,6 +879,36 @@ final class RelayConnection {
 
     @Override
     public void onPingRead(ChannelHandlerContext ctx, long data) {
+      answerPing(data);
+      if (tooManyPings()) {
+        LOG.debug("client connection: too many PINGs; GOAWAY ENHANCE_YOUR_CALM");
+        goAway(lastStream, Http2Error.ENHANCE_YOUR_CALM, "too_many_pings");
+        flush();
+        ctx.close();
+      }
+    }
+
+    /** Judges a client PING as grpc-go's server does (after answering it, as grpc-go does). */
+    private boolean tooManyPings() {
+      long now = System.nanoTime();
+      boolean first = !pinged;
+      long last = lastPingAt;
+      pinged = true;
+      lastPingAt = now;
+      if (answeredSincePing) {
+        answeredSincePing = false;
+        pingStrikes = 0;
+        return false;
+      }
+      long min = byDown.isEmpty() ? PING_IDLE_INTERVAL_NANOS : PING_MIN_INTERVAL_NANOS;
+      if (!first && now - last < min) {
+        pingStrikes++;
+      }
+      return pingStrikes > MAX_PING_STRIKES;
+    }
+
+    /** Sends a client PING on to the runtime, or acks it here. */
+    private void answerPing(long data) {
       Upstream u = up;
       if (u != null && u.state == Upstream.READY && u.sentSincePing
           && pingsToBackend.size() < MAX_FORWARDED_PINGS) {
@@ -950,57 +1003,43 @@ final class RelayConnection {
     public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers,
         int padding, boolean endOfStream) throws Http2Exception {
       ByteBuf block = blocks.take();
-      Pair p = byDown.get(streamId);
-      if (p == null) {
-        if ((streamId & 1) == 0 || streamId <= lastStream) {
-          release(block); // a stream that is over (or never was a client stream)
-          return;
-        }
-        lastStream = streamId;
-        p = new Pair(streamId);
-        p.down.sendWindow = peerInitialWindow;
-        byDown.put(streamId, p);
-        if (endOfStream) {
-          p.down.gotEnd = true;
-        }
-        // no headers decoded: a method known by its encoded path, relayed or intercepted
-        Object known = blocks.takeKnown();
-        io.grpc.MethodDescriptor<?, ?> m = known instanceof io.grpc.MethodDescriptor<?, ?> k ? k
-            : known != null ? null : server.intercepted().method(headers.path());
-        if (known == null && block != null) {
-          remember(block, m != null ? m : RELAYED);
-        }
-        if (m != null) {
-          p.requestBlock = block; // sent on as it came if the chain forwards the call
-          p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m,
-              known != null ? null : headers, known != null ? ByteBufUtil.getBytes(block) : null,
-              server.intercepted(), server.maxMessageSize());
-          if (endOfStream) {
-            p.intercepted.onEnd();
-          }
-          return;
-        }
-        ByteBuf b = block != null ? block : encode(headers);
-        Upstream u = upstream();
-        p.up = u;
-        Pair pair = p;
-        u.run(() -> u.open(pair, b, endOfStream));
-        return;
-      }
-      if (endOfStream) {
-        gotEnd(p, p.down);
-      }
-      if (p.intercepted != null) {
+      if ((streamId & 1) == 0 || streamId <= lastStream) {
+        // a new stream must have an odd id above every earlier one (RFC 9113 5.1.1), and a
+        // gRPC client sends one header block per call: grpc-go (containerd) ends the
+        // connection on any other HEADERS, and so does the proxy
         release(block);
-        // a client does not send trailers on a gRPC call; the request ends here either way
+        throw Http2Exception.connectionError(Http2Error.PROTOCOL_ERROR,
+            "received an illegal stream id: %d", streamId);
+      }
+      lastStream = streamId;
+      Pair p = new Pair(streamId);
+      p.down.sendWindow = peerInitialWindow;
+      byDown.put(streamId, p);
+      if (endOfStream) {
+        p.down.gotEnd = true;
+      }
+      // no headers decoded: a method known by its encoded path, relayed or intercepted
+      Object known = blocks.takeKnown();
+      io.grpc.MethodDescriptor<?, ?> m = known instanceof io.grpc.MethodDescriptor<?, ?> k ? k
+          : known != null ? null : server.intercepted().method(headers.path());
+      if (known == null && block != null) {
+        remember(block, m != null ? m : RELAYED);
+      }
+      if (m != null) {
+        p.requestBlock = block; // sent on as it came if the chain forwards the call
+        p.intercepted = new InterceptedStream(RelayConnection.this, streamId, m,
+            known != null ? null : headers, known != null ? ByteBufUtil.getBytes(block) : null,
+            server.intercepted(), server.maxMessageSize());
         if (endOfStream) {
           p.intercepted.onEnd();
         }
         return;
       }
       ByteBuf b = block != null ? block : encode(headers);
+      Upstream u = upstream();
+      p.up = u;
       Pair pair = p;
-      pair.up.run(() -> pair.up.headers(pair, b, endOfStream));
+      u.run(() -> u.open(pair, b, endOfStream));
     }
 
     @Override

@@ -51,6 +51,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
 
     @Override
     protected void channelRead0(ChannelHandlerContext c, FullHttpRequest req) {
+        RequestDeadline.requestRead(c.pipeline());
         if (!req.decoderResult().isSuccess()) {
             HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST, "bad request");
             return;
@@ -257,6 +258,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         if (p.get(HTTP_IDLE) != null) {
             p.remove(HTTP_IDLE);
         }
+        RequestDeadline.remove(p);
     }
 
     @Override
