@@ -122,7 +122,7 @@ public class ProxyBenchmark {
         @Override
         public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
             return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-                    .putContainerAnnotations("bench", r.getContainerMata().getName()).build());
+                    .putContainerAnnotations("bench", r.getContainerMeta().getName()).build());
         }
     }
 

@@ -22,9 +22,12 @@ import java.util.concurrent.CompletionStage;
  */
 public interface AsyncHook {
 
-  /** A name for logs and error messages, unique among the hooks of one host. */
+  /**
+   * A name for logs and error messages, unique among the hooks of one host. Defaults to the
+   * class's simple name ({@link Hooks#defaultName}).
+   */
   default String name() {
-    return getClass().getSimpleName();
+    return Hooks.defaultName(this);
   }
 
   /** Index, timeout and failure policy; read once, when the host first sees the hook. */

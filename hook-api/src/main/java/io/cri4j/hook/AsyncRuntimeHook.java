@@ -48,7 +48,7 @@ public interface AsyncRuntimeHook extends RuntimeHook {
   private static <T> T await(CompletionStage<T> stage, RuntimeHook hook) throws Exception {
     java.util.concurrent.CompletableFuture<T> f = stage.toCompletableFuture();
     try {
-      return f.get(hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      return f.get(HookDispatcher.timeoutNanos(hook), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof Exception ex ? ex : e;
     } catch (TimeoutException | InterruptedException e) {

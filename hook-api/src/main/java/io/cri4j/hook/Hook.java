@@ -26,9 +26,12 @@ import java.util.Set;
  */
 public interface Hook {
 
-  /** A name for logs and error messages, unique among the hooks of one host. */
+  /**
+   * A name for logs and error messages, unique among the hooks of one host. Defaults to the
+   * class's simple name ({@link Hooks#defaultName}).
+   */
   default String name() {
-    return getClass().getSimpleName();
+    return Hooks.defaultName(this);
   }
 
   /** Index, timeout and failure policy; read once, when the host first sees the hook. */

@@ -24,8 +24,10 @@ import java.util.regex.Pattern;
  * @param remoteEndpoint the hook server's unix socket ({@code unix:///path} or {@code /path})
  * @param failurePolicy Fail or Ignore (default Ignore)
  * @param points the hook points ({@code runtime-hooks})
- * @param index call order among hooks of a point (default 0)
- * @param timeout per-call timeout (default 2 s; Go duration syntax such as {@code 500ms})
+ * @param index call order among hooks of a point (default 0; any 32-bit integer)
+ * @param timeout per-call timeout (default 2 s; a number and a unit, {@code ms}, {@code s},
+ *     {@code m} or {@code h}, such as {@code 500ms}); positive, at most
+ *     {@link HookPolicy#MAX_TIMEOUT}
  */
 public record HookConfig(String name, String remoteEndpoint, FailurePolicy failurePolicy,
     Set<HookPoint> points, int index, Duration timeout) {
@@ -33,7 +35,10 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
   /** The default per-call timeout. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
+  /** The longest unix socket path ({@code sun_path} holds 108 bytes with the final NUL). */
+  static final int MAX_SOCKET_PATH_BYTES = 107;
+
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
   /** Validates and copies. */
   public HookConfig {
@@ -42,6 +47,11 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
     Objects.requireNonNull(failurePolicy, "failurePolicy");
     points = Set.copyOf(points);
     Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero()
+        || timeout.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("hook " + name + ": timeout must be > 0 and at most 1h,"
+          + " got " + timeout);
+    }
   }
 
   /**
@@ -57,8 +67,8 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
         throw new IllegalArgumentException("not a JSON object");
       }
       o = e.getAsJsonObject();
-    } catch (JsonParseException e) {
-      throw new IllegalArgumentException("malformed JSON: " + e.getMessage(), e);
+    } catch (JsonParseException | IllegalStateException | StackOverflowError e) {
+      throw new IllegalArgumentException("malformed JSON: " + jsonProblem(e));
     }
     String endpoint = string(o, "remote-endpoint");
     if (endpoint == null || endpoint.isBlank()) {
@@ -69,7 +79,13 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
     }
     if (!endpoint.startsWith("/")) {
       throw new IllegalArgumentException(
-          "\"remote-endpoint\" must be an absolute unix socket path, got \"" + endpoint + "\"");
+          "\"remote-endpoint\" must be an absolute unix socket path, got \"" + shorten(endpoint)
+              + "\"");
+    }
+    if (endpoint.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_SOCKET_PATH_BYTES
+        || endpoint.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("\"remote-endpoint\" must be a unix socket path of at most "
+          + MAX_SOCKET_PATH_BYTES + " bytes without NUL, got \"" + shorten(endpoint) + "\"");
     }
     FailurePolicy policy = FailurePolicy.parse(string(o, "failure-policy"));
     Set<HookPoint> points = EnumSet.noneOf(HookPoint.class);
@@ -78,35 +94,78 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
       throw new IllegalArgumentException("\"runtime-hooks\" must be a non-empty array");
     }
     for (JsonElement h : (JsonArray) hooks) {
-      String p = h.isJsonPrimitive() ? h.getAsString() : String.valueOf(h);
+      String p = shorten(h.isJsonPrimitive() ? h.getAsString() : String.valueOf(h));
       points.add(HookPoint.fromConfigName(p).orElseThrow(() ->
           new IllegalArgumentException("unknown runtime hook \"" + p + "\"")));
     }
     int index = 0;
     if (o.has("index")) {
-      try {
-        index = o.get("index").getAsInt();
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("\"index\" must be an integer");
-      }
+      index = index(o.get("index"));
     }
     Duration timeout = DEFAULT_TIMEOUT;
     String t = string(o, "timeout");
     if (t != null) {
-      Matcher m = DURATION.matcher(t);
-      if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
-        throw new IllegalArgumentException(
-            "\"timeout\" must be a positive duration like \"500ms\", \"2s\" or \"1m\", got \"" + t
-                + "\"");
-      }
-      long v = Long.parseLong(m.group(1));
-      timeout = switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(v);
-        case "s" -> Duration.ofSeconds(v);
-        default -> Duration.ofMinutes(v);
-      };
+      timeout = timeout(t);
     }
     return new HookConfig(name, endpoint, policy, points, index, timeout);
+  }
+
+  /** An integer in int's range, exactly (no rounding, no wrap-around). */
+  private static int index(JsonElement e) {
+    try {
+      if (e.isJsonPrimitive() && !e.getAsJsonPrimitive().isBoolean()) {
+        return new java.math.BigDecimal(e.getAsString().strip()).intValueExact();
+      }
+    } catch (NumberFormatException | ArithmeticException ignored) {
+      // reported below
+    }
+    throw new IllegalArgumentException("\"index\" must be an integer from " + Integer.MIN_VALUE
+        + " to " + Integer.MAX_VALUE + ", got " + shorten(String.valueOf(e)));
+  }
+
+  /** A positive duration of at most {@link HookPolicy#MAX_TIMEOUT}, without overflow. */
+  private static Duration timeout(String t) {
+    Matcher m = DURATION.matcher(t);
+    if (m.matches() && m.group(1).length() <= 10) {
+      long v = Long.parseLong(m.group(1));
+      long millis = switch (m.group(2)) {
+        case "ms" -> v;
+        case "s" -> v * 1000;
+        case "m" -> v * 60_000;
+        default -> v * 3_600_000;
+      };
+      if (millis > 0 && millis <= HookPolicy.MAX_TIMEOUT.toMillis()) {
+        return Duration.ofMillis(millis);
+      }
+    }
+    throw new IllegalArgumentException("\"timeout\" must be a positive duration of at most 1h like"
+        + " \"500ms\", \"2s\" or \"1m\", got \"" + shorten(t) + "\"");
+  }
+
+  /** Gson's problem in a line: no troubleshooting link, no endless path. */
+  private static String jsonProblem(Throwable e) {
+    if (e instanceof StackOverflowError) {
+      return "nested too deeply";
+    }
+    Throwable c = e;
+    while (c.getCause() != null && c.getCause() != c) {
+      c = c.getCause();
+    }
+    String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+    int nl = m.indexOf('\n');
+    if (nl >= 0) {
+      m = m.substring(0, nl); // Gson adds "See https://github.com/google/gson/..."
+    }
+    int path = m.indexOf(" path $");
+    if (path >= 0 && m.length() - path > 40) {
+      m = m.substring(0, path);
+    }
+    return shorten(m);
+  }
+
+  /** A value quoted in an error, cut to a length that fits a log line. */
+  private static String shorten(String s) {
+    return s.length() <= 120 ? s : s.substring(0, 120) + "...";
   }
 
   private static String string(JsonObject o, String key) {

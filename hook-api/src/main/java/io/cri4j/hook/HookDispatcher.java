@@ -7,6 +7,7 @@ import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -36,7 +37,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Calls the hooks registered for a point, in order (ascending {@link RuntimeHook#index()}, then
- * name, like NRI plugins), each with the unchanged request and bounded by its timeout; merges
+ * name, like NRI plugins), each with the unchanged request and bounded by its timeout (at most
+ * {@link HookPolicy#MAX_TIMEOUT}, whatever the hook says); merges
  * their responses field by field, reporting {@link HookConflict}s; applies failure policies.
  * Pre points: a failing hook with {@link FailurePolicy#FAIL} fails the dispatch with a status
  * naming the hook; with {@link FailurePolicy#IGNORE} its response is left out. Post points:
@@ -46,11 +48,14 @@ public final class HookDispatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HookDispatcher.class);
 
   private final Supplier<? extends List<? extends RuntimeHook>> hooks;
+  /** A watched directory's hooks, called in addition to {@link #hooks}; null: none. */
+  private final HookConfigDirectory directory;
   private final Consumer<HookConflict> conflictListener;
   private final ExecutorService executor;
 
   private HookDispatcher(Builder b) {
     this.hooks = b.hooks;
+    this.directory = b.directory;
     this.conflictListener = b.conflictListener;
     AtomicInteger n = new AtomicInteger();
     this.executor = Executors.newCachedThreadPool(r -> {
@@ -67,17 +72,18 @@ public final class HookDispatcher implements AutoCloseable {
 
   /** The hooks currently registered for {@code point}, in call order (an immutable list). */
   public List<RuntimeHook> hooksFor(HookPoint point) {
-    return byPoint().byPoint.get(point);
+    return byPoint(directory == null ? null : directory.peek()).byPoint.get(point);
   }
 
   /** True if any hook is registered for {@code point} (cheaper than {@link #hooksFor}). */
   public boolean hasHooks(HookPoint point) {
-    return !byPoint().byPoint.get(point).isEmpty();
+    return !hooksFor(point).isEmpty();
   }
 
   /** True if any hook is registered for a point of this CRI method (bare name). */
   public boolean hasHooksFor(String criMethod) {
-    for (Map.Entry<HookPoint, List<RuntimeHook>> e : byPoint().byPoint.entrySet()) {
+    ByPoint b = byPoint(directory == null ? null : directory.peek());
+    for (Map.Entry<HookPoint, List<RuntimeHook>> e : b.byPoint.entrySet()) {
       if (!e.getValue().isEmpty() && e.getKey().criMethod().equals(criMethod)) {
         return true;
       }
@@ -87,15 +93,20 @@ public final class HookDispatcher implements AutoCloseable {
 
   /**
    * The hooks of each point, in call order; worked out again only when the supplier hands out a
-   * different list.
+   * different list or the directory a different generation.
    */
   private record ByPoint(List<? extends RuntimeHook> source,
-      Map<HookPoint, List<RuntimeHook>> byPoint) {
-    static ByPoint of(List<? extends RuntimeHook> source) {
+      HookConfigDirectory.Generation generation, Map<HookPoint, List<RuntimeHook>> byPoint) {
+    static ByPoint of(List<? extends RuntimeHook> source,
+        HookConfigDirectory.Generation generation) {
+      List<RuntimeHook> all = new ArrayList<>(source);
+      if (generation != null) {
+        all.addAll(generation.hooks);
+      }
       Map<HookPoint, List<RuntimeHook>> byPoint = new EnumMap<>(HookPoint.class);
       for (HookPoint p : HookPoint.values()) {
         List<RuntimeHook> out = new ArrayList<>();
-        for (RuntimeHook h : source) {
+        for (RuntimeHook h : all) {
           if (h.points().contains(p)) {
             out.add(h);
           }
@@ -103,20 +114,44 @@ public final class HookDispatcher implements AutoCloseable {
         out.sort(Comparator.comparingInt(RuntimeHook::index).thenComparing(RuntimeHook::name));
         byPoint.put(p, List.copyOf(out));
       }
-      return new ByPoint(source, byPoint);
+      return new ByPoint(source, generation, byPoint);
     }
   }
 
   private volatile ByPoint byPoint;
 
-  private ByPoint byPoint() {
+  private ByPoint byPoint(HookConfigDirectory.Generation generation) {
     List<? extends RuntimeHook> now = hooks.get();
     ByPoint b = byPoint;
-    if (b == null || b.source != now) {
-      b = ByPoint.of(now);
+    if (b == null || b.source != now || b.generation != generation) {
+      b = ByPoint.of(now, generation);
       byPoint = b;
     }
     return b;
+  }
+
+  /**
+   * The hooks one dispatch calls: those in force when it starts, held (with their channels)
+   * until {@link #release()} even if the config directory changes meanwhile.
+   */
+  private final class Held {
+    final HookConfigDirectory.Generation generation;
+    final ByPoint hooks;
+
+    Held() {
+      generation = directory == null ? null : directory.acquire();
+      hooks = byPoint(generation);
+    }
+
+    List<RuntimeHook> of(HookPoint point) {
+      return hooks.byPoint.get(point);
+    }
+
+    void release() {
+      if (generation != null) {
+        generation.release();
+      }
+    }
   }
 
   /**
@@ -128,11 +163,16 @@ public final class HookDispatcher implements AutoCloseable {
   public PodSandboxHookResponse dispatchPod(HookPoint point, PodSandboxHookRequest request)
       throws StatusException {
     ResponseMerger merger = new ResponseMerger(point, conflictListener);
-    for (RuntimeHook hook : hooksFor(point)) {
-      PodSandboxHookResponse r = call(point, hook, () -> hook.onPodSandbox(point, request));
-      if (r != null && point.isPre()) {
-        merger.mergePod(hook, r);
+    Held held = new Held();
+    try {
+      for (RuntimeHook hook : held.of(point)) {
+        PodSandboxHookResponse r = call(point, hook, () -> hook.onPodSandbox(point, request));
+        if (r != null && point.isPre()) {
+          merger.mergePod(hook, r);
+        }
       }
+    } finally {
+      held.release();
     }
     return merger.podResult();
   }
@@ -146,11 +186,16 @@ public final class HookDispatcher implements AutoCloseable {
   public ContainerHookResult dispatchContainer(HookPoint point,
       ContainerResourceHookRequest request) throws StatusException {
     ResponseMerger merger = new ResponseMerger(point, conflictListener);
-    for (RuntimeHook hook : hooksFor(point)) {
-      ContainerHookResult r = call(point, hook, () -> hook.onContainer(point, request));
-      if (r != null && point.isPre()) {
-        merger.mergeContainer(hook, r);
+    Held held = new Held();
+    try {
+      for (RuntimeHook hook : held.of(point)) {
+        ContainerHookResult r = call(point, hook, () -> hook.onContainer(point, request));
+        if (r != null && point.isPre()) {
+          merger.mergeContainer(hook, r);
+        }
       }
+    } finally {
+      held.release();
     }
     return merger.containerResult();
   }
@@ -189,6 +234,7 @@ public final class HookDispatcher implements AutoCloseable {
     private final Function<AsyncRuntimeHook, CompletionStage<R>> asyncBody;
     private final Merge<R> merge;
     private final Supplier<M> result;
+    private final Held held = new Held();
     private final List<RuntimeHook> order;
     private final CompletableFuture<M> done = new CompletableFuture<>();
 
@@ -202,10 +248,11 @@ public final class HookDispatcher implements AutoCloseable {
       this.asyncBody = asyncBody;
       this.merge = merge;
       this.result = result;
-      this.order = hooksFor(point);
+      this.order = held.of(point);
     }
 
     CompletableFuture<M> start() {
+      done.whenComplete((r, e) -> held.release());
       next(0);
       return done;
     }
@@ -297,9 +344,9 @@ public final class HookDispatcher implements AutoCloseable {
       ScheduledFuture<?> timeout = answer.isDone() ? null : timer.schedule(() -> {
         if (decided.compareAndSet(false, true)) {
           giveUp.run();
-          decide(i, hook, null, "timed out after " + hook.timeout().toMillis() + " ms");
+          decide(i, hook, null, "timed out after " + timeoutMillis(hook) + " ms");
         }
-      }, hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      }, timeoutNanos(hook), TimeUnit.NANOSECONDS);
       java.util.function.BooleanSupplier claim = () -> {
         if (!decided.compareAndSet(false, true)) {
           return false;
@@ -328,6 +375,20 @@ public final class HookDispatcher implements AutoCloseable {
     }
   }
 
+  /**
+   * The hook's timeout in nanoseconds, held to {@link HookPolicy#MAX_TIMEOUT} (a longer one would
+   * overflow the arithmetic of every call).
+   */
+  static long timeoutNanos(RuntimeHook hook) {
+    Duration t = hook.timeout();
+    return t == null || t.compareTo(HookPolicy.MAX_TIMEOUT) > 0
+        ? HookPolicy.MAX_TIMEOUT.toNanos() : Math.max(0, t.toNanos());
+  }
+
+  private static long timeoutMillis(RuntimeHook hook) {
+    return TimeUnit.NANOSECONDS.toMillis(timeoutNanos(hook));
+  }
+
   /** Takes a pre hook's answer into the merged one (a conflict may fail the call). */
   @FunctionalInterface
   private interface Merge<R> {
@@ -348,10 +409,10 @@ public final class HookDispatcher implements AutoCloseable {
     Future<T> f = executor.submit(body);
     String problem;
     try {
-      return f.get(hook.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      return f.get(timeoutNanos(hook), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       f.cancel(true);
-      problem = "timed out after " + hook.timeout().toMillis() + " ms";
+      problem = "timed out after " + timeoutMillis(hook) + " ms";
     } catch (ExecutionException e) {
       problem = problem(e.getCause());
     } catch (InterruptedException e) {
@@ -371,11 +432,11 @@ public final class HookDispatcher implements AutoCloseable {
     try {
       T result = body.call();
       long took = System.nanoTime() - t0;
-      if (took <= hook.timeout().toNanos()) {
+      if (took <= timeoutNanos(hook)) {
         return result;
       }
       problem = "took " + TimeUnit.NANOSECONDS.toMillis(took) + " ms, more than its timeout of "
-          + hook.timeout().toMillis() + " ms (called inline)";
+          + timeoutMillis(hook) + " ms (called inline)";
     } catch (StatusException | io.grpc.StatusRuntimeException e) {
       problem = e.getMessage();
     } catch (Exception e) {
@@ -404,6 +465,7 @@ public final class HookDispatcher implements AutoCloseable {
   /** Builds a {@link HookDispatcher}. */
   public static final class Builder {
     private Supplier<? extends List<? extends RuntimeHook>> hooks;
+    private HookConfigDirectory directory;
     private Consumer<HookConflict> conflictListener =
         c -> LOG.warn("hook conflict: {}", c.describe());
 
@@ -417,12 +479,30 @@ public final class HookDispatcher implements AutoCloseable {
     }
 
     /**
-     * A live source of hooks, asked on every dispatch (e.g. a {@link HookConfigDirectory}). It
-     * should hand out the same list object until the hooks change: the dispatcher orders the
-     * hooks by point again whenever the list is a different one.
+     * A live source of hooks, asked on every dispatch. It should hand out the same list object
+     * until the hooks change: the dispatcher orders the hooks by point again whenever the list
+     * is a different one. A {@link HookConfigDirectory} is taken as
+     * {@link #configDirectory(HookConfigDirectory)} with no other hooks.
      */
     public Builder hooks(Supplier<? extends List<? extends RuntimeHook>> source) {
-      this.hooks = Objects.requireNonNull(source, "source");
+      Objects.requireNonNull(source, "source");
+      if (source instanceof HookConfigDirectory dir) {
+        this.hooks = List::of;
+        this.directory = dir;
+      } else {
+        this.hooks = source;
+      }
+      return this;
+    }
+
+    /**
+     * Also calls the hooks of a watched config directory, ordered with the others. A dispatch
+     * calls the directory's hooks in force when it started, on the channels it started with,
+     * even when the directory changes before it is done; the channels of replaced hooks close
+     * once no dispatch uses them.
+     */
+    public Builder configDirectory(HookConfigDirectory dir) {
+      this.directory = Objects.requireNonNull(dir, "dir");
       return this;
     }
 
@@ -434,6 +514,9 @@ public final class HookDispatcher implements AutoCloseable {
 
     /** Creates the dispatcher. */
     public HookDispatcher build() {
+      if (hooks == null && directory != null) {
+        hooks = List::of;
+      }
       Objects.requireNonNull(hooks, "hooks");
       return new HookDispatcher(this);
     }

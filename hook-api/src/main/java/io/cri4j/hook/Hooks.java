@@ -37,6 +37,21 @@ public final class Hooks {
   }
 
   /**
+   * The simple name of {@code hook}'s class, or for an anonymous class or a lambda (which have
+   * none) its binary name without the package, e.g. {@code MyTest$1}: the default of {@link
+   * Hook#name()} and {@link AsyncHook#name()}.
+   */
+  public static String defaultName(Object hook) {
+    Class<?> c = hook.getClass();
+    String simple = c.getSimpleName();
+    if (!simple.isEmpty()) {
+      return simple;
+    }
+    String n = c.getName();
+    return n.substring(n.lastIndexOf('.') + 1);
+  }
+
+  /**
    * The events whose methods {@code hook}'s class overrides ({@link Hook} or {@link AsyncHook}):
    * the default of {@link Hook#events()} and {@link AsyncHook#events()}.
    */

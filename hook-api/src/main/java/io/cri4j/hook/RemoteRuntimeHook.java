@@ -26,18 +26,44 @@ import java.util.concurrent.TimeUnit;
  * A hook server reached over a unix socket speaking Koordinator's
  * {@code runtime.v1alpha1.RuntimeHookService} (so koordlet works as a hook server), and cri4j's
  * {@code ExtendedRuntimeHookService} for the extra points. Each call has the config's timeout
- * as its deadline. Asynchronous ({@link AsyncRuntimeHook}): a dispatch that can wait without
+ * as its deadline. The hook server's whole answer is taken, {@code container_envs} included
+ * (see {@link ContainerHookResult#environment()}). Asynchronous ({@link AsyncRuntimeHook}): a dispatch that can wait without
  * blocking sends the request and goes on from the channel's transport thread when the answer
  * comes, so no hook thread waits for koordlet. Owns a channel: close it.
  */
 public final class RemoteRuntimeHook implements AsyncRuntimeHook, AutoCloseable {
   private final HookConfig config;
   private final ManagedChannel channel;
+  /** Holds of a {@link HookConfigDirectory}'s generations; null: owned by the caller. */
+  private final java.util.concurrent.atomic.AtomicInteger holds;
 
   /** Connects lazily to {@code config.remoteEndpoint()}. */
   public RemoteRuntimeHook(HookConfig config) {
+    this(config, false);
+  }
+
+  /** @param held whether the channel closes when the last hold is released */
+  RemoteRuntimeHook(HookConfig config, boolean held) {
     this.config = config;
     this.channel = CriChannels.newChannel(CriEndpoint.parse(config.remoteEndpoint()));
+    this.holds = held ? new java.util.concurrent.atomic.AtomicInteger() : null;
+  }
+
+  /** One more generation of the config directory has this hook. */
+  void retain() {
+    if (holds != null) {
+      holds.incrementAndGet();
+    }
+  }
+
+  /**
+   * A generation that had this hook is done with it: the last one shuts the channel down
+   * (gracefully: a call still on it, given up by its dispatch, may end by itself).
+   */
+  void release() {
+    if (holds != null && holds.decrementAndGet() == 0) {
+      channel.shutdown();
+    }
   }
 
   /** The config this hook was made from. */
@@ -127,6 +153,11 @@ public final class RemoteRuntimeHook implements AsyncRuntimeHook, AutoCloseable 
       }
     }
     throw new IllegalStateException("no RPC for hook point " + point);
+  }
+
+  /** Whether the channel was shut down (for tests). */
+  boolean isShutdown() {
+    return channel.isShutdown();
   }
 
   /** Closes the channel; idempotent. */

@@ -69,9 +69,11 @@ public interface RuntimeHook {
   }
 
   /**
-   * Called at container points. The default changes nothing. In-process hooks can also return
-   * environment variables, mounts and devices ({@link ContainerHookResult}); Koordinator's wire
-   * protocol has no fields for those.
+   * Called at container points. The default changes nothing. The request carries the
+   * container's environment ({@code container_envs}); environment variables to set go in the
+   * response's {@code container_envs} or, in order, in {@link ContainerHookResult#withEnvs}.
+   * In-process hooks can also return mounts and devices ({@link ContainerHookResult});
+   * Koordinator's wire protocol has no fields for those.
    */
   default ContainerHookResult onContainer(HookPoint point, ContainerResourceHookRequest request)
       throws Exception {

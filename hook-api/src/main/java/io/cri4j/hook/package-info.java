@@ -2,6 +2,13 @@
  * Hooks and interceptors for CRI calls.
  *
  * <ul>
+ *   <li>Lifecycle hooks in NRI's model: {@link io.cri4j.hook.Hook} (blocking) and {@link
+ *       io.cri4j.hook.AsyncHook} (never blocks; what hosts run), answering with {@link
+ *       io.cri4j.hook.HookResult}s built with {@link io.cri4j.hook.Adjustments} and {@link
+ *       io.cri4j.hook.ContainerUpdates}; {@link io.cri4j.hook.HookChain} serves many as one with
+ *       NRI's order, timeouts, failure policies and conflict rules ({@link
+ *       io.cri4j.hook.HookException} and its subclasses); {@code io.cri4j.hook.host} converts
+ *       between CRI and NRI for hosts that see CRI.</li>
  *   <li>{@link io.cri4j.hook.CriInterceptor}: sees any RuntimeService/ImageService call (unary or
  *       server-streaming), may change the request or response or answer itself; chains compose
  *       in registration order. {@link io.cri4j.hook.AsyncCriInterceptor}: the same for

@@ -89,6 +89,95 @@ class HookConfigDirectoryIT {
     }
   }
 
+  /** Makes a named pipe (FIFO) with the system's {@code mkfifo}. */
+  static void mkfifo(Path p) throws Exception {
+    Process mk = new ProcessBuilder("mkfifo", p.toString()).inheritIO().start();
+    assertThat(mk.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(mk.exitValue()).as("mkfifo " + p).isZero();
+  }
+
+  /**
+   * Opens a FIFO for writing and closes it at once: frees any reader blocked opening it (so a
+   * failing test does not leave a thread stuck in open(2)).
+   */
+  static void unblockReaders(Path fifo) {
+    Thread t = new Thread(() -> {
+      try (var out = Files.newOutputStream(fifo)) {
+        out.flush();
+      } catch (Exception ignored) {
+        // gone or nobody reading
+      }
+    }, "fifo-unblocker");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Test
+  void aFifoIsRefusedWithoutBlockingTheWatcherOrClose() throws Exception {
+    Path fifo = dir.resolve("f.json");
+    mkfifo(fifo);
+    write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));
+    try {
+      HookConfigDirectory d = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+          java.time.Duration.ofSeconds(20), () -> HookConfigDirectory.watch(dir),
+          "watching a directory with a FIFO in it returns");
+      try {
+        d.addListener(snapshots::add);
+        assertThat(d.snapshot().errors().get("f")).contains("not a regular file");
+        assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a");
+        // the watcher goes on: later changes apply, with the FIFO still there and once it is gone
+        write(dir.resolve("b.json"), config("/run/b.sock", "Ignore", "PreCreateContainer"));
+        await(x -> x.configs().containsKey("b"));
+        Files.delete(fifo);
+        write(dir.resolve("c.json"), config("/run/c.sock", "Ignore", "PreCreateContainer"));
+        HookConfigDirectory.Snapshot s = await(x -> x.configs().containsKey("c"));
+        assertThat(s.errors()).doesNotContainKey("f");
+        // a FIFO made while watching is refused too
+        mkfifo(fifo);
+        await(x -> x.errors().getOrDefault("f", "").contains("not a regular file"));
+        write(dir.resolve("c.json"), config("/run/c2.sock", "Ignore", "PreCreateContainer"));
+        await(x -> x.configs().containsKey("c")
+            && x.configs().get("c").remoteEndpoint().equals("/run/c2.sock"));
+      } finally {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(10), d::close, "close returns with a FIFO present");
+      }
+    } finally {
+      unblockReaders(fifo);
+    }
+  }
+
+  @Test
+  void noFileContentStopsTheWatcher() throws Exception {
+    write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));
+    String good = config("/run/t.sock", "Ignore", "PreCreateContainer");
+    write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"999999999999999999m\"}"));
+    Files.createSymbolicLink(dir.resolve("z.json"), Path.of("/dev/zero"));
+    try (var sparse = new java.io.RandomAccessFile(dir.resolve("s.json").toFile(), "rw")) {
+      sparse.setLength(3L << 30);
+    }
+    Files.write(dir.resolve("n.json"), new byte[] {'{', (byte) 0xC3, '}'});
+    write(dir.resolve("d.json"), "[".repeat(60_000));
+    try (HookConfigDirectory d = HookConfigDirectory.watch(dir)) {
+      d.addListener(snapshots::add);
+      HookConfigDirectory.Snapshot s = d.snapshot();
+      assertThat(s.configs()).containsOnlyKeys("a");
+      assertThat(s.errors().get("t")).contains("\"timeout\"", "at most 1h");
+      assertThat(s.errors().get("z")).contains("/dev/zero", "not a regular file");
+      assertThat(s.errors().get("s")).contains("larger than");
+      assertThat(s.errors().get("n")).contains("not UTF-8");
+      assertThat(s.errors()).containsKey("d");
+      write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"9223372036854775807s\"}"));
+      await(x -> x.errors().getOrDefault("t", "").contains("9223372036854775807s"));
+      write(dir.resolve("t.json"), good.replace("}", ", \"index\": 4294967297}"));
+      await(x -> x.errors().getOrDefault("t", "").contains("\"index\""));
+      write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"1h\"}"));
+      s = await(x -> x.configs().containsKey("t"));
+      assertThat(s.configs().get("t").timeout()).isEqualTo(java.time.Duration.ofHours(1));
+      assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a", "t");
+    }
+  }
+
   @Test
   void closeIsIdempotentAndDropsHooks() throws Exception {
     write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));

@@ -58,4 +58,41 @@ class HookConfigTest {
     assertThatThrownBy(() -> HookConfig.parse("x", "{\"remote-endpoint\":\"/a\"}"))
         .hasMessageContaining("runtime-hooks");
   }
+
+  private static String withField(String field) {
+    return "{\"remote-endpoint\":\"/a\",\"runtime-hooks\":[\"PreRunPodSandbox\"]," + field + "}";
+  }
+
+  @Test
+  void everyValueIsRangeChecked() {
+    for (String t : new String[] {"9223372036854775807s", "999999999999999999m", "3601s", "61m",
+        "3600001ms", "2h", "0s", "-1s", "1.5s", "99999999999999999999999999ms"}) {
+      assertThatThrownBy(() -> HookConfig.parse("x", withField("\"timeout\":\"" + t + "\"")))
+          .as(t).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("\"timeout\"").hasMessageContaining(t);
+    }
+    assertThat(HookConfig.parse("x", withField("\"timeout\":\"3600s\"")).timeout())
+        .isEqualTo(Duration.ofHours(1));
+    assertThat(HookConfig.parse("x", withField("\"timeout\":\"1h\"")).timeout())
+        .isEqualTo(Duration.ofHours(1));
+    assertThat(HookConfig.parse("x", withField("\"timeout\":\"60m\"")).timeout())
+        .isEqualTo(Duration.ofHours(1));
+    for (String i : new String[] {"4294967297", "2147483648", "-2147483649", "1.5", "1e10",
+        "\"ten\""}) {
+      assertThatThrownBy(() -> HookConfig.parse("x", withField("\"index\":" + i)))
+          .as(i).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("\"index\"");
+    }
+    assertThatThrownBy(() -> HookConfig.parse("x",
+        "{\"remote-endpoint\":\"/" + "s".repeat(200) + "\",\"runtime-hooks\":[\"PreRunPodSandbox\"]}"))
+        .hasMessageContaining("\"remote-endpoint\"").hasMessageContaining("107");
+    assertThatThrownBy(() -> new HookConfig("x", "/a", FailurePolicy.IGNORE,
+        java.util.Set.of(HookPoint.PRE_RUN_POD_SANDBOX), 0, Duration.ofDays(3)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+  }
+
+  @Test
+  void gsonsTroubleshootingLinkIsNotPartOfTheMessage() {
+    assertThatThrownBy(() -> HookConfig.parse("x", "{\"remote-endpoint\": }"))
+        .hasMessageContaining("malformed JSON").hasMessageNotContaining("http");
+  }
 }

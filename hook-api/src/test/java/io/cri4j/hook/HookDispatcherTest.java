@@ -389,4 +389,35 @@ class HookDispatcherTest {
       timer.shutdownNow();
     }
   }
+
+  /** A hook that answers at once but claims a timeout far beyond any bound. */
+  record Boundless(String name, boolean callInline, Duration timeout) implements RuntimeHook {
+    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
+
+    @Override
+    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
+      return ContainerHookResult.of(res("", 7));
+    }
+  }
+
+  @Test
+  void aHookTimeoutBeyondTheBoundIsHeldToAnHourNotAnOverflow() throws Exception {
+    ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
+    var timer = timer();
+    for (boolean inline : new boolean[] {false, true}) {
+      for (Duration t : new Duration[] {Duration.ofSeconds(Long.MAX_VALUE),
+          Duration.ofSeconds(9_223_372_036L), Duration.ofDays(400)}) {
+        try (HookDispatcher d = HookDispatcher.builder()
+            .hooks(List.of(new Boundless("far", inline, t))).build()) {
+          assertThat(d.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req).response()
+              .getContainerResources().getCpuShares()).as("blocking, inline=" + inline + ", " + t)
+              .isEqualTo(7);
+          assertThat(d.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer)
+              .get(5, java.util.concurrent.TimeUnit.SECONDS).response().getContainerResources()
+              .getCpuShares()).as("async, inline=" + inline + ", " + t).isEqualTo(7);
+        }
+      }
+    }
+    timer.shutdownNow();
+  }
 }

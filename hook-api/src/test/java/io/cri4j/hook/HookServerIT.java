@@ -39,7 +39,10 @@ class HookServerIT {
     public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
       return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
           .setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus("2-3"))
-          .putContainerAnnotations("for", r.getContainerMata().getName()).build());
+          .putContainerAnnotations("for", r.getContainerMeta().getName()).build())
+          .withEnvs(List.of(io.cri4j.cri.v1.KeyValue.newBuilder().setKey("SEEN")
+              .setValue(com.google.protobuf.ByteString.copyFromUtf8(
+                  r.getContainerEnvsOrDefault("HOME", "none"))).build()));
     }
 
     @Override
@@ -58,9 +61,12 @@ class HookServerIT {
         var stub = RuntimeHookServiceGrpc.newBlockingStub(ch);
         ContainerResourceHookResponse r = stub.preCreateContainerHook(
             ContainerResourceHookRequest.newBuilder()
-                .setContainerMata(ContainerMetadata.newBuilder().setName("app")).build());
+                .setContainerMeta(ContainerMetadata.newBuilder().setName("app"))
+                .putContainerEnvs("HOME", "/root").build());
         assertThat(r.getContainerResources().getCpusetCpus()).isEqualTo("2-3");
         assertThat(r.getContainerAnnotationsMap()).containsEntry("for", "app");
+        // an in-process hook's environment goes out as Koordinator's container_envs
+        assertThat(r.getContainerEnvsMap()).containsExactly(java.util.Map.entry("SEEN", "/root"));
         // a point the hook did not ask for: empty answer
         assertThat(stub.preStartContainerHook(ContainerResourceHookRequest.getDefaultInstance()))
             .isEqualTo(ContainerResourceHookResponse.getDefaultInstance());

@@ -34,7 +34,8 @@ class NriWireFactsTest {
 
   @Test
   void keptFactsAreTheProjectsSharedUpstreamFacts() throws IOException {
-    for (String name : List.of("nri-api-v0.12.2.facts", "nri-api-v0.8.0.facts")) {
+    for (String name : List.of("nri-api-v0.12.2.facts", "nri-api-v0.8.0.facts",
+        "koordinator-runtime-v1alpha1.facts")) {
       Optional<Path> shared = WireFacts.shared(name);
       if (shared.isEmpty()) {
         assertThat(System.getenv("CI")).as("CI=true needs ../shared/wire-facts/" + name)

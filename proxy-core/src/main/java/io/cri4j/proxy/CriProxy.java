@@ -107,12 +107,13 @@ public final class CriProxy implements AutoCloseable {
     if (config.hookConfigDir != null) {
       configDir = HookConfigDirectory.watch(config.hookConfigDir);
     }
-    HookConfigDirectory dirRef = configDir;
     List<RuntimeHook> fixedCopy = List.copyOf(fixed);
-    dispatcher = HookDispatcher.builder()
-        .hooks(dirRef == null ? () -> fixedCopy : new CombinedHooks(fixedCopy, dirRef))
-        .onConflict(config.conflictListener)
-        .build();
+    HookDispatcher.Builder db = HookDispatcher.builder().hooks(fixedCopy)
+        .onConflict(config.conflictListener);
+    if (configDir != null) {
+      db.configDirectory(configDir); // a call keeps the hooks it started with across reloads
+    }
+    dispatcher = db.build();
     v1alpha2 = probeV1alpha2();
     // without hooks, and no directory to add them later, the hook points are not intercepted
     // at all: those calls are relayed like every other, and no checkpoint store is kept
@@ -213,37 +214,6 @@ public final class CriProxy implements AutoCloseable {
       }
     }
     return known;
-  }
-
-  /**
-   * The fixed hooks and the config directory's, as one list that stays the same object until
-   * the directory's hooks change (so the dispatcher orders them again only then).
-   */
-  private static final class CombinedHooks implements java.util.function.Supplier<List<RuntimeHook>> {
-    private final List<RuntimeHook> fixed;
-    private final HookConfigDirectory dir;
-    private volatile Combined last = new Combined(null, List.of());
-
-    /** The combined list, and the directory's list it was made with. */
-    private record Combined(List<? extends RuntimeHook> fromDir, List<RuntimeHook> all) {}
-
-    CombinedHooks(List<RuntimeHook> fixed, HookConfigDirectory dir) {
-      this.fixed = fixed;
-      this.dir = dir;
-    }
-
-    @Override
-    public List<RuntimeHook> get() {
-      List<? extends RuntimeHook> fromDir = dir.get();
-      Combined c = last;
-      if (c.fromDir() != fromDir) {
-        List<RuntimeHook> all = new ArrayList<>(fixed);
-        all.addAll(fromDir);
-        c = new Combined(fromDir, List.copyOf(all));
-        last = c;
-      }
-      return c.all();
-    }
   }
 
   /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */

@@ -470,8 +470,8 @@ class ContainerdProxyIT {
       }
     }
     assertThat(seen).singleElement().satisfies(r -> {
-      assertThat(r.getContainerMata().getId()).isEqualTo(ctr);
-      assertThat(r.getContainerMata().getName()).isEqualTo("old-app");
+      assertThat(r.getContainerMeta().getId()).isEqualTo(ctr);
+      assertThat(r.getContainerMeta().getName()).isEqualTo("old-app");
       assertThat(r.getContainerAnnotationsMap()).containsEntry("ctr-note", "kept");
       assertThat(r.getContainerResources().getCpuShares()).isEqualTo(512);
       assertThat(r.getContainerResources().getMemoryLimitInBytes()).isEqualTo(64L << 20);

@@ -417,8 +417,8 @@ class CriProxyIT extends ProxyTestBase {
     // StartContainer carries only an id: the hook request comes from the checkpoint store
     stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
     ContainerResourceHookRequest atStart = (ContainerResourceHookRequest) hook.seen.get(1);
-    assertThat(atStart.getContainerMata().getId()).isEqualTo(ctr);
-    assertThat(atStart.getContainerMata().getName()).isEqualTo("app");
+    assertThat(atStart.getContainerMeta().getId()).isEqualTo(ctr);
+    assertThat(atStart.getContainerMeta().getName()).isEqualTo("app");
     assertThat(atStart.getPodMeta().getName()).isEqualTo("web");
     assertThat(atStart.getContainerAnnotationsMap()).containsEntry("injected", "yes");
     assertThat(hook.seen).hasSize(3); // pre start + post start

@@ -46,6 +46,7 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
 
     private final boolean unixSocket;
     private Consumer<FakeCriServer.Builder> customizer = b -> { };
+    private final java.util.List<Consumer<FakeCriServer.Builder>> hooks = new java.util.ArrayList<>();
 
     private FakeCriServer server;
     private ManagedChannel channel;
@@ -72,6 +73,23 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
      */
     public FakeCriExtension configure(Consumer<FakeCriServer.Builder> customizer) {
         this.customizer = Objects.requireNonNull(customizer, "customizer");
+        return this;
+    }
+
+    /**
+     * Hosts a lifecycle hook in the fake, as an NRI runtime hosts a plugin ({@link FakeCriServer.Builder#addHook}):
+     * a user unit-tests a hook without containerd.
+     */
+    public FakeCriExtension addHook(io.cri4j.hook.Hook hook) {
+        Objects.requireNonNull(hook, "hook");
+        hooks.add(b -> b.addHook(hook));
+        return this;
+    }
+
+    /** Hosts a lifecycle hook that never blocks; see {@link #addHook(io.cri4j.hook.Hook)}. */
+    public FakeCriExtension addHook(io.cri4j.hook.AsyncHook hook) {
+        Objects.requireNonNull(hook, "hook");
+        hooks.add(b -> b.addHook(hook));
         return this;
     }
 
@@ -107,6 +125,7 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
     private void start() throws IOException {
         FakeCriServer.Builder b = FakeCriServer.builder();
         customizer.accept(b);
+        hooks.forEach(h -> h.accept(b));
         if (unixSocket) {
             socketDir = Files.createTempDirectory("cri4j-fake");
             b.listen(CriEndpoint.unix(socketDir.resolve("cri.sock")));

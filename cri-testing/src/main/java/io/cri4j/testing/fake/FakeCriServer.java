@@ -5,9 +5,12 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.CgroupDriver;
 import io.cri4j.streaming.StreamingServer;
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.Hook;
 import io.cri4j.testing.fake.internal.FakeContent;
 import io.cri4j.testing.fake.internal.FakeContentService;
 import io.cri4j.testing.fake.internal.FakeImageService;
+import io.cri4j.testing.fake.internal.FakeNriHost;
 import io.cri4j.testing.fake.internal.FakeRuntimeService;
 import io.cri4j.testing.fake.internal.FakeState;
 import io.cri4j.testing.fake.internal.FakeStreamingRuntime;
@@ -72,6 +75,11 @@ import org.slf4j.LoggerFactory;
  * {@link FakeRuntime#exitContainer(String, int)}. {@code ExecSync} runs the command through the configured
  * {@link ExecHandler} (by default as a host process). {@code Exec}, {@code Attach} and {@code PortForward}
  * answer URLs of a built-in streaming-core server (see {@link Builder#streamingAddress(String, int)}).
+ *
+ * <p>The fake is also an NRI host for in-process lifecycle hooks ({@link Builder#addHook(Hook)}): their
+ * adjustments change the fake's pods and containers (visible in {@code ContainerStatus}, {@code ExecSync}'s
+ * environment and {@link FakeRuntime#containerConfig}), their updates and evictions change other containers, and
+ * a failing hook under {@code FailurePolicy.FAIL} fails the CRI call with a status naming it.
  */
 public final class FakeCriServer implements AutoCloseable {
 
@@ -91,6 +99,7 @@ public final class FakeCriServer implements AutoCloseable {
     private final List<ServerServiceDefinition> services;
     private final StreamingServer streamingServer;
     private final ExecutorService streamPumps;
+    private final FakeNriHost hooks;
 
     private final Object lock = new Object();
     private final java.util.concurrent.CountDownLatch terminated = new java.util.concurrent.CountDownLatch(1);
@@ -121,8 +130,9 @@ public final class FakeCriServer implements AutoCloseable {
                 new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
         this.blocking.allowCoreThreadTimeOut(true);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
+        this.hooks = b.hooks.isEmpty() ? null : new FakeNriHost(state, b.hooks, b.runtimeName, b.runtimeVersion);
         this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
-                b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking));
+                b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking, hooks));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
         ServerServiceDefinition imageV1 = new FakeImageService(state, content).bindService();
         CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
@@ -159,6 +169,9 @@ public final class FakeCriServer implements AutoCloseable {
             }
             if (started) {
                 throw new IllegalStateException("fake CRI server is already started");
+            }
+            if (hooks != null) {
+                hooks.start();
             }
             if (streamingServer != null) {
                 streamingServer.start();
@@ -292,6 +305,9 @@ public final class FakeCriServer implements AutoCloseable {
             streamingServer.close();
             streamPumps.shutdownNow();
         }
+        if (hooks != null) {
+            hooks.close();
+        }
         blocking.shutdownNow();
         try {
             blocking.awaitTermination(10, TimeUnit.SECONDS);
@@ -336,10 +352,29 @@ public final class FakeCriServer implements AutoCloseable {
         private final java.util.Map<Integer, InetSocketAddress> portMap = new java.util.HashMap<>();
         private Clock clock = Clock.systemUTC();
         private int maxConcurrentExecs = 16;
+        private final List<Object> hooks = new java.util.ArrayList<>();
         private long pullRate;
         private boolean contentService = true;
 
         private Builder() {
+        }
+
+        /**
+         * Hosts a blocking lifecycle hook, as an NRI runtime hosts a plugin: it is called around the CRI calls
+         * (RunPodSandbox with AdjustPodSandbox, CreateContainer, Start/Stop/Remove, UpdateContainerResources, ...),
+         * runs on a worker, and its adjustments, updates and evictions are applied to the fake's pods and
+         * containers. A hook under {@code FailurePolicy.FAIL} that fails fails the CRI call with a status naming
+         * it. Hooks are configured and synchronized in {@link FakeCriServer#start()}.
+         */
+        public Builder addHook(Hook hook) {
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /** Hosts a lifecycle hook that never blocks; see {@link #addHook(Hook)}. */
+        public Builder addHook(AsyncHook hook) {
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
         }
 
         /** Serve on this endpoint: a unix socket ({@code unix:///path}) or TCP ({@code tcp://host:port}, port 0 picks one). */

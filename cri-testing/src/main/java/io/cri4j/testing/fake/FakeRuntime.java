@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * Direct access to the fake's in-memory state, for arranging a test and simulating what a real runtime does on
  * its own (a container's process exiting). Everything else is observed through the CRI calls themselves.
- * Changes made here send the same container events as the equivalent CRI calls.
+ * Changes made here send the same container events as the equivalent CRI calls, but do not call the fake's
+ * hooks ({@link FakeCriServer.Builder#addHook}).
  */
 public final class FakeRuntime {
 
@@ -82,6 +83,25 @@ public final class FakeRuntime {
         String id = state.createContainer(podSandboxId, config, io.cri4j.cri.v1.PodSandboxConfig.getDefaultInstance());
         state.startContainer(id);
         return id;
+    }
+
+    /**
+     * The config the fake keeps for a container: the {@code CreateContainer} config with its hooks' adjustments
+     * applied (env, mounts, devices, resources, ...), where the recorded call shows the request as sent.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown id
+     */
+    public io.cri4j.cri.v1.ContainerConfig containerConfig(String containerId) {
+        return state.container(containerId).config();
+    }
+
+    /**
+     * The config the fake keeps for a pod sandbox, with its hooks' {@code AdjustPodSandbox} changes applied.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown id
+     */
+    public io.cri4j.cri.v1.PodSandboxConfig sandboxConfig(String podSandboxId) {
+        return state.sandbox(podSandboxId).config();
     }
 
     /** The ids of all pod sandboxes, oldest first. */

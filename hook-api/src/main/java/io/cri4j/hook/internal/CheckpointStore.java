@@ -7,6 +7,7 @@ import io.cri4j.cri.v1.Container;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.ContainerStatusResponse;
+import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.LinuxContainerResources;
 import io.cri4j.cri.v1.ListContainersRequest;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
@@ -31,21 +32,39 @@ import org.slf4j.LoggerFactory;
 public final class CheckpointStore {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointStore.class);
 
-  /** A pod as hooks see it. */
+  /** A pod as hooks see it ({@code overhead} and {@code resources}: LinuxPodSandboxConfig's). */
   public record Pod(String id, PodSandboxMetadata metadata, String runtimeHandler,
       Map<String, String> labels, Map<String, String> annotations, String cgroupParent,
-      LinuxContainerResources resources) {
+      LinuxContainerResources resources, LinuxContainerResources overhead) {
     public Pod {
       labels = Map.copyOf(labels);
       annotations = Map.copyOf(annotations);
     }
+
+    /** A pod whose overhead is not known. */
+    public Pod(String id, PodSandboxMetadata metadata, String runtimeHandler,
+        Map<String, String> labels, Map<String, String> annotations, String cgroupParent,
+        LinuxContainerResources resources) {
+      this(id, metadata, runtimeHandler, labels, annotations, cgroupParent, resources,
+          LinuxContainerResources.getDefaultInstance());
+    }
   }
 
-  /** A container as hooks see it. */
+  /**
+   * A container as hooks see it; {@code envs} is its environment as created (ContainerConfig's
+   * list, in order).
+   */
   public record Ctr(String id, String podId, ContainerMetadata metadata,
-      Map<String, String> annotations, LinuxContainerResources resources) {
+      Map<String, String> annotations, LinuxContainerResources resources, List<KeyValue> envs) {
     public Ctr {
       annotations = Map.copyOf(annotations);
+      envs = List.copyOf(envs);
+    }
+
+    /** A container whose environment is not known. */
+    public Ctr(String id, String podId, ContainerMetadata metadata,
+        Map<String, String> annotations, LinuxContainerResources resources) {
+      this(id, podId, metadata, annotations, resources, List.of());
     }
   }
 
@@ -89,9 +108,9 @@ public final class CheckpointStore {
    * Rebuilds the store from the backend: every pod from ListPodSandbox, every container from
    * ListContainers. What the lists lack is read from the status calls: a container's resources
    * from ContainerStatus (its {@code resources} field, else the config in the verbose
-   * {@code info}, as containerd reports it), a pod's cgroup parent and resources from the config
-   * in PodSandboxStatus's verbose {@code info}. Entries are replaced, not cleared, so entries
-   * written concurrently stay.
+   * {@code info}, as containerd reports it), its environment from that config, a pod's cgroup
+   * parent, resources and overhead from the config in PodSandboxStatus's verbose {@code info}.
+   * Entries are replaced, not cleared, so entries written concurrently stay.
    */
   public void rebuild(RuntimeServiceGrpc.RuntimeServiceBlockingStub backend) {
     RuntimeServiceGrpc.RuntimeServiceBlockingStub s = backend.withDeadlineAfter(10, TimeUnit.SECONDS);
@@ -100,6 +119,7 @@ public final class CheckpointStore {
     for (PodSandbox p : podList) {
       String cgroupParent = "";
       LinuxContainerResources res = LinuxContainerResources.getDefaultInstance();
+      LinuxContainerResources overhead = res;
       try {
         PodSandboxStatusResponse st = backend.withDeadlineAfter(5, TimeUnit.SECONDS)
             .podSandboxStatus(PodSandboxStatusRequest.newBuilder().setPodSandboxId(p.getId())
@@ -108,17 +128,19 @@ public final class CheckpointStore {
         if (linux != null) {
           cgroupParent = str(linux, "cgroup_parent");
           res = resources(linux.getAsJsonObject("resources"));
+          overhead = resources(linux.getAsJsonObject("overhead"));
         }
       } catch (RuntimeException e) {
         LOG.warn("rebuild: no status for pod {}: {}", p.getId(), e.getMessage());
       }
       pods.put(p.getId(), new Pod(p.getId(), p.getMetadata(), p.getRuntimeHandler(),
-          p.getLabelsMap(), p.getAnnotationsMap(), cgroupParent, res));
+          p.getLabelsMap(), p.getAnnotationsMap(), cgroupParent, res, overhead));
     }
     List<Container> ctrList = s.listContainers(ListContainersRequest.getDefaultInstance())
         .getContainersList();
     for (Container c : ctrList) {
       LinuxContainerResources res = LinuxContainerResources.getDefaultInstance();
+      List<KeyValue> envs = List.of();
       try {
         ContainerStatusResponse st = backend.withDeadlineAfter(5, TimeUnit.SECONDS)
             .containerStatus(ContainerStatusRequest.newBuilder().setContainerId(c.getId())
@@ -131,11 +153,12 @@ public final class CheckpointStore {
             res = resources(linux.getAsJsonObject("resources"));
           }
         }
+        envs = envsOfVerboseConfig(st.getInfoMap());
       } catch (RuntimeException e) {
         LOG.warn("rebuild: no status for container {}: {}", c.getId(), e.getMessage());
       }
       containers.put(c.getId(), new Ctr(c.getId(), c.getPodSandboxId(), c.getMetadata(),
-          c.getAnnotationsMap(), res));
+          c.getAnnotationsMap(), res, envs));
     }
     LOG.info("checkpoint store rebuilt from the backend: {} pods, {} containers", podList.size(),
         ctrList.size());
@@ -143,6 +166,34 @@ public final class CheckpointStore {
 
   /** {@code info["info"].config.linux} of a verbose status (containerd's layout), or null. */
   static JsonObject linuxOfVerboseConfig(Map<String, String> info) {
+    JsonObject config = verboseConfig(info);
+    JsonElement linux = config == null ? null : config.get("linux");
+    return linux != null && linux.isJsonObject() ? linux.getAsJsonObject() : null;
+  }
+
+  /**
+   * {@code info["info"].config.envs} of a verbose container status (containerd's layout: a list
+   * of {@code {"key": .., "value": ..}}), in order; empty when there is none.
+   */
+  static List<KeyValue> envsOfVerboseConfig(Map<String, String> info) {
+    JsonObject config = verboseConfig(info);
+    JsonElement envs = config == null ? null : config.get("envs");
+    if (envs == null || !envs.isJsonArray()) {
+      return List.of();
+    }
+    List<KeyValue> out = new java.util.ArrayList<>();
+    for (JsonElement e : envs.getAsJsonArray()) {
+      if (e.isJsonObject() && !str(e.getAsJsonObject(), "key").isEmpty()) {
+        out.add(KeyValue.newBuilder().setKey(str(e.getAsJsonObject(), "key"))
+            .setValue(com.google.protobuf.ByteString.copyFromUtf8(str(e.getAsJsonObject(),
+                "value"))).build());
+      }
+    }
+    return out;
+  }
+
+  /** {@code info["info"].config} of a verbose status (containerd's layout), or null. */
+  private static JsonObject verboseConfig(Map<String, String> info) {
     String json = info.get("info");
     if (json == null) {
       return null;
@@ -153,11 +204,7 @@ public final class CheckpointStore {
         return null;
       }
       JsonElement config = root.getAsJsonObject().get("config");
-      if (config == null || !config.isJsonObject()) {
-        return null;
-      }
-      JsonElement linux = config.getAsJsonObject().get("linux");
-      return linux != null && linux.isJsonObject() ? linux.getAsJsonObject() : null;
+      return config != null && config.isJsonObject() ? config.getAsJsonObject() : null;
     } catch (RuntimeException e) {
       return null;
     }

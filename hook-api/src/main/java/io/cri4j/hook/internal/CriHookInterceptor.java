@@ -275,7 +275,8 @@ public final class CriHookInterceptor implements CriInterceptor {
       PodSandboxConfig sent = sending.getConfig();
       store.putPod(new CheckpointStore.Pod(resp.getPodSandboxId(), sent.getMetadata(),
           sending.getRuntimeHandler(), sent.getLabelsMap(), sent.getAnnotationsMap(),
-          sent.getLinux().getCgroupParent(), sent.getLinux().getResources()));
+          sent.getLinux().getCgroupParent(), sent.getLinux().getResources(),
+          sent.getLinux().getOverhead()));
       return resp;
     });
   }
@@ -327,6 +328,7 @@ public final class CriHookInterceptor implements CriInterceptor {
         .putAllLabels(p.labels())
         .putAllAnnotations(p.annotations())
         .setCgroupParent(p.cgroupParent())
+        .setOverhead(koordResources(p.overhead()))
         .setResources(koordResources(p.resources()))
         .build();
   }
@@ -348,11 +350,13 @@ public final class CriHookInterceptor implements CriInterceptor {
       ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
           .setPodMeta(koordPodMeta(sandbox.hasMetadata() || pod.isEmpty()
               ? sandbox.getMetadata() : pod.get().metadata()))
-          .setContainerMata(ContainerMetadata.newBuilder()
+          .setContainerMeta(ContainerMetadata.newBuilder()
               .setName(cfg.getMetadata().getName()).setAttempt(cfg.getMetadata().getAttempt()))
           .putAllContainerAnnotations(cfg.getAnnotationsMap())
           .setContainerResources(koordResources(cfg.getLinux().getResources()))
-          .setPodResources(koordResources(sandbox.getLinux().getResources()))
+          .putAllContainerEnvs(koordEnvs(cfg.getEnvsList()))
+          .setPodResources(koordResources(sandbox.getLinux().hasResources() || pod.isEmpty()
+              ? sandbox.getLinux().getResources() : pod.get().resources()))
           .putAllPodAnnotations(sandbox.getAnnotationsMap().isEmpty() && pod.isPresent()
               ? pod.get().annotations() : sandbox.getAnnotationsMap())
           .putAllPodLabels(podLabels)
@@ -386,13 +390,18 @@ public final class CriHookInterceptor implements CriInterceptor {
     return phase(toSend, (response, hooks) -> {
       CreateContainerResponse resp = (CreateContainerResponse) response;
       store.putContainer(new CheckpointStore.Ctr(resp.getContainerId(), req.getPodSandboxId(),
-          sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources()));
+          sent.getMetadata(), sent.getAnnotationsMap(), sent.getLinux().getResources(),
+          sent.getEnvsList()));
       if (hookRequest != null) {
         hooks.container(HookPoint.POST_CREATE_CONTAINER, hookRequest.toBuilder()
-            .setContainerMata(hookRequest.getContainerMata().toBuilder()
+            .setContainerMeta(hookRequest.getContainerMeta().toBuilder()
                 .setId(resp.getContainerId()))
             .clearContainerAnnotations().putAllContainerAnnotations(sent.getAnnotationsMap())
             .setContainerResources(koordResources(sent.getLinux().getResources()))
+            .clearContainerEnvs().putAllContainerEnvs(koordEnvs(sent.getEnvsList()))
+            .setPodCgroupParent(toSend.getSandboxConfig().getLinux().getCgroupParent().isEmpty()
+                ? hookRequest.getPodCgroupParent()
+                : toSend.getSandboxConfig().getLinux().getCgroupParent())
             .build());
       }
       return resp;
@@ -407,15 +416,9 @@ public final class CriHookInterceptor implements CriInterceptor {
       linux.setResources(applyResources(cfg.getLinux().getResources(), r.getContainerResources()));
       b.setLinux(linux);
     }
-    if (!result.envs().isEmpty()) {
-      Map<String, KeyValue> envs = new LinkedHashMap<>();
-      for (KeyValue kv : cfg.getEnvsList()) {
-        envs.put(kv.getKey(), kv);
-      }
-      for (KeyValue kv : result.envs()) {
-        envs.put(kv.getKey(), kv); // an existing key keeps its position
-      }
-      b.clearEnvs().addAllEnvs(envs.values());
+    List<KeyValue> set = result.environment();
+    if (!set.isEmpty()) {
+      b.clearEnvs().addAllEnvs(mergeEnvs(cfg.getEnvsList(), set));
     }
     if (!result.mounts().isEmpty()) {
       List<Mount> mounts = new ArrayList<>(cfg.getMountsList());
@@ -434,6 +437,32 @@ public final class CriHookInterceptor implements CriInterceptor {
       b.clearDevices().addAllDevices(devices);
     }
     return b.build();
+  }
+
+  /**
+   * The CRI environment {@code base} with {@code set} applied: a key already there keeps its
+   * position and takes the new value (every occurrence of a repeated key does, so the container
+   * sees the new value whichever occurrence the runtime uses), a new key is appended in the order
+   * of {@code set}. Nothing is removed.
+   */
+  static List<KeyValue> mergeEnvs(List<KeyValue> base, List<KeyValue> set) {
+    Map<String, KeyValue> updates = new LinkedHashMap<>();
+    for (KeyValue kv : set) {
+      updates.put(kv.getKey(), kv);
+    }
+    List<KeyValue> out = new ArrayList<>(base.size() + updates.size());
+    for (KeyValue kv : base) {
+      KeyValue now = updates.get(kv.getKey());
+      out.add(now == null ? kv : now);
+    }
+    java.util.Set<String> present = new java.util.HashSet<>();
+    base.forEach(kv -> present.add(kv.getKey()));
+    for (KeyValue kv : updates.values()) {
+      if (!present.contains(kv.getKey())) {
+        out.add(kv);
+      }
+    }
+    return out;
   }
 
   private Plan containerCall(Object req, String id, HookPoint pre, HookPoint post,
@@ -460,10 +489,12 @@ public final class CriHookInterceptor implements CriInterceptor {
     boolean hooked = !skippedPodOf(ctr);
     boolean pre = hooked && dispatcher.hasHooks(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES);
     boolean post = hooked && dispatcher.hasHooks(HookPoint.POST_UPDATE_CONTAINER_RESOURCES);
+    // as Koordinator's proxy: the container's resources as recorded, with the request's applied
     ContainerResourceHookRequest hr = !pre && !post ? null : containerHookRequest(id, ctr)
         .toBuilder()
         .putAllContainerAnnotations(req.getAnnotationsMap())
-        .setContainerResources(koordResources(req.getLinux()))
+        .setContainerResources(koordResources(ctr.isPresent()
+            ? mergeCri(ctr.get().resources(), req.getLinux()) : req.getLinux()))
         .build();
     return new Plan(pre ? HookPoint.PRE_UPDATE_CONTAINER_RESOURCES : null, hr, merged -> {
       UpdateContainerResourcesRequest sent = req;
@@ -479,10 +510,14 @@ public final class CriHookInterceptor implements CriInterceptor {
       UpdateContainerResourcesRequest toSend = sent;
       return phase(toSend, (resp, hooks) -> {
         ctr.ifPresent(c -> store.putContainer(new CheckpointStore.Ctr(c.id(), c.podId(),
-            c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()))));
+            c.metadata(), c.annotations(), mergeCri(c.resources(), toSend.getLinux()),
+            c.envs())));
         if (post) {
           hooks.container(HookPoint.POST_UPDATE_CONTAINER_RESOURCES, hr.toBuilder()
-              .setContainerResources(koordResources(toSend.getLinux())).build());
+              .putAllContainerAnnotations(toSend.getAnnotationsMap())
+              .setContainerResources(koordResources(ctr.isPresent()
+                  ? mergeCri(ctr.get().resources(), toSend.getLinux()) : toSend.getLinux()))
+              .build());
         }
         return resp;
       });
@@ -496,15 +531,16 @@ public final class CriHookInterceptor implements CriInterceptor {
   private ContainerResourceHookRequest containerHookRequest(String id,
       Optional<CheckpointStore.Ctr> ctr) {
     ContainerResourceHookRequest.Builder b = ContainerResourceHookRequest.newBuilder()
-        .setContainerMata(ContainerMetadata.newBuilder().setId(id));
+        .setContainerMeta(ContainerMetadata.newBuilder().setId(id));
     if (ctr.isEmpty()) {
       return b.build();
     }
     CheckpointStore.Ctr c = ctr.get();
-    b.setContainerMata(ContainerMetadata.newBuilder().setId(id)
+    b.setContainerMeta(ContainerMetadata.newBuilder().setId(id)
             .setName(c.metadata().getName()).setAttempt(c.metadata().getAttempt()))
         .putAllContainerAnnotations(c.annotations())
-        .setContainerResources(koordResources(c.resources()));
+        .setContainerResources(koordResources(c.resources()))
+        .putAllContainerEnvs(koordEnvs(c.envs()));
     store.pod(c.podId()).ifPresent(p -> b.setPodMeta(koordPodMeta(p.metadata()))
         .putAllPodAnnotations(p.annotations())
         .putAllPodLabels(p.labels())
@@ -517,6 +553,21 @@ public final class CriHookInterceptor implements CriInterceptor {
 
   private static boolean skipped(Map<String, String> podLabels) {
     return "true".equals(podLabels.get(SKIP_LABEL));
+  }
+
+  /**
+   * A CRI environment as Koordinator's {@code container_envs}: of a repeated key the last value
+   * (as Koordinator's proxy does), each key at its first position.
+   */
+  static Map<String, String> koordEnvs(List<KeyValue> envs) {
+    if (envs.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (KeyValue kv : envs) {
+      out.put(kv.getKey(), kv.getValue().toStringUtf8());
+    }
+    return out;
   }
 
   /** CRI and Koordinator PodSandboxMetadata have the same fields and numbers. */

@@ -98,7 +98,7 @@ public final class ResponseMerger {
     if (r.hasContainerResources()) {
       mergeResources(hook, "resources", r.getContainerResources());
     }
-    for (KeyValue kv : result.envs()) {
+    for (KeyValue kv : result.environment()) {
       if (claim(hook, "env[" + kv.getKey() + "]", kv.getValue().toStringUtf8())) {
         envs.put(kv.getKey(), kv);
       }
@@ -179,9 +179,17 @@ public final class ResponseMerger {
     return b.build();
   }
 
+  /**
+   * The merged container answer. Its environment is in both forms: the ordered list
+   * ({@link ContainerHookResult#envs()}, which the proxy applies) and the response's
+   * {@code container_envs} (what {@code HookServer} answers on the wire).
+   */
   public ContainerHookResult containerResult() {
     ContainerResourceHookResponse.Builder b = ContainerResourceHookResponse.newBuilder()
         .putAllContainerAnnotations(annotations).setPodCgroupParent(cgroupParent);
+    for (KeyValue kv : envs.values()) {
+      b.putContainerEnvs(kv.getKey(), kv.getValue().toStringUtf8());
+    }
     if (resourcesSet) {
       b.setContainerResources(mergedResources());
     }

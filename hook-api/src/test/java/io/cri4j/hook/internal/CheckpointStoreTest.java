@@ -32,6 +32,19 @@ class CheckpointStoreTest {
   }
 
   @Test
+  void readsTheEnvironmentInOrderFromContainerdsVerboseInfo() {
+    String info = """
+        {"config": {"metadata": {"name": "app"}, "envs": [{"key": "PATH", "value": "/bin"},
+          {"key": "A", "value": "1"}, {"key": "EMPTY"}, {"value": "no key"}, 7]}}
+        """;
+    assertThat(CheckpointStore.envsOfVerboseConfig(Map.of("info", info)))
+        .extracting(kv -> kv.getKey() + "=" + kv.getValue().toStringUtf8())
+        .containsExactly("PATH=/bin", "A=1", "EMPTY=");
+    assertThat(CheckpointStore.envsOfVerboseConfig(Map.of("info", "{\"config\": {}}"))).isEmpty();
+    assertThat(CheckpointStore.envsOfVerboseConfig(Map.of())).isEmpty();
+  }
+
+  @Test
   void toleratesMissingOrForeignInfo() {
     assertThat(CheckpointStore.linuxOfVerboseConfig(Map.of())).isNull();
     assertThat(CheckpointStore.linuxOfVerboseConfig(Map.of("info", "not json {"))).isNull();

@@ -27,7 +27,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     /** Settings of the fake runtime. */
     public record Settings(String runtimeName, String runtimeVersion, CgroupDriver cgroupDriver, ExecHandler execHandler,
-                           StreamingUrls streaming, Executor blockingExecutor) {
+                           StreamingUrls streaming, Executor blockingExecutor, FakeNriHost hooks) {
     }
 
     static final int STREAM_CHUNK = 100;
@@ -59,6 +59,25 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         out.onCompleted();
     }
 
+    /** Answers with the stage's value, or fails with the status its failure maps to. */
+    private static <T> void answerLater(StreamObserver<T> out, Supplier<java.util.concurrent.CompletionStage<T>> body) {
+        java.util.concurrent.CompletionStage<T> stage;
+        try {
+            stage = body.get();
+        } catch (RuntimeException e) {
+            out.onError(FakeNriHost.status(e).asRuntimeException());
+            return;
+        }
+        stage.whenComplete((v, t) -> {
+            if (t == null) {
+                out.onNext(v);
+                out.onCompleted();
+            } else {
+                out.onError(FakeNriHost.status(t).asRuntimeException());
+            }
+        });
+    }
+
     private static <T extends Message> void stream(StreamObserver<T> out, Supplier<List<T>> body) {
         List<T> messages;
         try {
@@ -77,6 +96,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             out.add(wrap.apply(items.subList(i, Math.min(items.size(), i + STREAM_CHUNK))));
         }
         return out;
+    }
+
+    private static <M> M withId(M request, String id, String field) {
+        required(id, field);
+        return request;
     }
 
     private static String required(String value, String field) {
@@ -131,12 +155,21 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void runPodSandbox(RunPodSandboxRequest request, StreamObserver<RunPodSandboxResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().runPodSandbox(request));
+            return;
+        }
         answer(out, () -> RunPodSandboxResponse.newBuilder()
                 .setPodSandboxId(state.runPodSandbox(request.getConfig(), request.getRuntimeHandler())).build());
     }
 
     @Override
     public void stopPodSandbox(StopPodSandboxRequest request, StreamObserver<StopPodSandboxResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().stopPodSandbox(
+                    required(request.getPodSandboxId(), "pod_sandbox_id")));
+            return;
+        }
         answer(out, () -> {
             state.stopPodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
             return StopPodSandboxResponse.getDefaultInstance();
@@ -145,6 +178,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void removePodSandbox(RemovePodSandboxRequest request, StreamObserver<RemovePodSandboxResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().removePodSandbox(
+                    required(request.getPodSandboxId(), "pod_sandbox_id")));
+            return;
+        }
         answer(out, () -> {
             state.removePodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
             return RemovePodSandboxResponse.getDefaultInstance();
@@ -182,6 +220,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     @Override
     public void updatePodSandboxResources(UpdatePodSandboxResourcesRequest request,
                                           StreamObserver<UpdatePodSandboxResourcesResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().updatePodSandboxResources(
+                    withId(request, request.getPodSandboxId(), "pod_sandbox_id")));
+            return;
+        }
         answer(out, () -> {
             state.updatePodSandboxResources(required(request.getPodSandboxId(), "pod_sandbox_id"), request.getResources());
             return UpdatePodSandboxResourcesResponse.getDefaultInstance();
@@ -192,12 +235,21 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void createContainer(CreateContainerRequest request, StreamObserver<CreateContainerResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().createContainer(
+                    withId(request, request.getPodSandboxId(), "pod_sandbox_id")));
+            return;
+        }
         answer(out, () -> CreateContainerResponse.newBuilder().setContainerId(state.createContainer(
                 required(request.getPodSandboxId(), "pod_sandbox_id"), request.getConfig(), request.getSandboxConfig())).build());
     }
 
     @Override
     public void startContainer(StartContainerRequest request, StreamObserver<StartContainerResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().startContainer(required(request.getContainerId(), "container_id")));
+            return;
+        }
         answer(out, () -> {
             state.startContainer(required(request.getContainerId(), "container_id"));
             return StartContainerResponse.getDefaultInstance();
@@ -206,6 +258,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void stopContainer(StopContainerRequest request, StreamObserver<StopContainerResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().stopContainer(required(request.getContainerId(), "container_id"),
+                    request.getTimeout()));
+            return;
+        }
         answer(out, () -> {
             state.stopContainer(required(request.getContainerId(), "container_id"), request.getTimeout());
             return StopContainerResponse.getDefaultInstance();
@@ -214,6 +271,10 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void removeContainer(RemoveContainerRequest request, StreamObserver<RemoveContainerResponse> out) {
+        if (settings.hooks() != null) {
+            answerLater(out, () -> settings.hooks().removeContainer(required(request.getContainerId(), "container_id")));
+            return;
+        }
         answer(out, () -> {
             state.removeContainer(required(request.getContainerId(), "container_id"));
             return RemoveContainerResponse.getDefaultInstance();
@@ -247,6 +308,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     @Override
     public void updateContainerResources(UpdateContainerResourcesRequest request,
                                          StreamObserver<UpdateContainerResourcesResponse> out) {
+        if (settings.hooks() != null && request.hasLinux()) {
+            answerLater(out, () -> settings.hooks().updateContainerResources(
+                    withId(request, request.getContainerId(), "container_id")));
+            return;
+        }
         answer(out, () -> {
             state.updateContainerResources(required(request.getContainerId(), "container_id"),
                     request.hasLinux() ? request.getLinux() : null, request.getAnnotationsMap());

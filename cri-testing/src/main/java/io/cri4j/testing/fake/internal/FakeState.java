@@ -223,6 +223,11 @@ public final class FakeState {
     // ---------------------------------------------------------------- sandboxes
 
     public synchronized String runPodSandbox(PodSandboxConfig config, String runtimeHandler) {
+        return runPodSandbox(config, runtimeHandler, newId());
+    }
+
+    /** Runs a pod sandbox under an id reserved with {@link #newObjectId()} (hook hosts name it first). */
+    public synchronized String runPodSandbox(PodSandboxConfig config, String runtimeHandler, String id) {
         if (!config.hasMetadata() || config.getMetadata().getName().isEmpty()) {
             throw invalid("sandbox config must include metadata with a name");
         }
@@ -237,7 +242,6 @@ public final class FakeState {
                         + "\": name is reserved for \"" + s.id + "\"").asRuntimeException();
             }
         }
-        String id = newId();
         boolean hostNetwork = config.getLinux().getSecurityContext().getNamespaceOptions().getNetwork() == NamespaceMode.NODE;
         String ip = hostNetwork ? "" : "10.88.0." + (nextIp++ % 250 + 2);
         SandboxRecord s = new SandboxRecord(id, config, runtimeHandler, now(), ip, nextPid++);
@@ -323,6 +327,12 @@ public final class FakeState {
     // ---------------------------------------------------------------- containers
 
     public synchronized String createContainer(String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig) {
+        return createContainer(sandboxId, config, sandboxConfig, newId());
+    }
+
+    /** Creates a container under an id reserved with {@link #newObjectId()}. */
+    public synchronized String createContainer(String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig,
+                                               String id) {
         SandboxRecord s = sandboxes.get(sandboxId);
         if (s == null) {
             throw notFound("failed to find sandbox id \"" + sandboxId + "\": not found");
@@ -348,7 +358,6 @@ public final class FakeState {
         }
         String logDir = sandboxConfig.getLogDirectory().isEmpty() ? s.config.getLogDirectory() : sandboxConfig.getLogDirectory();
         String logPath = logDir.isEmpty() || config.getLogPath().isEmpty() ? "" : logDir + "/" + config.getLogPath();
-        String id = newId();
         ContainerRecord c = new ContainerRecord(id, sandboxId, config, image.id, logPath, now());
         containers.put(id, c);
         publish(id, s, ContainerEventType.CONTAINER_CREATED_EVENT);
@@ -700,6 +709,11 @@ public final class FakeState {
         // plausible compressed image sizes: 2 MiB .. 120 MiB, stable per digest
         long h = Long.parseUnsignedLong(digest.substring(7, 22), 16);
         return 2L * 1024 * 1024 + Math.floorMod(h, 118L * 1024 * 1024);
+    }
+
+    /** A fresh id for a sandbox or container, as the fake gives them (64 hex characters). */
+    public synchronized String newObjectId() {
+        return newId();
     }
 
     private String newId() {
