@@ -2,6 +2,7 @@ package io.cri4j.imagepull.internal;
 
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgress;
+import io.cri4j.imagepull.PullProgressJson;
 import io.cri4j.streaming.StreamAuthorizer;
 import io.cri4j.streaming.StreamKind;
 import io.netty.buffer.ByteBuf;
@@ -56,7 +57,7 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
     private final StreamAuthorizer authorizer;
     // the stream, on the event loop
     private PullObserver.Watch watch;
-    private ProgressJson.Stream lines;
+    private PullProgressJson.Lines lines;
     private final Map<String, PullProgress> pending = new LinkedHashMap<>();
     private boolean ending;
 
@@ -116,7 +117,7 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         }
         boolean follow = "true".equalsIgnoreCase(first(q, "follow")) || "1".equals(first(q, "follow"));
         if (image.isEmpty() && !follow) {
-            byte[] body = (ProgressJson.list(observer.pulls()) + "\n").getBytes(StandardCharsets.UTF_8);
+            byte[] body = (PullProgressJson.list(observer.pulls()) + "\n").getBytes(StandardCharsets.UTF_8);
             FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                     Unpooled.wrappedBuffer(body));
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
@@ -143,7 +144,7 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
     }
 
     private void stream(ChannelHandlerContext ctx, String image) {
-        lines = new ProgressJson.Stream();
+        lines = new PullProgressJson.Lines();
         PullObserver.Watch w;
         try {
             w = observer.watch(image.isEmpty() ? null : image, new PullObserver.Listener() {

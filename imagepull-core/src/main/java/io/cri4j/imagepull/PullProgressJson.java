@@ -1,27 +1,32 @@
-package io.cri4j.imagepull.internal;
+package io.cri4j.imagepull;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
-import io.cri4j.imagepull.LayerProgress;
-import io.cri4j.imagepull.PullProgress;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Pull progress as KEP-5334's JSON progress objects: {@code name} (the image for the whole image, the
+ * Pull progress as KEP-5334's JSON progress objects, as {@link PullProgressServer} serves them: {@code name} (the image for the whole image, the
  * layer's digest for a layer, as the KEP has it), {@code image}, {@code layer} (layer objects only),
  * {@code progress} and {@code total} in bytes ({@code total} -1 while unknown), {@code error} (only when the
  * pull failed); plus cri4j's {@code percent} (monotonic, 100 only on success, -1 unknown), {@code phase}
  * ({@code pulling}, {@code succeeded}, {@code failed}), {@code status} of a layer and {@code message}.
  */
-public final class ProgressJson {
+public final class PullProgressJson {
 
-    private ProgressJson() {
+    private PullProgressJson() {
     }
 
-    /** The pull as one object (image figures). */
-    public static JsonObject image(PullProgress p) {
+    /**
+     * @param p a snapshot
+     * @return the pull's object (image figures), one line of JSON without a newline
+     */
+    public static String imageLine(PullProgress p) {
+        return image(p).toString();
+    }
+
+    private static JsonObject image(PullProgress p) {
         JsonObject o = new JsonObject();
         o.addProperty("name", p.image());
         o.addProperty("image", p.image());
@@ -39,8 +44,7 @@ public final class ProgressJson {
         return o;
     }
 
-    /** A layer of the pull as one object. */
-    public static JsonObject layer(String image, LayerProgress l) {
+    private static JsonObject layer(String image, LayerProgress l) {
         JsonObject o = new JsonObject();
         o.addProperty("name", l.id());
         o.addProperty("image", image);
@@ -51,8 +55,7 @@ public final class ProgressJson {
         return o;
     }
 
-    /** The pull with its layers, for the list. */
-    public static JsonObject withLayers(PullProgress p) {
+    private static JsonObject withLayers(PullProgress p) {
         JsonObject o = image(p);
         JsonArray layers = new JsonArray();
         p.layers().forEach(l -> layers.add(layer(p.image(), l)));
@@ -60,7 +63,10 @@ public final class ProgressJson {
         return o;
     }
 
-    /** {@code {"pulls":[...]}}: every pull with its layers. */
+    /**
+     * @param pulls snapshots
+     * @return {@code {"pulls":[...]}}: every pull's object with its layers' objects in {@code layers}
+     */
     public static String list(List<PullProgress> pulls) {
         JsonObject o = new JsonObject();
         JsonArray a = new JsonArray();
@@ -78,10 +84,10 @@ public final class ProgressJson {
     }
 
     /**
-     * The lines of a stream: each snapshot becomes its image line and a line per layer that changed since
-     * the last snapshot written. One per stream; not thread-safe.
+     * The lines of a stream: each snapshot becomes a line per layer that changed since the last snapshot
+     * of the pull, then the pull's line. One per stream; not thread-safe.
      */
-    public static final class Stream {
+    public static final class Lines {
         private final Map<String, String> lastImage = new HashMap<>();
         private final Map<String, Map<String, String>> lastLayers = new HashMap<>();
 
