@@ -108,10 +108,15 @@ abstract class PullProgressContainerdTests {
 
   /** kubelet's PullImage through the proxy: grpc-go in a process of its own. */
   private CompletableFuture<GrpcGoClient.Run> kubeletPull(String ref) {
+    return kubeletPull(ref, "runtime.v1");
+  }
+
+  /** @param api {@code runtime.v1}, or {@code runtime.v1alpha2} as kubelets before 1.26 may call */
+  private CompletableFuture<GrpcGoClient.Run> kubeletPull(String ref, String api) {
     byte[] request = PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(ref)).build()
         .toByteArray();
     return CompletableFuture.supplyAsync(() -> go.call(proxy.listenEndpoint(),
-        "/runtime.v1.ImageService/PullImage", request, 1));
+        "/" + api + ".ImageService/PullImage", request, 1));
   }
 
   /** Opens {@code GET /imagePullProgress?image=REF}; the answer's head comes before any pull. */
@@ -227,12 +232,13 @@ abstract class PullProgressContainerdTests {
 
   @Test
   void concurrentPullsOfTheSameImageAndOfDifferentImages() throws Exception {
-    // the same image twice at once (kubelet with serialized image pulls off): one stream, exact figures
+    // the same image twice at once (kubelet with serialized image pulls off): one stream, exact
+    // figures; one of the calls in runtime.v1alpha2, which the proxy follows alike
     PushedImage a = registry().push(TestImage.large());
     removeImage(a.reference());
     HttpResponse<Stream<String>> same = watchHttp(a.reference());
     CompletableFuture<GrpcGoClient.Run> p1 = kubeletPull(a.reference());
-    CompletableFuture<GrpcGoClient.Run> p2 = kubeletPull(a.reference());
+    CompletableFuture<GrpcGoClient.Run> p2 = kubeletPull(a.reference(), "runtime.v1alpha2");
     assertThat(p1.get(3, TimeUnit.MINUTES).ok()).as(p1.get().output()).isTrue();
     assertThat(p2.get(3, TimeUnit.MINUTES).ok()).as(p2.get().output()).isTrue();
     assertRoseTo100(a, readAll(same));
