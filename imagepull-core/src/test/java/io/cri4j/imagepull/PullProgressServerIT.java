@@ -43,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of one pull and of every pull in KEP-5334's shape, the page, the authorizer hook, the bounds and the
  * HTTP errors, and a watcher that goes away mid-stream leaving no watch behind.
  */
+@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class PullProgressServerIT {
 
     @TempDir
@@ -177,14 +178,18 @@ class PullProgressServerIT {
         }
         assertThat(failed).isNotNull();
         assertThat(failed.get("error").getAsString()).contains("not found");
-        observedPull("registry.example/next:1");
-        boolean sawNext = false;
-        while (it.hasNext() && !sawNext) {
+        CompletableFuture<String> next = observedPull("registry.example/next:1");
+        JsonObject nextEnd = null;
+        while (nextEnd == null && it.hasNext()) { // the follow stream does not end: ask for no more
             JsonObject o = JsonParser.parseString(it.next()).getAsJsonObject();
-            sawNext = !o.has("layer") && o.get("image").getAsString().equals("registry.example/next:1")
-                    && o.get("phase").getAsString().equals("succeeded");
+            if (!o.has("layer") && o.get("image").getAsString().equals("registry.example/next:1")
+                    && !o.get("phase").getAsString().equals("pulling")) {
+                nextEnd = o;
+            }
         }
-        assertThat(sawNext).as("the follow stream went on with the next pull").isTrue();
+        assertThat(next).succeedsWithin(60, TimeUnit.SECONDS);
+        assertThat(nextEnd).as("the follow stream went on with the next pull").isNotNull();
+        assertThat(nextEnd.get("phase").getAsString()).as("%s", nextEnd).isEqualTo("succeeded");
         r.body().close();
     }
 
