@@ -30,6 +30,7 @@ class ReadmeSnippetsTest {
             "import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;",
             "import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;",
             "import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;",
+            "import io.cri4j.nri.NriPlugin;",
             "import io.cri4j.proxy.*;",
             "import io.cri4j.streaming.*;",
             "import io.cri4j.imagepull.*;",

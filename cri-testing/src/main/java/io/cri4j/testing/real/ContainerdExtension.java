@@ -38,8 +38,23 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         private RegistryExtension registry;
         private String snapshotter = "overlayfs";
         private Duration startTimeout = Duration.ofSeconds(30);
+        private boolean nri;
+        private Duration nriRequestTimeout;
 
         private Builder() {}
+
+        /** See {@link LocalContainerd.Builder#containerd2WithNri()}. */
+        public Builder containerd2WithNri() {
+            this.nri = true;
+            return this;
+        }
+
+        /** See {@link LocalContainerd.Builder#nriRequestTimeout(Duration)}. */
+        public Builder nriRequestTimeout(Duration timeout) {
+            LocalContainerd.builder().nriRequestTimeout(timeout); // validates
+            this.nriRequestTimeout = timeout;
+            return this;
+        }
 
         /** Use the registry of this extension (started first if it is not yet running). */
         public Builder registry(RegistryExtension registry) {
@@ -70,6 +85,8 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
     private final RegistryExtension registryExtension;
     private final String snapshotter;
     private final Duration startTimeout;
+    private final boolean nri;
+    private final Duration nriRequestTimeout;
 
     /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
     public ContainerdExtension() {
@@ -81,6 +98,8 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         this.registryExtension = b.registry;
         this.snapshotter = b.snapshotter;
         this.startTimeout = b.startTimeout;
+        this.nri = b.nri;
+        this.nriRequestTimeout = b.nriRequestTimeout;
     }
 
     /** A new builder. */
@@ -103,6 +122,11 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         return containerd().socketPath();
     }
 
+    /** The NRI socket, with {@link Builder#containerd2WithNri()}. */
+    public Path nriSocket() {
+        return containerd().nriSocket();
+    }
+
     /** {@value LocalContainerd#NAMESPACE}, the containerd namespace CRI objects live in. */
     public String namespace() {
         return LocalContainerd.NAMESPACE;
@@ -117,6 +141,12 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
     LocalContainerd start(String owner) {
         LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
                 .startTimeout(startTimeout);
+        if (nri) {
+            b.containerd2WithNri();
+        }
+        if (nriRequestTimeout != null) {
+            b.nriRequestTimeout(nriRequestTimeout);
+        }
         if (registryExtension != null) {
             LocalRegistry registry = registryExtension.startFor(owner);
             if (!registry.isRunning()) {

@@ -53,6 +53,12 @@ import org.slf4j.LoggerFactory;
  * unmounts what it mounted under its temp dir and deletes the temp dir. Only the shim sockets in
  * {@code /run/containerd/s} and the CNI results cache live outside it; both are removed too.
  *
+ * <p>With {@link Builder#containerd2WithNri()} it is containerd 2.1.4 instead (configuration version
+ * 3, CRI {@code runtime.v1} only, its own CNI bridge on {@code 10.254.253.0/24}) with NRI enabled
+ * on a private socket ({@link #nriSocket()}) for external NRI plugins; {@link #restart()} kills and
+ * restarts it as a crash would, and {@link #awaitNriPluginRegistrations} waits for containerd to
+ * have added a plugin. NRI's own Go plugins run with {@link NriGoPlugin}.
+ *
  * <p>In JUnit tests use {@link ContainerdExtension}. Needs root and the binaries
  * {@code containerd}, {@code containerd-shim-runc-v2}, {@code runc}, the CNI plugins in
  * {@code /usr/lib/cni} and what {@link LocalRegistry} needs; when one is missing
@@ -68,8 +74,32 @@ public final class LocalContainerd implements AutoCloseable {
         private LocalRegistry registry;
         private String snapshotter = "overlayfs";
         private Duration startTimeout = Duration.ofSeconds(30);
+        private boolean nri;
+        private Duration nriRequestTimeout = Duration.ofSeconds(2);
 
         private Builder() {}
+
+        /**
+         * Run containerd 2.1.4 with NRI (v0.8.0) enabled on a private socket ({@link
+         * LocalContainerd#nriSocket()}) instead of Debian's containerd 1.6. Its binaries come from
+         * {@value LocalContainerd#CONTAINERD2_BIN_DEFAULT}, or the directory named by the
+         * environment variable {@value LocalContainerd#CONTAINERD2_BIN_ENV};
+         * {@code bash ../shared/peers/install-containerd2.sh} installs them (CI runs it). CRI
+         * {@code runtime.v1} only.
+         */
+        public Builder containerd2WithNri() {
+            this.nri = true;
+            return this;
+        }
+
+        /** With {@link #containerd2WithNri()}: NRI's {@code plugin_request_timeout}, default 2 s. */
+        public Builder nriRequestTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("nriRequestTimeout must be positive");
+            }
+            this.nriRequestTimeout = timeout;
+            return this;
+        }
 
         /**
          * Use this (already started) registry for the pause image and trust it over plain HTTP. It
@@ -114,10 +144,19 @@ public final class LocalContainerd implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalContainerd.class);
     private static final Path CNI_BIN_DIR = Path.of("/usr/lib/cni");
     private static final String CNI_SUBNET = "10.254.254.0/24";
+    private static final String CNI_SUBNET_2 = "10.254.253.0/24";
+
+    /** Where {@link Builder#containerd2WithNri()} finds containerd 2.1.4 unless told otherwise. */
+    public static final String CONTAINERD2_BIN_DEFAULT = "/opt/cri4j/containerd-2.1.4/bin";
+    /** Environment variable naming another directory of the containerd 2.1.4 binaries. */
+    public static final String CONTAINERD2_BIN_ENV = "CRI4J_CONTAINERD2_BIN";
 
     private final Duration startTimeout;
     private final String snapshotter;
     private final boolean ownsRegistry;
+    private final boolean nri;
+    private final Duration nriRequestTimeout;
+    private Path containerdBinary;
     private LocalRegistry registry;
     private final String suffix = HexFormat.of().formatHex(new SecureRandom().generateSeed(3));
     private Path dir;
@@ -132,6 +171,8 @@ public final class LocalContainerd implements AutoCloseable {
         this.snapshotter = b.snapshotter;
         this.registry = b.registry;
         this.ownsRegistry = b.registry == null;
+        this.nri = b.nri;
+        this.nriRequestTimeout = b.nriRequestTimeout;
     }
 
     /** A new builder with the defaults (own registry without auth, overlayfs). */
@@ -142,8 +183,20 @@ public final class LocalContainerd implements AutoCloseable {
     private void startUp() {
         Requirements.requireRoot("a private containerd");
         StaleHarnessDirs.reapOnce();
-        Path containerdBinary = Requirements.require("containerd", "containerd");
-        Requirements.require("containerd-shim-runc-v2", "containerd");
+        if (nri) {
+            Path bin = Path.of(System.getenv().getOrDefault(CONTAINERD2_BIN_ENV, CONTAINERD2_BIN_DEFAULT));
+            containerdBinary = bin.resolve("containerd");
+            if (!Files.isExecutable(containerdBinary)
+                    || !Files.isExecutable(bin.resolve("containerd-shim-runc-v2"))) {
+                Requirements.unavailable("containerd 2.1.4 with NRI is not installed in " + bin
+                        + " (bash ../shared/peers/install-containerd2.sh installs it, "
+                        + ".ci/install-test-deps.sh runs that; " + CONTAINERD2_BIN_ENV
+                        + " names another directory)");
+            }
+        } else {
+            containerdBinary = Requirements.require("containerd", "containerd");
+            Requirements.require("containerd-shim-runc-v2", "containerd");
+        }
         Requirements.require("runc", "runc");
         for (String plugin : List.of("bridge", "host-local", "loopback")) {
             if (!Files.isExecutable(CNI_BIN_DIR.resolve(plugin))) {
@@ -165,16 +218,36 @@ public final class LocalContainerd implements AutoCloseable {
         shutdownHook = new Thread(this::close, "cri4j-containerd-cleanup");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         writeConfig();
+        startDaemon();
+        long ready = System.nanoTime();
+        PullImageRequest.Builder pull = PullImageRequest.newBuilder()
+                .setImage(ImageSpec.newBuilder().setImage(sandboxImage));
+        registry.basicAuth().ifPresent(a -> pull.setAuth(AuthConfig.newBuilder()
+                .setUsername(a.username()).setPassword(a.password())));
+        ImageServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(startTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .pullImage(pull.build());
+        LOG.info("containerd ready on {} in {} ms (pause image pulled in {} ms more)", socketPath(),
+                (ready - t0) / 1_000_000, (System.nanoTime() - ready) / 1_000_000);
+    }
 
+    private void startDaemon() {
+        java.util.Map<String, String> env = java.util.Map.of();
+        if (nri) {
+            // the 2.1.4 shim must come before Debian's 1.6 shim in /usr/bin
+            env = java.util.Map.of("PATH", dir.resolve("shimbin") + ":" + System.getenv("PATH"));
+        }
         daemon = Daemon.start("containerd", List.of(containerdBinary.toString(), "--config",
-                dir.resolve("config.toml").toString()), dir.resolve("containerd.log"));
+                dir.resolve("config.toml").toString()), env, dir.resolve("containerd.log"));
         Path socket = socketPath();
         try {
             Await.until("containerd creating " + socket, startTimeout, () -> {
                 daemon.checkAlive();
-                return Files.exists(socket);
+                return Files.exists(socket) && (!nri || Files.exists(nriSocket()));
             });
-            channel = CriChannels.newChannel(CriEndpoint.unix(socket));
+            if (channel == null) {
+                channel = CriChannels.newChannel(CriEndpoint.unix(socket));
+            }
             RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
                     RuntimeServiceGrpc.newBlockingStub(channel);
             Await.until("containerd answering CRI Version on " + socket, startTimeout, () -> {
@@ -191,16 +264,81 @@ public final class LocalContainerd implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted starting containerd", e);
         }
-        long ready = System.nanoTime();
-        PullImageRequest.Builder pull = PullImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(sandboxImage));
-        registry.basicAuth().ifPresent(a -> pull.setAuth(AuthConfig.newBuilder()
-                .setUsername(a.username()).setPassword(a.password())));
-        ImageServiceGrpc.newBlockingStub(channel)
-                .withDeadlineAfter(startTimeout.toMillis(), TimeUnit.MILLISECONDS)
-                .pullImage(pull.build());
-        LOG.info("containerd ready on {} in {} ms (pause image pulled in {} ms more)", socket,
-                (ready - t0) / 1_000_000, (System.nanoTime() - ready) / 1_000_000);
+    }
+
+    /**
+     * Kills containerd with SIGKILL, as a crash would, and starts it again with the same
+     * configuration and state; returns once it answers CRI again. Its shims, pods and containers
+     * live on, as on a node; NRI plugins lose their connection and have to reconnect.
+     */
+    public synchronized void restart() {
+        if (closed || daemon == null) {
+            throw new IllegalStateException(this + " is not running");
+        }
+        daemon.kill();
+        LOG.info("containerd {} killed; starting it again", socketPath());
+        startDaemon();
+    }
+
+    /**
+     * The NRI socket external plugins connect to.
+     *
+     * @throws IllegalStateException unless built with {@link Builder#containerd2WithNri()}
+     */
+    public Path nriSocket() {
+        if (!nri) {
+            throw new IllegalStateException(this + " runs without NRI; build it with containerd2WithNri()");
+        }
+        return dir.resolve("nri.sock");
+    }
+
+    /** Whether this is containerd 2.1.4 with NRI ({@link Builder#containerd2WithNri()}). */
+    public boolean hasNri() {
+        return nri;
+    }
+
+    /**
+     * How many times containerd has logged NRI plugin {@code fullName} (e.g. {@code 20-nri-logger})
+     * as "connected and synchronized" (or, for a plugin it launched itself from its plugin directory,
+     * "synchronization success"), i.e. added to the plugins it calls, since it first started.
+     */
+    public int nriPluginRegistrations(String fullName) {
+        // external plugins, and plugins containerd launched from its plugin directory
+        List<String> needles = List.of("plugin \\\"" + fullName + "\\\" connected and synchronized",
+                "pre-installed NRI plugin \\\"" + fullName + "\\\" synchronization success");
+        try {
+            String log = Files.readString(logFile(), java.nio.charset.StandardCharsets.UTF_8);
+            int n = 0;
+            for (String needle : needles) {
+                for (int at = log.indexOf(needle); at >= 0; at = log.indexOf(needle, at + 1)) {
+                    n++;
+                }
+            }
+            return n;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + logFile(), e);
+        }
+    }
+
+    /**
+     * Waits until containerd has registered NRI plugin {@code fullName} at least {@code count}
+     * times in all ({@link #nriPluginRegistrations}); after that it calls the plugin for every
+     * event the plugin subscribed to.
+     */
+    public void awaitNriPluginRegistrations(String fullName, int count, Duration timeout) {
+        try {
+            Await.until("containerd registering NRI plugin " + fullName + " (" + count + " times)",
+                    timeout, () -> {
+                        daemon.checkAlive();
+                        return nriPluginRegistrations(fullName) >= count;
+                    });
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(e.getMessage() + "; log:\n"
+                    + Commands.tail(daemon.logFile(), 4000), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 
     /** The containerd gRPC socket (CRI and containerd's own API). */
@@ -340,7 +478,7 @@ public final class LocalContainerd implements AutoCloseable {
     private void writeConfig() {
         String hostPort = registry.hostPort();
         String d = dir.toString();
-        String config = """
+        String config = nri ? configV3() : """
                 version = 2
                 root = "%1$s/root"
                 state = "%1$s/state"
@@ -409,7 +547,7 @@ public final class LocalContainerd implements AutoCloseable {
                         }
                     ]
                 }
-                """.formatted(networkName(), bridgeName(), CNI_SUBNET, d);
+                """.formatted(networkName(), bridgeName(), nri ? CNI_SUBNET_2 : CNI_SUBNET, d);
         try {
             Files.writeString(dir.resolve("config.toml"), config);
             Path certs = Files.createDirectories(dir.resolve("certs.d").resolve(hostPort));
@@ -417,8 +555,75 @@ public final class LocalContainerd implements AutoCloseable {
             Path netd = Files.createDirectories(dir.resolve("cni").resolve("net.d"));
             Files.writeString(netd.resolve("10-cri4j.conflist"), cni);
             Files.createDirectories(dir.resolve("runc"));
+            if (nri) {
+                Files.createDirectories(dir.resolve("nri").resolve("plugins"));
+                Files.createDirectories(dir.resolve("nri").resolve("conf.d"));
+                Path shims = Files.createDirectories(dir.resolve("shimbin"));
+                Files.createSymbolicLink(shims.resolve("containerd-shim-runc-v2"),
+                        containerdBinary.resolveSibling("containerd-shim-runc-v2"));
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write containerd's configuration", e);
         }
+    }
+
+    /** containerd 2.x configuration (version 3) with NRI on a private socket. */
+    private String configV3() {
+        return """
+                version = 3
+                root = "%1$s/root"
+                state = "%1$s/state"
+                temp = "%1$s/tmp"
+                disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", \
+                "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
+
+                [grpc]
+                  address = "%1$s/containerd.sock"
+
+                [ttrpc]
+                  address = "%1$s/containerd.sock.ttrpc"
+
+                [debug]
+                  address = ""
+
+                [metrics]
+                  address = ""
+
+                [plugins]
+                  [plugins.'io.containerd.internal.v1.opt']
+                    path = "%1$s/opt"
+                  [plugins.'io.containerd.grpc.v1.cri']
+                    stream_server_address = "127.0.0.1"
+                    stream_server_port = "0"
+                  [plugins.'io.containerd.cri.v1.images']
+                    snapshotter = "%3$s"
+                    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+                      sandbox = "%2$s"
+                    [plugins.'io.containerd.cri.v1.images'.registry]
+                      config_path = "%1$s/certs.d"
+                  [plugins.'io.containerd.cri.v1.runtime']
+                    disable_apparmor = true
+                    enable_selinux = false
+                    restrict_oom_score_adj = true
+                    netns_mounts_under_state_dir = true
+                    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+                      default_runtime_name = "runc"
+                      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+                        runtime_type = "io.containerd.runc.v2"
+                        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+                          Root = "%1$s/runc"
+                          SystemdCgroup = false
+                    [plugins.'io.containerd.cri.v1.runtime'.cni]
+                      bin_dirs = ["%4$s"]
+                      conf_dir = "%1$s/cni/net.d"
+                  [plugins.'io.containerd.nri.v1.nri']
+                    disable = false
+                    disable_connections = false
+                    socket_path = "%1$s/nri.sock"
+                    plugin_path = "%1$s/nri/plugins"
+                    plugin_config_path = "%1$s/nri/conf.d"
+                    plugin_registration_timeout = "5s"
+                    plugin_request_timeout = "%5$dms"
+                """.formatted(dir, sandboxImage, snapshotter, CNI_BIN_DIR, nriRequestTimeout.toMillis());
     }
 }

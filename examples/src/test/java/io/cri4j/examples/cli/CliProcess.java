@@ -54,6 +54,12 @@ final class CliProcess implements AutoCloseable {
         return new CliRun(process.exitValue(), text.toString(), "");
     }
 
+    /** Sends SIGTERM; everything it printed until it exits, and its exit code. */
+    CliRun terminate() throws Exception {
+        process.toHandle().destroy(); // SIGTERM, leaving the output stream open (Process.destroy closes it)
+        return finish();
+    }
+
     /** Sends SIGTERM and waits for the exit. */
     @Override
     public void close() throws InterruptedException {

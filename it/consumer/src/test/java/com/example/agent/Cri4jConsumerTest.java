@@ -18,10 +18,13 @@ import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookResult;
 import io.cri4j.imagepull.CriImagePullBackend;
 import io.cri4j.imagepull.ImagePuller;
 import io.cri4j.imagepull.PullRequest;
 import io.cri4j.imagepull.PullResult;
+import io.cri4j.nri.NriPlugin;
 import io.cri4j.proxy.CriProxy;
 import io.cri4j.streaming.CommandOptions;
 import io.cri4j.streaming.RemoteCommand;
@@ -30,7 +33,15 @@ import io.cri4j.testing.fake.FakeCriExtension;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;
+import java.io.IOException;
 import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,7 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * what the project's POM brings: the fake runtime (cri-testing), a proxy in front of it (proxy-core)
  * with an interceptor (hook-api), CRI calls through the proxy (cri-api), an image pull through the
  * proxy (imagepull-core), and an exec through the streaming client into the fake's streaming server
- * (streaming-core). One test per module; a new published module adds its dependency to both consumer
+ * (streaming-core), an NRI plugin registering with a runtime's socket (nri). One test per module; a new published module adds its dependency to both consumer
  * POMs (and README.md) and one test here.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -157,5 +168,53 @@ class Cri4jConsumerTest {
             return chain.proceed((Q) r.toBuilder().setConfig(r.getConfig().toBuilder().putLabels(LABEL, "true"))
                     .build());
         }
+    }
+
+    @Test
+    void nriPluginSendsItsRegistrationOverNrisMultiplexer() throws Exception {
+        Path socket = dir.resolve("nri.sock");
+        Hook hook = new Hook() {
+            @Override
+            public String name() {
+                return "consumer";
+            }
+
+            @Override
+            public HookResult createContainer(io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                return HookResult.none();
+            }
+        };
+        try (ServerSocketChannel runtime = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            runtime.bind(UnixDomainSocketAddress.of(socket));
+            NriPlugin plugin = NriPlugin.builder(hook).socket(socket).index(10).build();
+            CompletableFuture<Void> started = CompletableFuture.runAsync(() -> {
+                try {
+                    plugin.start();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            try (SocketChannel conn = runtime.accept()) {
+                ByteBuffer header = read(conn, 8);
+                assertEquals(2, header.getInt(0), "RegisterPlugin goes on the runtime service's mux connection");
+                String frame = new String(read(conn, header.getInt(4)).array(), UTF_8);
+                assertTrue(frame.contains("nri.pkg.api.v1alpha1.Runtime") && frame.contains("RegisterPlugin")
+                        && frame.contains("consumer"), frame);
+            } // the stand-in runtime hangs up instead of registering the plugin
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> started.get(30, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("could not register"), e.getCause().getMessage());
+            plugin.close();
+        }
+    }
+
+    private static ByteBuffer read(SocketChannel conn, int n) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(n);
+        while (b.hasRemaining()) {
+            if (conn.read(b) < 0) {
+                throw new IOException("closed after " + b.position() + " of " + n + " bytes");
+            }
+        }
+        return b;
     }
 }

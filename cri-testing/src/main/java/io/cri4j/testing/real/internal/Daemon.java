@@ -26,9 +26,16 @@ public final class Daemon {
 
     /** Starts {@code command}, appending stdout and stderr to {@code logFile}. */
     public static Daemon start(String name, List<String> command, Path logFile) {
+        return start(name, command, java.util.Map.of(), logFile);
+    }
+
+    /** Like {@link #start(String, List, Path)} with these environment variables set or replaced. */
+    public static Daemon start(String name, List<String> command, java.util.Map<String, String> env,
+            Path logFile) {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+        pb.environment().putAll(env);
         try {
             Process p = pb.start();
             LOG.debug("started {} (pid {}): {}", name, p.pid(), command);
@@ -58,6 +65,16 @@ public final class Daemon {
         if (!process.isAlive()) {
             throw new DaemonExitedException(name + " exited with " + process.exitValue()
                     + "; log " + logFile + ":\n" + Commands.tail(logFile, 4000));
+        }
+    }
+
+    /** SIGKILL; waits for the process to be gone. */
+    public void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -1,0 +1,382 @@
+package io.cri4j.nri.internal;
+
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookPolicy;
+import io.cri4j.nri.api.ConfigureRequest;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps one {@link AsyncHook} registered with a runtime as an NRI plugin: connects (to a socket
+ * path, or over a socket the runtime handed down), registers, and after losing the runtime
+ * connects again with exponential back-off, so that the runtime registers, configures and
+ * synchronizes the plugin again without the hook doing anything. Not API: {@link
+ * io.cri4j.nri.NriPlugin} is.
+ */
+public final class PluginRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PluginRunner.class);
+
+    /** Callbacks of the public listener. */
+    public interface Events {
+        /** Registered (configured and synchronized). */
+        void registered(String runtimeName, String runtimeVersion);
+
+        /** The connection to a runtime ended; {@code cause} is null for a clean close. */
+        void disconnected(Throwable cause);
+    }
+
+    /**
+     * What to run.
+     *
+     * @param hook the hook
+     * @param name the plugin name
+     * @param index the plugin index, two digits
+     * @param socket the NRI socket, or null with {@code inheritedFd}
+     * @param inheritedFd a connected socket's file descriptor, or -1
+     * @param reconnect whether to reconnect after losing the runtime
+     * @param initialBackoff first reconnection delay
+     * @param maxBackoff longest reconnection delay
+     * @param waitForRuntime whether {@link #start()} returns at once and connects in the background
+     * @param registrationTimeout how long registration may take
+     * @param events the public listener
+     * @param ownedWorker a worker pool to shut down on close, or null
+     */
+    public record Settings(AsyncHook hook, String name, String index, Path socket, int inheritedFd,
+            boolean reconnect, Duration initialBackoff, Duration maxBackoff, boolean waitForRuntime,
+            Duration registrationTimeout, Events events, ExecutorService ownedWorker) {}
+
+    private final Settings s;
+    private final HookPolicy policy;
+    private final Set<HookEvent> events;
+    private final EventLoopGroup group;
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private volatile NriConnection current;
+    private volatile boolean closing;
+    private volatile boolean registeredOnce;
+    private Duration backoff;
+    private int failedAttempts;
+    private boolean hookShutDown;
+
+    /** A runner; nothing happens before {@link #start()}. */
+    public PluginRunner(Settings settings) {
+        this.s = settings;
+        this.policy = settings.hook().policy();
+        this.events = settings.hook().events();
+        this.backoff = settings.initialBackoff();
+        if (!Epoll.isAvailable()) {
+            throw new UnsupportedOperationException("NRI plugins need Netty's epoll transport "
+                    + "(Linux): " + Epoll.unavailabilityCause());
+        }
+        this.group = new MultiThreadIoEventLoopGroup(1,
+                new DefaultThreadFactory("cri4j-nri-" + settings.index() + "-" + settings.name(), true),
+                EpollIoHandler.newFactory());
+    }
+
+    /** The plugin's full name, {@code index-name}. */
+    public String fullName() {
+        return s.index() + "-" + s.name();
+    }
+
+    /** Whether the plugin is registered right now. */
+    public boolean isRegistered() {
+        NriConnection c = current;
+        return c != null && c.registered().isDone() && !c.registered().isCompletedExceptionally()
+                && !c.closed().isDone();
+    }
+
+    /**
+     * Connects and registers; see {@link io.cri4j.nri.NriPlugin#start()}.
+     *
+     * @throws IOException when the first registration fails (unless waiting for the runtime)
+     */
+    public void start() throws IOException {
+        if (s.waitForRuntime()) {
+            group.execute(this::connect);
+            return;
+        }
+        NriConnection c;
+        try {
+            c = connect().get();
+        } catch (ExecutionException e) {
+            closeNow();
+            throw new IOException(PluginServiceMessages.describe(e.getCause()), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeNow();
+            throw new IOException("interrupted while connecting to the runtime", e);
+        }
+        try {
+            c.registered().get(s.registrationTimeout().toMillis() * 3, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            closeNow();
+            throw new IOException("plugin " + fullName() + " could not register with the runtime"
+                    + where() + ": " + PluginServiceMessages.describe(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            closeNow();
+            throw new IOException("plugin " + fullName() + " was not registered by the runtime"
+                    + where() + " in time", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeNow();
+            throw new IOException("interrupted while registering with the runtime", e);
+        }
+    }
+
+    private String where() {
+        return s.socket() != null ? " on " + s.socket() : " on inherited socket " + s.inheritedFd();
+    }
+
+    /** One connection attempt; completes when connected (registration then runs on its own). */
+    private CompletableFuture<NriConnection> connect() {
+        CompletableFuture<NriConnection> out = new CompletableFuture<>();
+        if (closing) {
+            out.completeExceptionally(new IllegalStateException("closed"));
+            return out;
+        }
+        Channel ch;
+        ChannelFuture connected;
+        // the connection needs the channel's event loop: added once the channel is registered
+        io.netty.channel.ChannelInitializer<Channel> init = new io.netty.channel.ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel c) {
+                c.pipeline().addLast(newConnection(c));
+            }
+        };
+        if (s.socket() != null) {
+            Bootstrap b = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class).handler(init);
+            connected = b.connect(new DomainSocketAddress(s.socket().toFile()));
+            ch = connected.channel();
+        } else {
+            ch = new EpollDomainSocketChannel(s.inheritedFd());
+            ch.pipeline().addLast(init);
+            connected = group.register(ch);
+        }
+        connected.addListener(f -> {
+            if (!f.isSuccess()) {
+                out.completeExceptionally(new IOException(connectFailure(f.cause()), f.cause()));
+                onAttemptFailed(connectFailure(f.cause()));
+                return;
+            }
+            NriConnection c = ch.pipeline().get(NriConnection.class);
+            current = c;
+            c.registered().whenComplete((cfg, t) -> onRegistered(c, cfg, t));
+            c.closed().thenAccept(cause -> onClosed(c, cause));
+            out.complete(c);
+        });
+        return out;
+    }
+
+    private NriConnection newConnection(Channel c) {
+        return new NriConnection(c, s.hook(), policy, events, s.name(), s.index(),
+                s.registrationTimeout());
+    }
+
+    private String connectFailure(Throwable t) {
+        if (s.socket() == null) {
+            return "cannot use the inherited NRI socket (file descriptor " + s.inheritedFd()
+                    + "): " + t.getMessage();
+        }
+        if (!Files.exists(s.socket())) {
+            return "cannot connect to the NRI socket " + s.socket() + ": it does not exist "
+                    + "(is the runtime running, with NRI enabled?)";
+        }
+        String m = String.valueOf(t.getMessage());
+        if (m.contains("Connection refused")) {
+            return "cannot connect to the NRI socket " + s.socket()
+                    + ": connection refused (no runtime listens there)";
+        }
+        if (m.contains("Permission denied")) {
+            return "cannot connect to the NRI socket " + s.socket() + ": permission denied";
+        }
+        return "cannot connect to the NRI socket " + s.socket() + ": " + m;
+    }
+
+    private void onRegistered(NriConnection c, ConfigureRequest cfg, Throwable t) {
+        if (t != null) {
+            return; // onClosed reports it
+        }
+        registeredOnce = true;
+        backoff = s.initialBackoff();
+        failedAttempts = 0;
+        LOG.info("plugin {} registered with {} {}", fullName(), cfg.getRuntimeName(),
+                cfg.getRuntimeVersion());
+        safely(() -> s.events().registered(cfg.getRuntimeName(), cfg.getRuntimeVersion()));
+    }
+
+    private void onClosed(NriConnection c, Throwable cause) {
+        if (current == c) {
+            current = null;
+        }
+        boolean wasRegistered = c.registered().isDone() && !c.registered().isCompletedExceptionally();
+        if (closing) {
+            return;
+        }
+        String why = cause == null ? (c.shutdownRequested() ? "the runtime shut down"
+                : "the runtime closed the connection") : cause.getMessage();
+        if (wasRegistered) {
+            safely(() -> s.events().disconnected(cause));
+        }
+        if (!s.reconnect() || s.socket() == null) {
+            LOG.warn("plugin {}: {}; stopping (no reconnection)", fullName(), why);
+            group.execute(this::terminate);
+            return;
+        }
+        if (wasRegistered) {
+            LOG.warn("plugin {}: lost the runtime ({}); reconnecting", fullName(), why);
+        } else {
+            onAttemptFailed(why);
+            return;
+        }
+        scheduleReconnect(s.initialBackoff());
+    }
+
+    private void onAttemptFailed(String why) {
+        if (closing || (!registeredOnce && !s.waitForRuntime())) {
+            return; // start() reports the first failure
+        }
+        if (!s.reconnect() || s.socket() == null) {
+            group.execute(this::terminate);
+            return;
+        }
+        failedAttempts++;
+        Duration delay = backoff;
+        backoff = backoff.multipliedBy(2);
+        if (backoff.compareTo(s.maxBackoff()) > 0) {
+            backoff = s.maxBackoff();
+        }
+        if (failedAttempts == 1) {
+            LOG.warn("plugin {}: {}; retrying with back-off up to {} s", fullName(), why,
+                    s.maxBackoff().toSeconds());
+        } else {
+            LOG.debug("plugin {}: attempt {}: {}", fullName(), failedAttempts, why);
+        }
+        scheduleReconnect(delay);
+    }
+
+    private void scheduleReconnect(Duration delay) {
+        if (closing) {
+            return;
+        }
+        long jittered = (long) (delay.toNanos() * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
+        try {
+            group.schedule(() -> {
+                if (!closing) {
+                    connect();
+                }
+            }, jittered, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("event loop closed; not reconnecting");
+        }
+    }
+
+    /**
+     * Closes the connection once the runtime's requests in flight are answered (at most {@code
+     * grace}), shuts the hook down, and stops every thread. Idempotent.
+     */
+    public void close(Duration grace) {
+        if (closing) {
+            awaitQuietly();
+            return;
+        }
+        closing = true;
+        NriConnection c = current;
+        if (c != null) {
+            try {
+                c.closeGracefully(grace).get(grace.toMillis() + 2000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.debug("closing the connection: {}", e.toString());
+                c.channel().close();
+            }
+        }
+        closeNow();
+    }
+
+    private void closeNow() {
+        closing = true;
+        NriConnection c = current;
+        if (c != null) {
+            c.channel().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        terminate();
+        awaitQuietly();
+    }
+
+    private synchronized void terminate() {
+        if (!hookShutDown) {
+            hookShutDown = true;
+            try {
+                s.hook().shutdown();
+            } catch (RuntimeException e) {
+                LOG.warn("hook '{}' failed to shut down: {}", s.hook().name(), e.toString());
+            }
+            ExecutorService w = s.ownedWorker();
+            if (w != null) {
+                w.shutdown();
+            }
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(f -> {
+                if (w != null) {
+                    try {
+                        if (!w.awaitTermination(5, TimeUnit.SECONDS)) {
+                            w.shutdownNow();
+                        }
+                    } catch (InterruptedException e) {
+                        w.shutdownNow();
+                    }
+                }
+                terminated.countDown();
+            });
+        }
+    }
+
+    private void awaitQuietly() {
+        try {
+            terminated.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Blocks until the runner has stopped (closed, or the runtime gone with no reconnection). */
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
+    }
+
+    /** Like {@link #awaitTermination()}, at most {@code timeout}; true if terminated. */
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        return terminated.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            LOG.warn("plugin {}: listener failed: {}", fullName(), e.toString());
+        }
+    }
+}
