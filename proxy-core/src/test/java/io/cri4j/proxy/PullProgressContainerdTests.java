@@ -54,7 +54,8 @@ import org.junit.jupiter.api.Test;
  * Observed pulls on a real containerd, written once: kubelet's gRPC stack (grpc-go, {@link GrpcGoClient})
  * pulls through the proxy from a real registry while watchers read the progress the proxy serves, over
  * HTTP (KEP-5334's newline-delimited JSON) and over {@code cri4j.imagepull.v1.PullProgress/Watch} on the
- * proxy's socket. A subclass names the containerd (1.6 in {@link PullProgressContainerdIT}).
+ * proxy's socket. A subclass names the containerd (1.6 in {@link PullProgressContainerdIT}, 2.1.4 in
+ * {@link PullProgressContainerd2IT}).
  */
 abstract class PullProgressContainerdTests {
 
@@ -65,6 +66,11 @@ abstract class PullProgressContainerdTests {
 
   /** The registry containerd pulls from. */
   abstract LocalRegistry registry();
+
+  /** Whether this containerd serves {@code runtime.v1alpha2} (1.6 does, 2.x does not). */
+  boolean servesV1alpha2() {
+    return true;
+  }
 
   private Path dir;
   private PullObserver observer;
@@ -233,12 +239,13 @@ abstract class PullProgressContainerdTests {
   @Test
   void concurrentPullsOfTheSameImageAndOfDifferentImages() throws Exception {
     // the same image twice at once (kubelet with serialized image pulls off): one stream, exact
-    // figures; one of the calls in runtime.v1alpha2, which the proxy follows alike
+    // figures; one of the calls in runtime.v1alpha2 where containerd serves it (followed alike)
     PushedImage a = registry().push(TestImage.large());
     removeImage(a.reference());
     HttpResponse<Stream<String>> same = watchHttp(a.reference());
     CompletableFuture<GrpcGoClient.Run> p1 = kubeletPull(a.reference());
-    CompletableFuture<GrpcGoClient.Run> p2 = kubeletPull(a.reference(), "runtime.v1alpha2");
+    CompletableFuture<GrpcGoClient.Run> p2 = kubeletPull(a.reference(),
+        servesV1alpha2() ? "runtime.v1alpha2" : "runtime.v1");
     assertThat(p1.get(3, TimeUnit.MINUTES).ok()).as(p1.get().output()).isTrue();
     assertThat(p2.get(3, TimeUnit.MINUTES).ok()).as(p2.get().output()).isTrue();
     assertRoseTo100(a, readAll(same));
