@@ -29,10 +29,9 @@ if ! diff -u <(echo "$from_readme") <(echo "$from_pom") >&2; then
 fi
 
 # --- the consumers use every published module, at the version being built
-version=$(awk '/<artifactId>cri4j-bom<\/artifactId>/ {b = 1} b && /<version>/ {
-                 sub(/.*<version>/, ""); sub(/<\/version>.*/, ""); print; exit}' bom/pom.xml)
-published=$(sed -n 's:.*<groupId>io\.cri4j</groupId><artifactId>\(cri4j-[a-z0-9-]*\)</artifactId>.*:\1:p' bom/pom.xml)
-[[ -n $version && -n $published ]] || fail "cannot read the version and modules from bom/pom.xml"
+source .ci/published.sh
+version=$cri4j_version
+published=$cri4j_published
 for pom in it/consumer/pom.xml it/consumer-nobom/pom.xml; do
   for a in $published; do
     grep -q "<artifactId>$a</artifactId>" "$pom" || fail "$pom does not depend on $a (listed in cri4j-bom)"
