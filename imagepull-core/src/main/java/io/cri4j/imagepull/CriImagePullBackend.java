@@ -12,11 +12,9 @@ import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.PullImageResponse;
 import io.cri4j.imagepull.internal.ContentProgressPoller;
 import io.cri4j.imagepull.internal.Futures2;
-import io.cri4j.imagepull.internal.Manifests;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -140,14 +138,8 @@ public final class CriImagePullBackend implements ImagePullBackend {
                 PullImageResponse.class);
         CompletableFuture<ImageInfo> result = call.thenCompose(resp -> imageStatus(image).thenApply(info -> info.orElseGet(
                 () -> new ImageInfo(resp.getImageRef(), java.util.List.of(), java.util.List.of(), 0))))
-                .thenCompose(info -> {
-                    LinkedHashMap<String, Long> known = tracked == null ? null : tracked.exactLayers();
-                    if (known != null) {
-                        progress.layersResolved(known); // found during the pull: no need to read it again
-                        return CompletableFuture.completedFuture(info);
-                    }
-                    return resolveLayers(info, image, progress).handle((v, e) -> info);
-                });
+                .thenCompose(info -> content == null ? CompletableFuture.completedFuture(info)
+                        : content.resolveFinal(tracked, info, image, progress).handle((v, e) -> info));
         result.whenComplete((r, e) -> {
             if (tracked != null) {
                 tracked.close();
@@ -157,24 +149,6 @@ public final class CriImagePullBackend implements ImagePullBackend {
             }
         });
         return result;
-    }
-
-    /** Reads the pulled image's manifest from containerd so the final layer list is exact. */
-    private CompletableFuture<Void> resolveLayers(ImageInfo info, String image, ProgressSink progress) {
-        String digest = info.digestFor(image);
-        if (content == null || content.unavailableReason() != null || digest.isEmpty()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        return content.readBlob(digest).thenCompose(top -> {
-            String platform = Manifests.pickFromIndex(top);
-            return platform == null ? CompletableFuture.completedFuture(top) : content.readBlob(platform);
-        }).thenAccept(manifest -> {
-            LinkedHashMap<String, Long> layers = Manifests.layers(manifest);
-            progress.layersResolved(layers);
-        }).exceptionally(e -> {
-            LOG.debug("could not read the manifest of {} from the content store: {}", info.id(), e.toString());
-            return null;
-        });
     }
 
     /** Calls v1, or v1alpha2 once the runtime has said it lacks v1. */

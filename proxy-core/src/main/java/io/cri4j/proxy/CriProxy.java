@@ -13,7 +13,9 @@ import io.cri4j.hook.InProcessHooks;
 import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.internal.CheckpointStore;
 import io.cri4j.hook.internal.CriHookInterceptor;
+import io.cri4j.imagepull.PullObserver;
 import io.cri4j.proxy.internal.InterceptedService;
+import io.cri4j.proxy.internal.PullObserving;
 import io.cri4j.proxy.internal.ProxyTransport;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -131,6 +133,10 @@ public final class CriProxy implements AutoCloseable {
     // at all: those calls are relayed like every other, and no checkpoint store is kept
     boolean hooksPossible = !fixedCopy.isEmpty() || configDir != null;
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    if (config.pullObserver != null) {
+      // after the user's interceptors: it sees the pulls as they reach the runtime
+      chain.add(new PullObserving(config.pullObserver));
+    }
     InterceptedService.InlineHooks inlineHooks = null;
     if (hooksPossible) {
       try {
@@ -157,6 +163,9 @@ public final class CriProxy implements AutoCloseable {
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
         .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
+    if (config.pullObserver != null) {
+      methods.addAll(PullObserving.localMethods()); // answered here, not relayed
+    }
     InterceptedService intercepted =
         new InterceptedService(backend, chain, executor, methods, inlineHooks);
     try {
@@ -316,6 +325,7 @@ public final class CriProxy implements AutoCloseable {
         c -> LOG.warn("hook conflict: {}", c.describe());
     private long probeTimeoutMillis = 2000;
     private int ioThreads = 1;
+    private PullObserver pullObserver;
 
     private Builder() {}
 
@@ -383,6 +393,18 @@ public final class CriProxy implements AutoCloseable {
     /** Watches this directory for remote hook configs ({@code *.json}). */
     public Builder hookConfigDir(Path dir) {
       this.hookConfigDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /**
+     * Follows every {@code PullImage} passing through the proxy (v1 and v1alpha2, from kubelet or
+     * anyone) with {@code observer}: the call is relayed as before, on the I/O thread, and nothing
+     * waits for the observer. The proxy also answers {@code cri4j.imagepull.v1.PullProgress}
+     * ({@code Watch}, {@code List}) itself on its listen socket. The caller closes the observer
+     * (after the proxy).
+     */
+    public Builder observePulls(PullObserver observer) {
+      this.pullObserver = Objects.requireNonNull(observer, "observer");
       return this;
     }
 

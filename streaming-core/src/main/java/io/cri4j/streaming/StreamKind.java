@@ -7,7 +7,13 @@ public enum StreamKind {
     /** {@code /attach/{token}}. */
     ATTACH("attach"),
     /** {@code /portforward/{token}}. */
-    PORT_FORWARD("portforward");
+    PORT_FORWARD("portforward"),
+    /**
+     * {@code /imagePullProgress}: image pull progress (KEP-5334's shape), served by imagepull-core's
+     * {@code PullProgressServer} with the same {@link StreamAuthorizer} hook; the target is the image
+     * watched, empty for the list and the page. The streaming server serves no such URLs.
+     */
+    IMAGE_PULL_PROGRESS("imagePullProgress");
 
     private final String pathSegment;
 

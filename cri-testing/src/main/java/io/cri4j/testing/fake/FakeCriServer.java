@@ -7,6 +7,8 @@ import io.cri4j.cri.v1.CgroupDriver;
 import io.cri4j.streaming.StreamingServer;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
+import io.cri4j.testing.fake.internal.FakeContent;
+import io.cri4j.testing.fake.internal.FakeContentService;
 import io.cri4j.testing.fake.internal.FakeImageService;
 import io.cri4j.testing.fake.internal.FakeNriHost;
 import io.cri4j.testing.fake.internal.FakeRuntimeService;
@@ -87,6 +89,7 @@ public final class FakeCriServer implements AutoCloseable {
     private final String inProcessName;
     private final String socketMode;
     private final FakeState state;
+    private final FakeContent content;
     private final FakeRuntime runtime;
     private final CallLog calls = new CallLog();
     private final Faults faults = new Faults();
@@ -121,7 +124,8 @@ public final class FakeCriServer implements AutoCloseable {
             this.streamPumps = null;
             this.streamingServer = null;
         }
-        this.runtime = new FakeRuntime(state);
+        this.content = new FakeContent(b.clock, b.pullRate);
+        this.runtime = new FakeRuntime(state, content);
         this.blocking = new ThreadPoolExecutor(b.maxConcurrentExecs, b.maxConcurrentExecs, 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
         this.blocking.allowCoreThreadTimeOut(true);
@@ -130,15 +134,20 @@ public final class FakeCriServer implements AutoCloseable {
         this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
                 b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking, hooks));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
-        ServerServiceDefinition imageV1 = new FakeImageService(state).bindService();
+        ServerServiceDefinition imageV1 = new FakeImageService(state, content).bindService();
         CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
-        this.services = List.of(
+        List<ServerServiceDefinition> all = new java.util.ArrayList<>(List.of(
                 ServerInterceptors.intercept(runtimeV1, interceptor),
                 ServerInterceptors.intercept(imageV1, interceptor),
                 ServerInterceptors.intercept(V1alpha2Bridge.bridge(runtimeV1,
                         io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()), interceptor),
                 ServerInterceptors.intercept(V1alpha2Bridge.bridge(imageV1,
-                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()), interceptor));
+                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()), interceptor)));
+        if (b.contentService) {
+            // containerd's content service, as containerd serves it beside CRI (not recorded, no faults)
+            all.add(new FakeContentService(content).bind());
+        }
+        this.services = List.copyOf(all);
     }
 
     /** A builder; without {@link Builder#listen(CriEndpoint)} the fake serves in-process. */
@@ -273,6 +282,7 @@ public final class FakeCriServer implements AutoCloseable {
             closed = true;
         }
         faults.clear();
+        content.close(); // pulls still downloading fail with UNAVAILABLE
         for (Runnable delayed : scheduler.shutdownNow()) {
             delayed.run();
         }
@@ -343,6 +353,8 @@ public final class FakeCriServer implements AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private int maxConcurrentExecs = 16;
         private final List<Object> hooks = new java.util.ArrayList<>();
+        private long pullRate;
+        private boolean contentService = true;
 
         private Builder() {
         }
@@ -458,6 +470,31 @@ public final class FakeCriServer implements AutoCloseable {
                 throw new IllegalArgumentException("pod port must be 1..65535, was " + podPort);
             }
             portMap.put(podPort, Objects.requireNonNull(target, "target"));
+            return this;
+        }
+
+        /**
+         * How fast {@code PullImage} downloads layers, in bytes per second shared by the layers downloading at
+         * once (at most three, as containerd); 0 (the default) stores an image at once. While a pull runs, its
+         * layers are ingests in the content service ({@code ListStatuses}: offset and total), so a client
+         * following progress as on containerd sees bytes move; the call answers when every layer is committed.
+         * Each image gets one to three layers summing to its size (2 to 120 MiB, stable per reference).
+         */
+        public Builder pullRate(long bytesPerSecond) {
+            if (bytesPerSecond < 0) {
+                throw new IllegalArgumentException("pull rate must not be negative, was " + bytesPerSecond);
+            }
+            this.pullRate = bytesPerSecond;
+            return this;
+        }
+
+        /**
+         * Whether the fake also serves containerd's content service ({@code containerd.services.content.v1.Content}:
+         * Info, List, Read, ListStatuses in namespace {@code k8s.io}) on its socket, as containerd does (default
+         * true). Without it the fake answers those calls UNIMPLEMENTED, like a runtime that is not containerd.
+         */
+        public Builder contentService(boolean serve) {
+            this.contentService = serve;
             return this;
         }
 

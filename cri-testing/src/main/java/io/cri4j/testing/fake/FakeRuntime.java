@@ -1,5 +1,6 @@
 package io.cri4j.testing.fake;
 
+import io.cri4j.testing.fake.internal.FakeContent;
 import io.cri4j.testing.fake.internal.FakeState;
 import java.util.List;
 
@@ -12,9 +13,11 @@ import java.util.List;
 public final class FakeRuntime {
 
     private final FakeState state;
+    private final FakeContent content;
 
-    FakeRuntime(FakeState state) {
+    FakeRuntime(FakeState state, FakeContent content) {
         this.state = state;
+        this.content = content;
     }
 
     /**
@@ -131,5 +134,6 @@ public final class FakeRuntime {
     /** Forgets every sandbox, container and image. */
     public void reset() {
         state.reset();
+        content.clear();
     }
 }

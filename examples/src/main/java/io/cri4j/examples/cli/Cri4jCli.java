@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /** The {@code ./cri4j} command line: one subcommand per thing a node engineer wants to try. */
 @Command(name = "cri4j", mixinStandardHelpOptions = true, version = "cri4j 0.1.0-SNAPSHOT",
         description = "Java SDK for Kubernetes node agents: CRI tools and demos.",
-        subcommands = {DemoCommand.class, VersionCommand.class, FakeRuntimeCommand.class, ProxyCommand.class, NriPluginCommand.class, PullCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, VersionCommand.class, FakeRuntimeCommand.class, ProxyCommand.class, NriPluginCommand.class, PullCommand.class, PullsCommand.class, CommandLine.HelpCommand.class})
 public final class Cri4jCli {
 
     private Cri4jCli() {

@@ -26,6 +26,11 @@ final class FakeRuntimeCommand implements Callable<Integer> {
             description = "HOST:PORT of the exec/attach/port-forward streaming server (default: ${DEFAULT-VALUE})")
     String streamingAddress;
 
+    @Option(names = "--pull-rate", defaultValue = "32MiB", converter = ByteRateConverter.class,
+            description = "how fast PullImage downloads layers, bytes per second (e.g. 8MiB, 500KiB; 0 at once),"
+                    + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
+    long pullRate;
+
     @Override
     public Integer call() throws Exception {
         int colon = streamingAddress.lastIndexOf(':');
@@ -38,7 +43,8 @@ final class FakeRuntimeCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--streaming-address must be HOST:PORT, not '" + streamingAddress + "'");
         }
-        FakeCriServer fake = FakeCriServer.builder().listen(listen).streamingAddress(host, port).build().start();
+        FakeCriServer fake = FakeCriServer.builder().listen(listen).streamingAddress(host, port).pullRate(pullRate)
+                .build().start();
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         PrintWriter out = spec.commandLine().getOut();

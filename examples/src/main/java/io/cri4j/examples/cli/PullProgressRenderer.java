@@ -9,26 +9,31 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /** Draws the bars: redrawn in place on a terminal, a line per visible change otherwise. */
 final class PullProgressRenderer {
     private static final int BAR = 24;
     private final PrintWriter out;
     private final boolean tty;
-    private final List<PullJob> jobs;
-    private final Map<PullJob, String> lastLine = new HashMap<>();
+    private final Supplier<List<PullProgress>> pulls;
+    private final Map<String, String> lastLine = new HashMap<>();
     private int drawnLines;
 
     PullProgressRenderer(PrintWriter out, boolean tty, List<PullJob> jobs) {
+        this(out, tty, () -> jobs.stream().map(PullJob::progress).toList());
+    }
+
+    /** @param pulls the snapshots to draw, one per image, in the order drawn */
+    PullProgressRenderer(PrintWriter out, boolean tty, Supplier<List<PullProgress>> pulls) {
         this.out = out;
         this.tty = tty;
-        this.jobs = jobs;
+        this.pulls = pulls;
     }
 
     void render(boolean last) {
         List<String> lines = new ArrayList<>();
-        for (PullJob job : jobs) {
-            PullProgress p = job.progress();
+        for (PullProgress p : pulls.get()) {
             String line = imageLine(p);
             if (tty) {
                 lines.add(line);
@@ -41,8 +46,8 @@ final class PullProgressRenderer {
                 // plain: a line when the phase, the attempt or the percent (in 5 % steps) changes
                 String key = p.phase() + "/" + p.attempt() + "/" + (p.percent() < 0 ? -1 : p.percent() / 5)
                         + "/" + p.layers().stream().filter(LayerProgress::complete).count();
-                if (!key.equals(lastLine.get(job))) {
-                    lastLine.put(job, key);
+                if (!key.equals(lastLine.get(p.image()))) {
+                    lastLine.put(p.image(), key);
                     out.println(line);
                 }
             }
@@ -109,7 +114,9 @@ final class PullProgressRenderer {
 
     private static String layerLine(LayerProgress l) {
         int pct = l.total() > 0 ? (int) (l.done() * 100 / l.total()) : l.complete() ? 100 : -1;
-        return l.id() + "  " + bar(pct) + "  " + (l.total() >= 0 ? mib(l.done()) + " / " + mib(l.total()) : "")
+        // a digest (sha256:...) is shown as Docker shows layer ids: its first 12 hex digits
+        String id = l.id().startsWith("sha256:") && l.id().length() >= 19 ? l.id().substring(7, 19) : l.id();
+        return id + "  " + bar(pct) + "  " + (l.total() >= 0 ? mib(l.done()) + " / " + mib(l.total()) : "")
                 + "  " + l.status();
     }
 }

@@ -33,6 +33,9 @@ import io.cri4j.imagepull.ImagePrewarmer;
 import io.cri4j.imagepull.ImagePuller;
 import io.cri4j.imagepull.PrewarmStatus;
 import io.cri4j.imagepull.PrewarmTag;
+import io.cri4j.imagepull.LayerProgress;
+import io.cri4j.imagepull.PullObserver;
+import io.cri4j.imagepull.PullProgress;
 import io.cri4j.proxy.CriProxy;
 import io.cri4j.streaming.CommandOptions;
 import io.cri4j.streaming.RemoteCommand;
@@ -69,13 +72,17 @@ import java.util.stream.Stream;
  *   <li>a runtime: the embedded fake CRI server (or a real one, e.g. containerd);</li>
  *   <li>the CRI proxy in front of it with an interceptor ({@link PodStampInterceptor}) and an
  *   in-process hook ({@link EnvAndCpusetHook});</li>
- *   <li>two images pre-warmed through the proxy with live progress;</li>
+ *   <li>two images pre-warmed through the proxy with live progress (the fake downloads them at
+ *   {@link #FAKE_PULL_RATE}), and the same pulls as the proxy follows them, per layer;</li>
  *   <li>a pod and a container run through the proxy, and the hook's effect shown;</li>
  *   <li>a live exec through the runtime's streaming server with the Java streaming client;</li>
  *   <li>everything removed again, and a summary.</li>
  * </ol>
  */
 public final class DemoAgent {
+
+    /** How fast the embedded fake downloads layers, so the pre-warming bars move. */
+    public static final long FAKE_PULL_RATE = 48L << 20;
 
     /** Images pre-warmed by default: the fake pulls any reference. */
     public static final List<String> DEFAULT_IMAGES = List.of("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
@@ -124,20 +131,21 @@ public final class DemoAgent {
                 step("1", "runtime: " + backend);
             } else {
                 fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("fake.sock")))
-                        .streamingAddress("127.0.0.1", 0).build().start();
+                        .streamingAddress("127.0.0.1", 0).pullRate(FAKE_PULL_RATE).build().start();
                 backend = fake.endpoint();
                 step("1", "runtime: embedded fake CRI server on " + backend
                         + fake.streamingBaseUrl().map(a -> ", streaming on " + a).orElse(""));
             }
-            try (CriProxy proxy = CriProxy.builder().listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
+            try (PullObserver pulls = PullObserver.builder(backend).build();
+                 CriProxy proxy = CriProxy.builder().listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
                     .backend(backend).addInterceptor(new PodStampInterceptor())
-                    .addHook(new EnvAndCpusetHook("yes")).build().start()) {
+                    .addHook(new EnvAndCpusetHook("yes")).observePulls(pulls).build().start()) {
                 CriEndpoint front = proxy.listenEndpoint();
                 step("2", "proxy on " + front + " -> " + backend + ", interceptor labelling pods at RunPodSandbox,"
-                        + " in-process hook 'demo-env-cpuset' at PreCreateContainer");
+                        + " in-process hook 'demo-env-cpuset' at PreCreateContainer, following every image pull");
                 ManagedChannel channel = CriChannels.newChannel(front);
                 try {
-                    return drive(front, channel, t0);
+                    return drive(front, channel, pulls, t0);
                 } finally {
                     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 }
@@ -150,14 +158,14 @@ public final class DemoAgent {
         }
     }
 
-    private Summary drive(CriEndpoint front, ManagedChannel channel, long t0) throws Exception {
+    private Summary drive(CriEndpoint front, ManagedChannel channel, PullObserver pulls, long t0) throws Exception {
         var rt = RuntimeServiceGrpc.newBlockingStub(channel);
         VersionResponse version = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
                 .version(VersionRequest.newBuilder().setVersion("0.1.0").build());
         String runtimeName = version.getRuntimeName() + " " + version.getRuntimeVersion();
         out.println("   runtime answers through the proxy: " + runtimeName + " (" + version.getRuntimeApiVersion() + ")");
 
-        List<String> present = prewarm(front);
+        List<String> present = prewarm(front, pulls);
 
         step("4", "run a pod and a container through the proxy");
         String podName = "cri4j-demo-" + UUID.randomUUID().toString().substring(0, 8);
@@ -236,8 +244,9 @@ public final class DemoAgent {
         }
     }
 
-    private List<String> prewarm(CriEndpoint front) throws Exception {
-        step("3", "pre-warm " + images.size() + " images through the proxy");
+    private List<String> prewarm(CriEndpoint front, PullObserver pulls) throws Exception {
+        step("3", "pre-warm " + images.size() + " images through the proxy (bars: the puller's own progress;"
+                + " 'proxy saw': the same pulls as the proxy follows them, per layer)");
         Map<String, List<PrewarmTag>> desired = new LinkedHashMap<>();
         for (String image : images) {
             int slash = image.lastIndexOf('/');
@@ -248,17 +257,31 @@ public final class DemoAgent {
         }
         CompletableFuture<PrewarmStatus> done = new CompletableFuture<>();
         Map<String, String> lastLine = new LinkedHashMap<>();
-        try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(front).build()).build();
+        Map<String, Integer> observedStep = new LinkedHashMap<>();
+        // what the proxy saw of the same pulls: a line with per-layer bytes every quarter, and at the end
+        PullObserver.Watch watch = pulls.watch(null, p -> {
+            int quarter = p.phase().terminal() ? 4 : Math.max(0, p.percent()) / 25;
+            synchronized (lastLine) {
+                Integer before = observedStep.put(p.image(), quarter);
+                if (before == null || before < quarter) {
+                    out.println("   proxy saw " + observed(p));
+                    out.flush();
+                }
+            }
+        });
+        try (watch; ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(front).build()).build();
              ImagePrewarmer prewarmer = ImagePrewarmer.create(puller)) {
             prewarmer.addListener(status -> {
                 synchronized (lastLine) {
                     for (List<PrewarmStatus.TagStatus> tags : status.images().values()) {
                         for (PrewarmStatus.TagStatus t : tags) {
+                            // a line when the bar moves by a tenth, or the phase changes
                             String line = "   " + bar(t.progress()) + " " + t.image() + ":" + t.tag() + " " + t.phase()
                                     + (t.message().isEmpty() || t.phase() == PrewarmStatus.Phase.SUCCEEDED ? "" : " (" + t.message() + ")");
                             String key = t.image() + ":" + t.tag();
-                            if (!line.equals(lastLine.get(key))) {
-                                lastLine.put(key, line);
+                            String change = t.phase() + "/" + (t.progress() < 0 ? -1 : t.progress() / 10);
+                            if (!change.equals(lastLine.get(key))) {
+                                lastLine.put(key, change);
                                 out.println(line);
                                 out.flush();
                             }
@@ -338,6 +361,31 @@ public final class DemoAgent {
     private void step(String n, String text) {
         out.println(n + ". " + text);
         out.flush();
+    }
+
+    /** A pull as the proxy followed it: percent, bytes and each layer's bytes. */
+    private static String observed(PullProgress p) {
+        StringBuilder sb = new StringBuilder(p.image()).append(' ')
+                .append(p.percentKnown() ? p.percent() + "%" : "?%");
+        if (p.bytesTotal() > 0) {
+            sb.append(' ').append(mib(p.bytesDone())).append('/').append(mib(p.bytesTotal())).append(" MiB");
+        }
+        if (!p.layers().isEmpty()) {
+            sb.append(", layers");
+            for (LayerProgress l : p.layers()) {
+                String id = l.id().startsWith("sha256:") ? l.id().substring(7, Math.min(19, l.id().length())) : l.id();
+                sb.append(' ').append(id).append(' ').append(mib(l.done())).append('/')
+                        .append(l.total() < 0 ? "?" : mib(l.total()));
+            }
+        }
+        if (!p.percentKnown() && !p.message().isEmpty()) {
+            sb.append(" (").append(p.message()).append(')');
+        }
+        return sb.toString();
+    }
+
+    private static String mib(long bytes) {
+        return String.format(java.util.Locale.ROOT, "%.1f", bytes / 1048576.0);
     }
 
     private static String bar(int percent) {

@@ -33,6 +33,10 @@ class DemoAgentIT {
         assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
         assertThat(s.execExitCode()).isEqualTo(7);
         assertThat(text.toString()).contains("Summary").contains("100% docker.io/library/busybox:1.36 SUCCEEDED");
+        // the fake downloads with byte progress: the bars move, and the proxy shows each layer's bytes
+        assertThat(text.toString()).doesNotContain("?%")
+                .containsPattern("\\[#*\\.+\\]\\s+[1-9]\\d?% docker\\.io/library/busybox:1\\.36 PULLING")
+                .containsPattern("proxy saw docker\\.io/library/busybox:1\\.36 100% (\\d+\\.\\d)/\\1 MiB, layers [0-9a-f]{12} ");
     }
 
     @Test

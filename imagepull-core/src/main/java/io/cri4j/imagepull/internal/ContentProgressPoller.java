@@ -2,17 +2,17 @@ package io.cri4j.imagepull.internal;
 
 import com.google.protobuf.ByteString;
 import io.cri4j.imagepull.ImagePullBackend.ProgressSink;
-import io.cri4j.imagepull.internal.containerd.ContentGrpc;
-import io.cri4j.imagepull.internal.containerd.Info;
-import io.cri4j.imagepull.internal.containerd.InfoRequest;
-import io.cri4j.imagepull.internal.containerd.InfoResponse;
-import io.cri4j.imagepull.internal.containerd.ListContentRequest;
-import io.cri4j.imagepull.internal.containerd.ListContentResponse;
-import io.cri4j.imagepull.internal.containerd.ListStatusesRequest;
-import io.cri4j.imagepull.internal.containerd.ListStatusesResponse;
-import io.cri4j.imagepull.internal.containerd.ReadContentRequest;
-import io.cri4j.imagepull.internal.containerd.ReadContentResponse;
-import io.cri4j.imagepull.internal.containerd.Status;
+import io.cri4j.cri.internal.containerd.ContentGrpc;
+import io.cri4j.cri.internal.containerd.Info;
+import io.cri4j.cri.internal.containerd.InfoRequest;
+import io.cri4j.cri.internal.containerd.InfoResponse;
+import io.cri4j.cri.internal.containerd.ListContentRequest;
+import io.cri4j.cri.internal.containerd.ListContentResponse;
+import io.cri4j.cri.internal.containerd.ListStatusesRequest;
+import io.cri4j.cri.internal.containerd.ListStatusesResponse;
+import io.cri4j.cri.internal.containerd.ReadContentRequest;
+import io.cri4j.cri.internal.containerd.ReadContentResponse;
+import io.cri4j.cri.internal.containerd.Status;
 import io.grpc.Channel;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
@@ -92,7 +92,7 @@ public final class ContentProgressPoller implements AutoCloseable {
         }
 
         /**
-         * @return the pull's layers (short id to size) when its own manifest was found during the
+         * @return the pull's layers (layer id to size) when its own manifest was found during the
          *         pull and no same-repository pull made it ambiguous; else null
          */
         public LinkedHashMap<String, Long> exactLayers() {
@@ -101,7 +101,7 @@ public final class ContentProgressPoller implements AutoCloseable {
                 return null;
             }
             LinkedHashMap<String, Long> out = new LinkedHashMap<>();
-            l.forEach((digest, size) -> out.putIfAbsent(shortId(digest), size));
+            l.forEach((digest, size) -> out.putIfAbsent(id(digest), size));
             return out;
         }
 
@@ -112,6 +112,7 @@ public final class ContentProgressPoller implements AutoCloseable {
     }
 
     private final ContentGrpc.ContentStub stub;
+    private final boolean fullDigests;
     private final Duration interval;
     private final ScheduledExecutorService executor;
     private final Set<Tracked> tracked = ConcurrentHashMap.newKeySet();
@@ -126,6 +127,19 @@ public final class ContentProgressPoller implements AutoCloseable {
      * @param executor where polls are scheduled
      */
     public ContentProgressPoller(Channel channel, String namespace, Duration interval, ScheduledExecutorService executor) {
+        this(channel, namespace, interval, executor, false);
+    }
+
+    /**
+     * @param channel a channel to containerd (the socket that also serves CRI)
+     * @param namespace containerd namespace ({@code k8s.io} for CRI)
+     * @param interval poll interval
+     * @param executor where polls are scheduled
+     * @param fullDigests report layers by their digest ({@code sha256:...}) rather than the 12-digit short id
+     */
+    public ContentProgressPoller(Channel channel, String namespace, Duration interval, ScheduledExecutorService executor,
+                                 boolean fullDigests) {
+        this.fullDigests = fullDigests;
         Metadata md = new Metadata();
         md.put(NAMESPACE_HEADER, namespace);
         this.stub = ContentGrpc.newStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
@@ -317,12 +331,12 @@ public final class ContentProgressPoller implements AutoCloseable {
             Status s = ingests.get(digest);
             if (s != null) {
                 t.ingested.add(digest);
-                t.sink.layer(shortId(digest), "Downloading", s.getOffset(), size);
+                t.sink.layer(id(digest), "Downloading", s.getOffset(), size);
             } else if (t.complete.contains(digest) || t.ingested.contains(digest)) {
                 t.complete.add(digest);
-                t.sink.layer(shortId(digest), "Download complete", size, size);
+                t.sink.layer(id(digest), "Download complete", size, size);
             } else {
-                t.sink.layer(shortId(digest), "Waiting", 0, size);
+                t.sink.layer(id(digest), "Waiting", 0, size);
                 if (t.checking.add(digest)) {
                     committed(digest).whenComplete((yes, e) -> {
                         if (Boolean.TRUE.equals(yes)) {
@@ -336,9 +350,9 @@ public final class ContentProgressPoller implements AutoCloseable {
     }
 
     /** A lone pull with unknown layers takes every layer ingest as its own. */
-    private static void deliverAlone(Tracked t, Map<String, Status> ingests) {
+    private void deliverAlone(Tracked t, Map<String, Status> ingests) {
         Map<String, Status> byId = new HashMap<>();
-        ingests.forEach((digest, s) -> byId.put(shortId(digest), s));
+        ingests.forEach((digest, s) -> byId.put(id(digest), s));
         // completions first, so no snapshot shows new bytes beside a stale finished layer
         for (Map.Entry<String, Long> e : t.seen.entrySet()) {
             if (!byId.containsKey(e.getKey()) && e.getValue() >= 0) {
@@ -408,6 +422,48 @@ public final class ContentProgressPoller implements AutoCloseable {
                     }
                 });
         return out;
+    }
+
+    /**
+     * Reports a successful pull's exact layers: the ones found during the pull when they are its own,
+     * else those of the manifest the runtime stored under {@code image} (read from the content store).
+     *
+     * @param t the pull's handle, or null when it was not tracked
+     * @param info the pulled image as the runtime lists it
+     * @param image the reference that was pulled
+     * @param sink where the layers go
+     * @return completes when reported (or when they cannot be read: nothing is reported then)
+     */
+    public CompletableFuture<Void> resolveFinal(Tracked t, io.cri4j.imagepull.ImageInfo info, String image,
+                                                ProgressSink sink) {
+        LinkedHashMap<String, Long> known = t == null ? null : t.exactLayers();
+        if (known != null) {
+            sink.layersResolved(known); // found during the pull: no need to read it again
+            return CompletableFuture.completedFuture(null);
+        }
+        String digest = info.digestFor(image);
+        if (unavailable != null || digest.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return readBlob(digest).thenCompose(top -> {
+            String platform = Manifests.pickFromIndex(top);
+            return platform == null ? CompletableFuture.completedFuture(top) : readBlob(platform);
+        }).thenAccept(manifest -> {
+            LinkedHashMap<String, Long> layers = new LinkedHashMap<>();
+            Manifests.layersByDigest(manifest).forEach((d, size) -> layers.putIfAbsent(id(d), size));
+            if (layers.isEmpty()) {
+                throw new IllegalArgumentException("manifest has no layers");
+            }
+            sink.layersResolved(layers);
+        }).exceptionally(e -> {
+            LOG.debug("could not read the manifest of {} from the content store: {}", info.id(), e.toString());
+            return null;
+        });
+    }
+
+    /** A layer's id as this poller reports it: its digest, or its short id. */
+    private String id(String digest) {
+        return fullDigests ? digest : shortId(digest);
     }
 
     /** @param digest {@code sha256:hex} @return the first 12 hex digits, as Docker shows layer ids */

@@ -42,7 +42,7 @@ public final class ProgressTracker {
     private boolean unknown;
 
     /** Records a layer's state. @return true when it changed anything */
-    boolean layer(String id, String status, long done, long total, Instant now) {
+    public boolean layer(String id, String status, long done, long total, Instant now) {
         Layer old = layers.get(id);
         long t = total >= 0 ? total : old == null ? -1 : old.total;
         long d = Math.max(done, old == null ? 0 : old.done);
@@ -62,13 +62,14 @@ public final class ProgressTracker {
     }
 
     /** Replaces the layers with the image's exact, complete layer set. */
-    void resolved(java.util.Map<String, Long> sizes, Instant now) {
+    public void resolved(java.util.Map<String, Long> sizes, Instant now) {
         layers.clear();
         sizes.forEach((id, size) -> layers.put(id, new Layer("Complete", size, size)));
         samples.clear(); // the final accounting is not a download rate
     }
 
-    void unknown() {
+    /** The backend cannot observe bytes: the percent is -1 until the pull succeeds (or bytes are seen). */
+    public void unknown() {
         unknown = true;
     }
 
@@ -131,7 +132,7 @@ public final class ProgressTracker {
     }
 
     /** Builds a snapshot. */
-    PullProgress snapshot(String image, PullProgress.Phase phase, int attempt, String message, Instant now) {
+    public PullProgress snapshot(String image, PullProgress.Phase phase, int attempt, String message, Instant now) {
         List<LayerProgress> out = new ArrayList<>(layers.size());
         layers.forEach((id, l) -> out.add(new LayerProgress(id, l.status, l.done, l.total)));
         int pct = percent(phase == PullProgress.Phase.SUCCEEDED);

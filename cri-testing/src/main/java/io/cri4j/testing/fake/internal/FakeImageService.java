@@ -27,9 +27,11 @@ import java.util.function.Supplier;
 public final class FakeImageService extends ImageServiceGrpc.ImageServiceImplBase {
 
     private final FakeState state;
+    private final FakeContent content;
 
-    public FakeImageService(FakeState state) {
+    public FakeImageService(FakeState state, FakeContent content) {
         this.state = state;
+        this.content = content;
     }
 
     private static <T> void answer(StreamObserver<T> out, Supplier<T> body) {
@@ -51,10 +53,31 @@ public final class FakeImageService extends ImageServiceGrpc.ImageServiceImplBas
         return ref;
     }
 
+    /**
+     * Stores the image's blobs in the content store, downloading its layers at the configured rate (the call
+     * answers once they are committed), then records the image. The client cancelling the call abandons the
+     * downloads no other pull needs, and the image is not recorded.
+     */
     @Override
     public void pullImage(PullImageRequest request, StreamObserver<PullImageResponse> out) {
-        answer(out, () -> PullImageResponse.newBuilder()
-                .setImageRef(state.pullImage(image(request.getImage().getImage()))).build());
+        String ref;
+        FakeState.ImagePlan plan;
+        try {
+            ref = image(request.getImage().getImage());
+            plan = state.planPull(ref);
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+            return;
+        }
+        java.util.concurrent.CompletableFuture<Void> downloaded = content.pull(plan);
+        io.grpc.Context.current().addListener(c -> downloaded.cancel(false), Runnable::run);
+        downloaded.whenComplete((v, e) -> {
+            if (e == null) {
+                answer(out, () -> PullImageResponse.newBuilder().setImageRef(state.pullImage(ref)).build());
+            } else if (!downloaded.isCancelled()) {
+                out.onError(Status.fromThrowable(e).asRuntimeException());
+            }
+        });
     }
 
     @Override
@@ -92,7 +115,11 @@ public final class FakeImageService extends ImageServiceGrpc.ImageServiceImplBas
     @Override
     public void removeImage(RemoveImageRequest request, StreamObserver<RemoveImageResponse> out) {
         answer(out, () -> {
-            state.removeImage(image(request.getImage().getImage()));
+            String ref = image(request.getImage().getImage());
+            List<String> manifests = state.imageStatus(ref).map(i -> i.getRepoDigestsList().stream()
+                    .map(d -> d.substring(d.indexOf('@') + 1)).toList()).orElse(List.of());
+            state.removeImage(ref);
+            manifests.forEach(content::forget);
             return RemoveImageResponse.getDefaultInstance();
         });
     }

@@ -510,6 +510,24 @@ public final class FakeState {
         return addImage(name, manifestDigest, sizeFor(manifestDigest));
     }
 
+    /**
+     * What pulling {@code reference} stores, without storing it.
+     *
+     * @param name the parsed reference
+     * @param manifestDigest the manifest's digest (the reference's own digest when it has one)
+     * @param configDigest the image id
+     * @param size the image's size, the sum of its layers
+     */
+    public record ImagePlan(ImageName name, String manifestDigest, String configDigest, long size) {
+    }
+
+    /** Plans a pull of {@code reference}; fails with INVALID_ARGUMENT as {@link #pullImage} does. */
+    public ImagePlan planPull(String reference) {
+        ImageName name = parse(reference);
+        String manifestDigest = name.digest() != null ? name.digest() : "sha256:" + sha256("manifest\n" + name.normalized());
+        return new ImagePlan(name, manifestDigest, "sha256:" + sha256("config\n" + manifestDigest), sizeFor(manifestDigest));
+    }
+
     /** Adds an image as if pulled; returns its digest-pinned reference. */
     public synchronized String addImage(String reference, long size) {
         ImageName name = parse(reference);
