@@ -4,7 +4,9 @@
  * io.cri4j.hook.host.NriFromCri}), applying hooks' merged answers back to CRI requests and
  * reporting what CRI cannot carry ({@link io.cri4j.hook.host.CriAdjuster}, {@link
  * io.cri4j.hook.host.Adjusted}, {@link io.cri4j.hook.host.UnsupportedAdjustment}), and finding
- * host device nodes by number ({@link io.cri4j.hook.host.DeviceNodes}).
+ * host device nodes by number ({@link io.cri4j.hook.host.DeviceNodes}); hooks that come and go
+ * while the host runs, such as external NRI plugins ({@link io.cri4j.hook.host.HookProvider},
+ * started with the host's {@link io.cri4j.hook.host.HookHost}).
  *
  * <p>A host's {@code CreateContainer} in outline:
  *
