@@ -5,7 +5,7 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.hook.HookServer;
-import io.cri4j.hook.RuntimeHook;
+import io.cri4j.hook.Hook;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -133,15 +133,16 @@ public final class MemoryFootprint {
     private static void run(Path jar, String name, List<String> flags, int calls, int changes) throws Exception {
         Path dir = Files.createTempDirectory("cri4j-rss");
         Path hooks = Files.createDirectories(dir.resolve("hooks"));
-        RuntimeHook noop = new RuntimeHook() {
+        Hook noop = new Hook() {
             @Override
             public String name() {
                 return "noop";
             }
 
             @Override
-            public java.util.Set<io.cri4j.hook.HookPoint> points() {
-                return java.util.Set.of(io.cri4j.hook.HookPoint.PRE_CREATE_CONTAINER);
+            public io.cri4j.hook.HookResult createContainer(io.cri4j.nri.api.PodSandbox pod,
+                    io.cri4j.nri.api.Container c) {
+                return io.cri4j.hook.HookResult.none();
             }
         };
         try (HookServer hookServer = HookServer.start(dir.resolve("hook.sock"), List.of(noop));

@@ -10,12 +10,13 @@ import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.AsyncCriInterceptor;
-import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookResult;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.hook.CriInterceptor;
-import io.cri4j.hook.HookPoint;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -62,19 +63,13 @@ public class ProxyBenchmark {
     private VersionRequest version;
     private CreateContainerRequest create;
 
-    /** {@link AnnotateHook} called inline ({@link RuntimeHook#callInline()}): it never blocks. */
-    public static final class InlineAnnotateHook implements RuntimeHook {
-        private final AnnotateHook hook = new AnnotateHook();
-
+    /** {@link AnnotateHook} written not to block ({@link AsyncHook}): called on the I/O thread. */
+    public static final class InlineAnnotateHook implements AsyncHook {
         @Override public String name() { return "annotate-inline"; }
 
-        @Override public Set<HookPoint> points() { return hook.points(); }
-
-        @Override public boolean callInline() { return true; }
-
         @Override
-        public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-            return hook.onContainer(p, r);
+        public CompletionStage<HookResult> createContainer(PodSandbox pod, Container c) {
+            return java.util.concurrent.CompletableFuture.completedFuture(AnnotateHook.answer(c));
         }
     }
 
@@ -113,16 +108,17 @@ public class ProxyBenchmark {
         }
     }
 
-    /** An in-process hook as a user would write it. */
-    public static final class AnnotateHook implements RuntimeHook {
+    /** An in-process hook as a user would write it (blocking: it runs on a hook worker). */
+    public static final class AnnotateHook implements Hook {
         @Override public String name() { return "annotate"; }
 
-        @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
+        static HookResult answer(Container c) {
+            return HookResult.adjust(Adjustments.create().addAnnotation("bench", c.getName()).build());
+        }
 
         @Override
-        public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-            return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-                    .putContainerAnnotations("bench", r.getContainerMeta().getName()).build());
+        public HookResult createContainer(PodSandbox pod, Container c) {
+            return answer(c);
         }
     }
 

@@ -50,8 +50,8 @@ public final class ProxyLatencyRatio {
         }
         CriServer backend = startBackend(dir.resolve("b.sock"));
         int io = Integer.getInteger("ioThreads", 1);
-        // three proxies on the same backend: no hooks (everything relayed), a hook run on a hook
-        // thread (the default), the same hook called inline (RuntimeHook.callInline)
+        // three proxies on the same backend: no hooks (everything relayed), a blocking Hook (run
+        // on a hook worker), the same hook as an AsyncHook (called on the I/O thread)
         CriProxy plain = CriProxy.builder().listen(dir.resolve("plain.sock"))
                 .backend(dir.resolve("b.sock")).ioThreads(io).build().start();
         CriProxy hooked = CriProxy.builder().listen(dir.resolve("hooked.sock"))

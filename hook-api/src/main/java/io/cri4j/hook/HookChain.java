@@ -34,6 +34,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -73,10 +74,13 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Built from a fixed list of hooks, or from a {@link Supplier} of the current list for hosts
- * that reload their hooks: the supplier is asked at every event; a hook seen for the first time
- * after {@link #configure} is configured before its first event, a hook that disappeared gets
- * {@link AsyncHook#shutdown()}. Thread-safe. {@link #close()} shuts the hooks down and stops the
- * chain's threads.
+ * that reload their hooks: the supplier is asked at every event (and may hold what it gave until
+ * the event ends, {@link Builder#source(Supplier, java.util.function.Consumer)}); a hook seen for
+ * the first time after {@link #configure} is configured before its first event, a hook that
+ * disappeared gets {@link AsyncHook#shutdown()}. Hooks that come and go under someone else's
+ * care (a {@link io.cri4j.hook.host.HookProvider}'s) join the order through {@link
+ * Builder#provided}. Thread-safe. {@link #close()} shuts the hooks down and stops the chain's
+ * threads.
  */
 public final class HookChain implements AsyncHook, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HookChain.class);
@@ -86,7 +90,11 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   private final HookPolicy policy;
   private final Set<HookEvent> pinnedEvents;
   private final boolean validateAdjustments;
-  private final Supplier<? extends Collection<?>> source;
+  /** Takes the hooks of one event; {@link #release} gives them back when it ends. */
+  private final Supplier<?> source;
+  private final Consumer<Object> release;
+  /** Hooks a provider registers (never configured, synchronized or shut down here). */
+  private final Supplier<? extends Collection<? extends AsyncHook>> provided;
   private final ThreadPoolExecutor workers;
   private final ScheduledThreadPoolExecutor timer;
   /** Calls waiting for a hook, each with how to fail it when the chain closes. */
@@ -110,11 +118,14 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     this.timer.setRemoveOnCancelPolicy(true);
     if (b.source != null) {
       this.source = b.source;
+      this.release = b.release;
     } else {
       List<Object> fixed = List.copyOf(b.hooks);
       this.source = () -> fixed;
+      this.release = x -> { };
     }
-    entries();
+    this.provided = b.provided;
+    entriesNow();
   }
 
   /** A builder of an empty chain. */
@@ -125,7 +136,9 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   /** Builds a {@link HookChain}. */
   public static final class Builder {
     private final List<Object> hooks = new ArrayList<>();
-    private Supplier<? extends Collection<?>> source;
+    private Supplier<?> source;
+    private Consumer<Object> release = x -> { };
+    private Supplier<? extends Collection<? extends AsyncHook>> provided;
     private String name = "hook-chain";
     private HookPolicy policy = new HookPolicy(50, HookPolicy.MAX_TIMEOUT, FailurePolicy.FAIL);
     private int workerThreads = 4;
@@ -163,10 +176,35 @@ public final class HookChain implements AsyncHook, AutoCloseable {
      * that reload their hooks); the collection holds {@link Hook}s and {@link AsyncHook}s.
      */
     public Builder source(Supplier<? extends Collection<?>> current) {
+      return source(current, held -> { });
+    }
+
+    /**
+     * Like {@link #source(Supplier)}, for a source that must keep an event's hooks usable until
+     * the event is done (a reloaded configuration whose connections close once unused, say):
+     * each event takes its hooks from {@code current} once and hands that same collection to
+     * {@code release} when it has ended, however it ended. Uses that are not events (such as
+     * {@link HookChain#policyOf}) take and release at once.
+     */
+    @SuppressWarnings("unchecked")
+    public <T extends Collection<?>> Builder source(Supplier<T> current,
+        Consumer<? super T> release) {
       if (!hooks.isEmpty()) {
         throw new IllegalStateException("a chain takes either added hooks or a source");
       }
       source = Objects.requireNonNull(current, "current");
+      this.release = (Consumer<Object>) Objects.requireNonNull(release, "release");
+      return this;
+    }
+
+    /**
+     * Also calls the hooks {@code current} lists at each event (a {@link
+     * io.cri4j.hook.host.HookProvider}'s, for example), ordered with the others by index and
+     * name and merged under the same rules; the chain never configures, synchronizes or shuts
+     * them down, as whoever provides them does that before listing them.
+     */
+    public Builder provided(Supplier<? extends Collection<? extends AsyncHook>> current) {
+      provided = Objects.requireNonNull(current, "current");
       return this;
     }
 
@@ -239,18 +277,43 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     final String name;
     final HookPolicy policy;
     final Set<HookEvent> events;
+    final boolean provided;
     volatile CompletableFuture<Boolean> ready = CompletableFuture.completedFuture(true);
 
-    Entry(Object source, AsyncHook hook, String name, HookPolicy policy, Set<HookEvent> events) {
+    Entry(Object source, AsyncHook hook, String name, HookPolicy policy, Set<HookEvent> events,
+        boolean provided) {
       this.source = source;
       this.hook = hook;
       this.name = name;
       this.policy = policy;
       this.events = events;
+      this.provided = provided;
     }
   }
 
-  private record Snapshot(Collection<?> source, List<Entry> entries) {}
+  private record Snapshot(Collection<?> source, Collection<?> provided, List<Entry> entries) {}
+
+  /** The hooks of one event, held until {@link #release()}. */
+  private final class Held {
+    final Object taken;
+    final List<Entry> entries;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    Held(Object taken, List<Entry> entries) {
+      this.taken = taken;
+      this.entries = entries;
+    }
+
+    void release() {
+      if (released.compareAndSet(false, true)) {
+        try {
+          HookChain.this.release.accept(taken);
+        } catch (RuntimeException e) {
+          LOG.warn("hook chain {}: releasing an event's hooks failed", name, e);
+        }
+      }
+    }
+  }
 
   private static void requireHook(Object h) {
     if (!(h instanceof Hook) && !(h instanceof AsyncHook)) {
@@ -258,15 +321,38 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     }
   }
 
-  private List<Entry> entries() {
-    Collection<?> now = source.get();
+  /** The hooks now, for uses that are not events. */
+  private List<Entry> entriesNow() {
+    Held h = hold();
+    h.release();
+    return h.entries;
+  }
+
+  /** Takes the hooks of one event from the source; the caller releases them. */
+  private Held hold() {
+    Object taken = source.get();
+    try {
+      return new Held(taken, entries((Collection<?>) Objects.requireNonNull(taken,
+          "the hook source gave null")));
+    } catch (RuntimeException e) {
+      try {
+        release.accept(taken);
+      } catch (RuntimeException ignored) {
+        // the original problem is the one to report
+      }
+      throw e;
+    }
+  }
+
+  private List<Entry> entries(Collection<?> now) {
+    Collection<? extends AsyncHook> extra = provided == null ? List.of() : provided.get();
     Snapshot s = snapshot;
-    if (s != null && now == s.source) {
+    if (s != null && now == s.source && extra == s.provided) {
       return s.entries;
     }
     synchronized (snapshotLock) {
       s = snapshot;
-      if (s != null && now == s.source) {
+      if (s != null && now == s.source && extra == s.provided) {
         return s.entries;
       }
       Map<Object, Entry> known = new IdentityHashMap<>();
@@ -275,38 +361,47 @@ public final class HookChain implements AsyncHook, AutoCloseable {
       }
       List<Entry> list = new ArrayList<>();
       Set<String> names = new HashSet<>();
-      for (Object h : Objects.requireNonNull(now, "the hook source gave null")) {
+      for (Object h : now) {
         requireHook(h);
-        Entry e = known.remove(h);
-        if (e == null) {
-          e = newEntry(h);
-        }
-        if (!names.add(e.name)) {
-          throw new IllegalStateException("two hooks are named \"" + e.name
-              + "\"; names must be unique in a chain");
-        }
-        list.add(e);
+        list.add(entry(known, h, false, names));
+      }
+      for (AsyncHook h : Objects.requireNonNull(extra, "the provided hooks are null")) {
+        list.add(entry(known, Objects.requireNonNull(h, "a provided hook is null"), true, names));
       }
       list.sort(Comparator.<Entry>comparingInt(e -> e.policy.index()).thenComparing(e -> e.name));
-      snapshot = new Snapshot(now, List.copyOf(list));
+      snapshot = new Snapshot(now, extra, List.copyOf(list));
       for (Entry gone : known.values()) {
         LOG.info("hook {} left chain {}", gone.name, name);
-        shutdownQuietly(gone);
+        if (!gone.provided) {
+          shutdownQuietly(gone);
+        }
       }
       return snapshot.entries;
     }
   }
 
-  private Entry newEntry(Object h) {
+  private Entry entry(Map<Object, Entry> known, Object h, boolean isProvided, Set<String> names) {
+    Entry e = known.remove(h);
+    if (e == null || e.provided != isProvided) {
+      e = newEntry(h, isProvided);
+    }
+    if (!names.add(e.name)) {
+      throw new IllegalStateException("two hooks are named \"" + e.name
+          + "\"; names must be unique in a chain");
+    }
+    return e;
+  }
+
+  private Entry newEntry(Object h, boolean isProvided) {
     AsyncHook hook = h instanceof AsyncHook a ? a : Hooks.async((Hook) h, workers);
     String n = Objects.requireNonNull(hook.name(), "hook name");
     if (n.isBlank()) {
       throw new IllegalArgumentException("hook " + h + " has a blank name");
     }
     Entry e = new Entry(h, hook, n, Objects.requireNonNull(hook.policy(), "policy of " + n),
-        Set.copyOf(Objects.requireNonNull(hook.events(), "events of " + n)));
+        Set.copyOf(Objects.requireNonNull(hook.events(), "events of " + n)), isProvided);
     HookConfiguration c = configuration;
-    if (c != null) {
+    if (c != null && !isProvided) {
       e.ready = configureEntry(e, c);
     }
     LOG.debug("hook {} (index {}, timeout {}, {}) in chain {} for {}", n, e.policy.index(),
@@ -317,13 +412,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   /** The names of the chain's hooks, in the order they are called. */
   public List<String> hookNames() {
     List<String> out = new ArrayList<>();
-    entries().forEach(e -> out.add(e.name));
+    entriesNow().forEach(e -> out.add(e.name));
     return out;
   }
 
   /** The policy of the hook named {@code hookName}, as the chain read it, or empty. */
   public Optional<HookPolicy> policyOf(String hookName) {
-    for (Entry e : entries()) {
+    for (Entry e : entriesNow()) {
       if (e.name.equals(hookName)) {
         return Optional.of(e.policy);
       }
@@ -347,7 +442,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
       return pinnedEvents;
     }
     Set<HookEvent> out = EnumSet.noneOf(HookEvent.class);
-    entries().forEach(e -> out.addAll(e.events));
+    entriesNow().forEach(e -> out.addAll(e.events));
     return Set.copyOf(out);
   }
 
@@ -490,22 +585,34 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     return out;
   }
 
-  /** The stage a host sees: completes with the value or the unwrapped {@link HookException}. */
-  private <T> CompletionStage<T> outcome(Supplier<CompletableFuture<T>> body) {
+  /**
+   * The stage a host sees: completes with the value or the unwrapped {@link HookException}. The
+   * body runs with the event's hooks, held until the stage completes.
+   */
+  private <T> CompletionStage<T> outcome(Function<List<Entry>, CompletableFuture<T>> body) {
     CompletableFuture<T> out = new CompletableFuture<>();
     if (closed.get()) {
       out.completeExceptionally(new IllegalStateException("the hook chain " + name
           + " is closed"));
       return out;
     }
+    Held held;
     CompletableFuture<T> inner;
     try {
-      inner = body.get();
+      held = hold();
     } catch (Throwable t) {
       out.completeExceptionally(t);
       return out;
     }
+    try {
+      inner = body.apply(held.entries);
+    } catch (Throwable t) {
+      held.release();
+      out.completeExceptionally(t);
+      return out;
+    }
     inner.whenComplete((v, t) -> {
+      held.release();
       if (t == null) {
         out.complete(v);
       } else {
@@ -518,9 +625,9 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   /** Calls {@code call} for each subscribed hook in order; answers are dropped. */
   private CompletionStage<Void> notifyAll(HookEvent event,
       Function<AsyncHook, CompletionStage<Void>> call) {
-    return outcome(() -> {
+    return outcome(all -> {
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(entries(), event)) {
+      for (Entry e : subscribed(all, event)) {
         seq = seq.thenCompose(x -> guarded(e, event.displayName(), event,
             () -> call.apply(e.hook), null)).thenApply(x -> null);
       }
@@ -533,11 +640,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   @Override
   public CompletionStage<Void> configure(HookConfiguration c) {
     Objects.requireNonNull(c, "configuration");
-    return outcome(() -> {
+    return outcome(all -> {
       configuration = c;
-      List<Entry> all = entries();
       List<CompletableFuture<Boolean>> readies = new ArrayList<>();
       for (Entry e : all) {
+        if (e.provided) {
+          continue;
+        }
         e.ready = configureEntry(e, c);
         readies.add(e.ready);
       }
@@ -591,10 +700,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   @Override
   public CompletionStage<List<ContainerUpdate>> synchronize(List<PodSandbox> pods,
       List<Container> containers) {
-    return outcome(() -> {
+    return outcome(all -> {
       ContainerMerge merge = ContainerMerge.forUpdatesOnly(null);
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : entries()) {
+      for (Entry e : all) {
+        if (e.provided) {
+          continue;
+        }
         seq = seq.thenCompose(x -> guarded(e, "Synchronize", null,
             () -> e.hook.synchronize(pods, containers), updates -> null))
             .thenAccept(answer -> answer.ifPresent(u -> merge.applyUpdates(e.name, u)));
@@ -611,7 +723,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     }
     Snapshot s = snapshot;
     if (s != null) {
-      s.entries.forEach(this::shutdownQuietly);
+      s.entries.stream().filter(e -> !e.provided).forEach(this::shutdownQuietly);
     }
   }
 
@@ -656,10 +768,10 @@ public final class HookChain implements AsyncHook, AutoCloseable {
 
   @Override
   public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
-    return outcome(() -> {
+    return outcome(all -> {
       PodMerge merge = new PodMerge(pod);
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(entries(), HookEvent.ADJUST_POD_SANDBOX)) {
+      for (Entry e : subscribed(all, HookEvent.ADJUST_POD_SANDBOX)) {
         seq = seq.thenCompose(x -> guarded(e, "AdjustPodSandbox", HookEvent.ADJUST_POD_SANDBOX,
             () -> e.hook.adjustPodSandbox(merge.pod()), a -> null))
             .thenAccept(answer -> answer.ifPresent(a -> merge.apply(e.name, a)));
@@ -708,8 +820,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
    */
   public CompletionStage<ContainerCreation> createContainerDetailed(PodSandbox pod,
       Container container) {
-    return outcome(() -> {
-      List<Entry> all = entries();
+    return outcome(all -> {
       ContainerMerge merge = ContainerMerge.forCreate(container);
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
       for (Entry e : subscribed(all, HookEvent.CREATE_CONTAINER)) {
@@ -791,10 +902,10 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   @Override
   public CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
       LinuxResources resources) {
-    return outcome(() -> {
+    return outcome(all -> {
       ContainerMerge merge = ContainerMerge.forUpdate(container, resources);
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(entries(), HookEvent.UPDATE_CONTAINER)) {
+      for (Entry e : subscribed(all, HookEvent.UPDATE_CONTAINER)) {
         seq = seq.thenCompose(x -> guarded(e, "UpdateContainer", HookEvent.UPDATE_CONTAINER,
             () -> e.hook.updateContainer(pod, container, merge.requestedResources()),
             merge::invalid))
@@ -811,10 +922,10 @@ public final class HookChain implements AsyncHook, AutoCloseable {
 
   @Override
   public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-    return outcome(() -> {
+    return outcome(all -> {
       ContainerMerge merge = ContainerMerge.forUpdatesOnly(HookEvent.STOP_CONTAINER);
       CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(entries(), HookEvent.STOP_CONTAINER)) {
+      for (Entry e : subscribed(all, HookEvent.STOP_CONTAINER)) {
         seq = seq.thenCompose(x -> guarded(e, "StopContainer", HookEvent.STOP_CONTAINER,
             () -> e.hook.stopContainer(pod, container), merge::invalid))
             .thenAccept(answer -> answer.ifPresent(r -> merge.apply(e.name, r)));
@@ -835,9 +946,9 @@ public final class HookChain implements AsyncHook, AutoCloseable {
   @Override
   public CompletionStage<Void> validateContainerAdjustment(
       ValidateContainerAdjustmentRequest request) {
-    return outcome(() -> {
+    return outcome(entries -> {
       List<CompletableFuture<Void>> all = new ArrayList<>();
-      for (Entry v : subscribed(entries(), HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
+      for (Entry v : subscribed(entries, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
         all.add(v.ready.thenCompose(ok -> !ok ? CompletableFuture.<Void>completedFuture(null)
             : call(v, "ValidateContainerAdjustment", HookEvent.VALIDATE_CONTAINER_ADJUSTMENT,
                 () -> v.hook.validateContainerAdjustment(request))

@@ -24,7 +24,8 @@ import java.util.regex.Pattern;
  * @param remoteEndpoint the hook server's unix socket ({@code unix:///path} or {@code /path})
  * @param failurePolicy Fail or Ignore (default Ignore)
  * @param points the hook points ({@code runtime-hooks})
- * @param index call order among hooks of a point (default 0; any 32-bit integer)
+ * @param index the hook's place in the order of all hooks (NRI's plugin index: 0..99, lower
+ *     first, ties by name; default 0)
  * @param timeout per-call timeout (default 2 s; a number and a unit, {@code ms}, {@code s},
  *     {@code m} or {@code h}, such as {@code 500ms}); positive, at most
  *     {@link HookPolicy#MAX_TIMEOUT}
@@ -47,6 +48,9 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
     Objects.requireNonNull(failurePolicy, "failurePolicy");
     points = Set.copyOf(points);
     Objects.requireNonNull(timeout, "timeout");
+    if (index < 0 || index > 99) {
+      throw new IllegalArgumentException("hook " + name + ": index must be 0..99, got " + index);
+    }
     if (timeout.isNegative() || timeout.isZero()
         || timeout.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
       throw new IllegalArgumentException("hook " + name + ": timeout must be > 0 and at most 1h,"
@@ -110,17 +114,20 @@ public record HookConfig(String name, String remoteEndpoint, FailurePolicy failu
     return new HookConfig(name, endpoint, policy, points, index, timeout);
   }
 
-  /** An integer in int's range, exactly (no rounding, no wrap-around). */
+  /** An integer from 0 to 99, exactly (no rounding, no wrap-around). */
   private static int index(JsonElement e) {
     try {
       if (e.isJsonPrimitive() && !e.getAsJsonPrimitive().isBoolean()) {
-        return new java.math.BigDecimal(e.getAsString().strip()).intValueExact();
+        int i = new java.math.BigDecimal(e.getAsString().strip()).intValueExact();
+        if (i >= 0 && i <= 99) {
+          return i;
+        }
       }
     } catch (NumberFormatException | ArithmeticException ignored) {
       // reported below
     }
-    throw new IllegalArgumentException("\"index\" must be an integer from " + Integer.MIN_VALUE
-        + " to " + Integer.MAX_VALUE + ", got " + shorten(String.valueOf(e)));
+    throw new IllegalArgumentException("\"index\" must be an integer from 0 to 99 (NRI's plugin"
+        + " index), got " + shorten(String.valueOf(e)));
   }
 
   /** A positive duration of at most {@link HookPolicy#MAX_TIMEOUT}, without overflow. */

@@ -31,8 +31,10 @@ import org.slf4j.LoggerFactory;
  * started with, and the channel of a replaced or removed hook is shut down once no call uses
  * it any more. Only regular files (or links to
  * them) of at most {@link #MAX_FILE_BYTES} are read; a FIFO, device, directory or larger file
- * is reported like a malformed one, and no file can block the watch thread. Acts as the live
- * hook source of a {@link HookDispatcher}. Owns a watch thread, a reader thread and one channel per hook: close it.
+ * is reported like a malformed one, and no file can block the watch thread. Each good file is
+ * a {@link RemoteRuntimeHook}; a {@link HookChain} calls them with {@code
+ * source(dir::hold, dir::release)} (see {@link #hold()}). Owns a watch thread, a reader thread
+ * and one channel per hook: close it.
  */
 public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHook>>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HookConfigDirectory.class);
@@ -102,25 +104,68 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
     return dir;
   }
 
-  /** The hooks in force, one per good config file. */
+  /** The hooks in force, one per good config file (the same list until they change). */
   @Override
   public List<RemoteRuntimeHook> get() {
     return current.hooks;
   }
 
   /**
-   * The hooks in force at one time. A dispatch holds the generation it started with
+   * The hooks in force, held with their channels until {@link #release} gets this list back:
+   * a change of the directory meanwhile swaps the hooks for later callers, and the channel of a
+   * replaced or removed hook closes only once no holder has it. How a {@link HookChain} calls
+   * the directory's hooks so that every event finishes on the hooks and channels it started with:
+   * {@code HookChain.builder().source(dir::hold, dir::release)}.
+   */
+  public List<RemoteRuntimeHook> hold() {
+    return acquire().hooks;
+  }
+
+  /**
+   * Gives back a list {@link #hold()} returned (once per hold).
+   *
+   * @throws IllegalArgumentException for a list {@link #hold()} did not return
+   */
+  public void release(List<RemoteRuntimeHook> held) {
+    if (!(held instanceof Generation.Hooks h)) {
+      throw new IllegalArgumentException("not a list this directory handed out");
+    }
+    h.generation().release();
+  }
+
+  /**
+   * The hooks in force at one time. A caller holds the generation it started with
    * ({@link #acquire()}) until it ends; a hook's channel is shut down once no generation that
    * has the hook is held any more, so calls in flight finish on the channel they started on.
    */
   static final class Generation {
-    final List<RemoteRuntimeHook> hooks;
-    /** The directory's own hold while in force, plus one per dispatch using it. */
+    final Hooks hooks;
+    /** The directory's own hold while in force, plus one per caller using it. */
     private final java.util.concurrent.atomic.AtomicInteger holds =
         new java.util.concurrent.atomic.AtomicInteger(1);
 
+    /** The generation's hooks, as a list that knows its generation. */
+    static final class Hooks extends java.util.AbstractList<RemoteRuntimeHook>
+        implements java.util.RandomAccess {
+      private final List<RemoteRuntimeHook> list;
+      private final Generation generation;
+
+      Hooks(List<RemoteRuntimeHook> list, Generation generation) {
+        this.list = list;
+        this.generation = generation;
+      }
+
+      Generation generation() {
+        return generation;
+      }
+
+      @Override public RemoteRuntimeHook get(int i) { return list.get(i); }
+
+      @Override public int size() { return list.size(); }
+    }
+
     Generation(List<RemoteRuntimeHook> hooks) {
-      this.hooks = hooks;
+      this.hooks = new Hooks(List.copyOf(hooks), this);
       hooks.forEach(RemoteRuntimeHook::retain);
     }
 
@@ -149,11 +194,6 @@ public final class HookConfigDirectory implements Supplier<List<RemoteRuntimeHoo
         return g;
       }
     }
-  }
-
-  /** The hooks in force without holding them (to look at, not to call). */
-  Generation peek() {
-    return current;
   }
 
   /** The state after the latest scan. */

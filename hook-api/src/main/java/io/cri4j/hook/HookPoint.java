@@ -4,40 +4,67 @@ import java.util.Arrays;
 import java.util.Optional;
 
 /**
- * The named points at which runtime hooks are called. The first seven are Koordinator's
- * ({@code runtime.v1alpha1.RuntimeHookService}); the others are lifecycle points containerd NRI
- * has and Koordinator lacks, served remotely by cri4j's own {@code ExtendedRuntimeHookService}.
- * {@link #configName()} is the spelling used in hook config files ({@code runtime-hooks}).
+ * The hook points of Koordinator's protocol: the names a hook config file lists
+ * ({@code runtime-hooks}) and the RPCs of a Koordinator hook server. The first seven are
+ * Koordinator's ({@code runtime.v1alpha1.RuntimeHookService}); the others are served by cri4j's
+ * own {@code cri4j.hook.v1alpha1.ExtendedRuntimeHookService}. In cri4j's hook model each point is
+ * called at one {@link HookEvent} ({@link #event()}): a remote hook server configured for a point
+ * is called when a host runs that event, and {@link HookServer} runs that event of its hooks when
+ * Koordinator's proxy calls the point.
  */
 public enum HookPoint {
-  PRE_RUN_POD_SANDBOX("PreRunPodSandbox", "RunPodSandbox", true, Kind.POD, true),
-  POST_STOP_POD_SANDBOX("PostStopPodSandbox", "StopPodSandbox", false, Kind.POD, true),
-  PRE_CREATE_CONTAINER("PreCreateContainer", "CreateContainer", true, Kind.CONTAINER, true),
-  PRE_START_CONTAINER("PreStartContainer", "StartContainer", true, Kind.CONTAINER, true),
-  POST_START_CONTAINER("PostStartContainer", "StartContainer", false, Kind.CONTAINER, true),
-  PRE_UPDATE_CONTAINER_RESOURCES(
-      "PreUpdateContainerResources", "UpdateContainerResources", true, Kind.CONTAINER, true),
-  POST_STOP_CONTAINER("PostStopContainer", "StopContainer", false, Kind.CONTAINER, true),
-  POST_CREATE_CONTAINER("PostCreateContainer", "CreateContainer", false, Kind.CONTAINER, false),
-  PRE_STOP_CONTAINER("PreStopContainer", "StopContainer", true, Kind.CONTAINER, false),
-  PRE_REMOVE_CONTAINER("PreRemoveContainer", "RemoveContainer", true, Kind.CONTAINER, false),
-  POST_UPDATE_CONTAINER_RESOURCES(
-      "PostUpdateContainerResources", "UpdateContainerResources", false, Kind.CONTAINER, false),
-  PRE_STOP_POD_SANDBOX("PreStopPodSandbox", "StopPodSandbox", true, Kind.POD, false),
-  PRE_REMOVE_POD_SANDBOX("PreRemovePodSandbox", "RemovePodSandbox", true, Kind.POD, false);
+  /** Before a pod is created: may change its labels, annotations, cgroup parent, resources. */
+  PRE_RUN_POD_SANDBOX("PreRunPodSandbox", HookEvent.ADJUST_POD_SANDBOX, true, Kind.POD, true),
+  /** A pod was stopped. */
+  POST_STOP_POD_SANDBOX("PostStopPodSandbox", HookEvent.STOP_POD_SANDBOX, false, Kind.POD, true),
+  /** Before a container is created: may change its annotations, environment, resources. */
+  PRE_CREATE_CONTAINER(
+      "PreCreateContainer", HookEvent.CREATE_CONTAINER, true, Kind.CONTAINER, true),
+  /** Before a container is started. */
+  PRE_START_CONTAINER("PreStartContainer", HookEvent.START_CONTAINER, true, Kind.CONTAINER, true),
+  /** A container was started. */
+  POST_START_CONTAINER(
+      "PostStartContainer", HookEvent.POST_START_CONTAINER, false, Kind.CONTAINER, true),
+  /** Before a container's resources change: may change the resources. */
+  PRE_UPDATE_CONTAINER_RESOURCES("PreUpdateContainerResources", HookEvent.UPDATE_CONTAINER, true,
+      Kind.CONTAINER, true),
+  /** A container was stopped. */
+  POST_STOP_CONTAINER(
+      "PostStopContainer", HookEvent.STOP_CONTAINER, false, Kind.CONTAINER, true),
+  /** A container was created (cri4j's extended service). */
+  POST_CREATE_CONTAINER(
+      "PostCreateContainer", HookEvent.POST_CREATE_CONTAINER, false, Kind.CONTAINER, false),
+  /**
+   * cri4j's extended service: called at NRI's {@link HookEvent#STOP_CONTAINER}, which comes
+   * after the stop (NRI has no event before it); {@link HookServer} serves it with an empty
+   * answer and runs its hooks' stop at {@link #POST_STOP_CONTAINER}.
+   */
+  PRE_STOP_CONTAINER(
+      "PreStopContainer", HookEvent.STOP_CONTAINER, true, Kind.CONTAINER, false),
+  /** A container is being removed (cri4j's extended service; NRI's event, after removal). */
+  PRE_REMOVE_CONTAINER(
+      "PreRemoveContainer", HookEvent.REMOVE_CONTAINER, true, Kind.CONTAINER, false),
+  /** A container's resources were updated (cri4j's extended service). */
+  POST_UPDATE_CONTAINER_RESOURCES("PostUpdateContainerResources",
+      HookEvent.POST_UPDATE_CONTAINER, false, Kind.CONTAINER, false),
+  /** As {@link #PRE_STOP_CONTAINER}, for pods. */
+  PRE_STOP_POD_SANDBOX("PreStopPodSandbox", HookEvent.STOP_POD_SANDBOX, true, Kind.POD, false),
+  /** A pod is being removed (cri4j's extended service; NRI's event, after removal). */
+  PRE_REMOVE_POD_SANDBOX(
+      "PreRemovePodSandbox", HookEvent.REMOVE_POD_SANDBOX, true, Kind.POD, false);
 
   /** Whether a point concerns a pod sandbox or a container. */
   public enum Kind { POD, CONTAINER }
 
   private final String configName;
-  private final String criMethod;
+  private final HookEvent event;
   private final boolean pre;
   private final Kind kind;
   private final boolean koordinator;
 
-  HookPoint(String configName, String criMethod, boolean pre, Kind kind, boolean koordinator) {
+  HookPoint(String configName, HookEvent event, boolean pre, Kind kind, boolean koordinator) {
     this.configName = configName;
-    this.criMethod = criMethod;
+    this.event = event;
     this.pre = pre;
     this.kind = kind;
     this.koordinator = koordinator;
@@ -48,12 +75,12 @@ public enum HookPoint {
     return configName;
   }
 
-  /** The bare CRI RuntimeService method this point belongs to, e.g. {@code CreateContainer}. */
-  public String criMethod() {
-    return criMethod;
+  /** The event of cri4j's hook model at which this point is called. */
+  public HookEvent event() {
+    return event;
   }
 
-  /** True for points called before the backend call (they may change the request). */
+  /** True for points Koordinator calls before the runtime acts (by name: {@code Pre...}). */
   public boolean isPre() {
     return pre;
   }

@@ -709,6 +709,60 @@ class HookChainTest {
   }
 
   @Test
+  void aHeldSourceKeepsAnEventsHooksUntilTheEventEnds() throws Exception {
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    AsyncHook slow = new AsyncHook() {
+      @Override public String name() { return "slow"; }
+      @Override public CompletionStage<Void> runPodSandbox(PodSandbox pod) { return answer; }
+    };
+    List<Object> list = List.of(slow);
+    AtomicInteger held = new AtomicInteger();
+    List<Object> released = new CopyOnWriteArrayList<>();
+    HookChain c = HookChain.builder().source(() -> {
+      held.incrementAndGet();
+      return list;
+    }, l -> {
+      held.decrementAndGet();
+      released.add(l);
+    }).build();
+    chains.add(c);
+    assertThat(held).as("uses that are no event give back at once").hasValue(0);
+    CompletionStage<Void> event = c.runPodSandbox(POD);
+    assertThat(held).as("held while the event runs").hasValue(1);
+    answer.complete(null);
+    get(event);
+    assertThat(held).hasValue(0);
+    assertThat(released).last().isSameAs(list);
+    // an event no hook wants gives back too
+    get(c.stopPodSandbox(POD));
+    assertThat(held).hasValue(0);
+  }
+
+  @Test
+  void providedHooksJoinTheOrderButTheirProviderConfiguresAndShutsThemDown() throws Exception {
+    List<String> log = new CopyOnWriteArrayList<>();
+    AsyncHook provided = Hooks.async(new Lifecycle("provided", FAIL.withIndex(5), false, log),
+        Runnable::run);
+    List<AsyncHook> fromProvider = new CopyOnWriteArrayList<>(List.of(provided));
+    HookChain c = HookChain.builder().add(new Lifecycle("own", FAIL.withIndex(9), false, log))
+        .provided(() -> List.copyOf(fromProvider)).build();
+    chains.add(c);
+    assertThat(c.hookNames()).containsExactly("provided", "own");
+    get(c.configure(config("cfg")));
+    get(c.synchronize(List.of(POD), List.of(CTR)));
+    assertThat(log).containsExactly("own:configure:cfg");
+    log.clear();
+    get(c.runPodSandbox(POD));
+    assertThat(log).containsExactly("provided:run", "own:run");
+    fromProvider.clear();
+    log.clear();
+    get(c.runPodSandbox(POD));
+    assertThat(log).as("gone, and not shut down by the chain").containsExactly("own:run");
+    c.close();
+    assertThat(log).containsExactly("own:run", "own:shutdown");
+  }
+
+  @Test
   void shutdownFansOutOnceAndCloseIsIdempotent() throws Exception {
     List<String> log = new CopyOnWriteArrayList<>();
     AsyncHook async = new AsyncHook() {

@@ -48,8 +48,8 @@ class HookConfigDirectoryIT {
     write(dir.resolve("a.json"), config("/run/a.sock", "Fail", "PreRunPodSandbox"));
     try (HookConfigDirectory d = HookConfigDirectory.watch(dir)) {
       d.addListener(snapshots::add);
-      assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a");
-      assertThat(d.get().get(0).failurePolicy()).isEqualTo(FailurePolicy.FAIL);
+      assertThat(d.get()).extracting(RemoteRuntimeHook::name).containsExactly("a");
+      assertThat(d.get().get(0).policy().failurePolicy()).isEqualTo(FailurePolicy.FAIL);
 
       // add a malformed file: reported, ignored
       write(dir.resolve("b.json"), "{\"remote-endpoint\": ");
@@ -62,7 +62,8 @@ class HookConfigDirectoryIT {
       write(dir.resolve("a.json"), config("/run/a2.sock", "Ignore", "PreCreateContainer"));
       await(x -> x.configs().containsKey("a")
           && x.configs().get("a").remoteEndpoint().equals("/run/a2.sock"));
-      assertThat(d.get().get(0).points()).containsExactly(HookPoint.PRE_CREATE_CONTAINER);
+      assertThat(d.get().get(0).config().points()).containsExactly(HookPoint.PRE_CREATE_CONTAINER);
+      assertThat(d.get().get(0).events()).containsExactly(HookEvent.CREATE_CONTAINER);
 
       // break a: the last good version stays in force
       write(dir.resolve("a.json"), "[]");
@@ -85,7 +86,7 @@ class HookConfigDirectoryIT {
       write(dir.resolve("b.json"), config("unix:///run/b.sock", "Ignore", "PostStartContainer"));
       s = await(x -> x.configs().keySet().equals(java.util.Set.of("b")) && x.errors().isEmpty());
       assertThat(s.configs().get("b").remoteEndpoint()).isEqualTo("/run/b.sock");
-      assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("b");
+      assertThat(d.get()).extracting(RemoteRuntimeHook::name).containsExactly("b");
     }
   }
 
@@ -124,7 +125,7 @@ class HookConfigDirectoryIT {
       try {
         d.addListener(snapshots::add);
         assertThat(d.snapshot().errors().get("f")).contains("not a regular file");
-        assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a");
+        assertThat(d.get()).extracting(RemoteRuntimeHook::name).containsExactly("a");
         // the watcher goes on: later changes apply, with the FIFO still there and once it is gone
         write(dir.resolve("b.json"), config("/run/b.sock", "Ignore", "PreCreateContainer"));
         await(x -> x.configs().containsKey("b"));
@@ -174,7 +175,7 @@ class HookConfigDirectoryIT {
       write(dir.resolve("t.json"), good.replace("}", ", \"timeout\": \"1h\"}"));
       s = await(x -> x.configs().containsKey("t"));
       assertThat(s.configs().get("t").timeout()).isEqualTo(java.time.Duration.ofHours(1));
-      assertThat(d.get()).extracting(RuntimeHook::name).containsExactly("a", "t");
+      assertThat(d.get()).extracting(RemoteRuntimeHook::name).containsExactly("a", "t");
     }
   }
 

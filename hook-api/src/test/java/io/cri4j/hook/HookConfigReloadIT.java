@@ -2,19 +2,18 @@ package io.cri4j.hook;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.ContainerAdjustment;
+import io.cri4j.nri.api.LinuxResources;
+import io.cri4j.nri.api.PodSandbox;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -22,42 +21,44 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Reloads of the hook config directory while calls are in flight, with hook servers on real unix
- * sockets: a call finishes with the hooks (and channels) it started with.
+ * Reloads of the hook config directory while events are in flight, with hook servers on real
+ * unix sockets and the directory's hooks in a {@link HookChain}: an event finishes with the hooks
+ * (and channels) it started with.
  */
 class HookConfigReloadIT {
   @TempDir Path dir;
   private final LinkedBlockingQueue<HookConfigDirectory.Snapshot> snapshots =
       new LinkedBlockingQueue<>();
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
   private final CountDownLatch entered = new CountDownLatch(2);
   private final CountDownLatch release = new CountDownLatch(1);
 
   @AfterEach
-  void stopTimer() {
+  void releaseHooks() {
     release.countDown();
-    timer.shutdownNow();
   }
 
-  /** Answers at PreCreateContainer; "slow" first waits for the test (each call). */
-  private RuntimeHook served(String name, ContainerResourceHookResponse answer, boolean slow) {
-    return new RuntimeHook() {
+  /** Answers at CreateContainer; "slow" first waits for the test (each call). */
+  private Hook served(String name, ContainerAdjustment answer, boolean slow) {
+    return new Hook() {
       @Override public String name() { return name; }
 
-      @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_CREATE_CONTAINER); }
-
-      @Override public java.time.Duration timeout() { return java.time.Duration.ofSeconds(30); }
+      @Override public HookPolicy policy() {
+        return HookPolicy.DEFAULT.withTimeout(Duration.ofSeconds(30));
+      }
 
       @Override
-      public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r)
-          throws Exception {
+      public HookResult createContainer(PodSandbox pod, Container c) throws Exception {
         if (slow) {
           entered.countDown();
           assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
         }
-        return ContainerHookResult.of(answer);
+        return HookResult.adjust(answer);
       }
     };
+  }
+
+  private static LinuxResources resources(HookResult r) {
+    return r.adjustment().getLinux().getResources();
   }
 
   private static String config(Path socket, String policy, int index, String timeout) {
@@ -78,16 +79,14 @@ class HookConfigReloadIT {
   }
 
   @Test
-  void callsInFlightFinishOnTheChannelsTheyStartedWithAndOldChannelsCloseWhenIdle()
+  void eventsInFlightFinishOnTheChannelsTheyStartedWithAndOldChannelsCloseWhenIdle()
       throws Exception {
     Path a = dir.resolve("a.sock");
     Path b = dir.resolve("b.sock");
     Path conf = dir.resolve("conf");
     Files.createDirectories(conf);
-    ContainerResourceHookResponse cpus = ContainerResourceHookResponse.newBuilder()
-        .setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus("1")).build();
-    ContainerResourceHookResponse shares = ContainerResourceHookResponse.newBuilder()
-        .setContainerResources(LinuxContainerResources.newBuilder().setCpuShares(64)).build();
+    ContainerAdjustment cpus = Adjustments.create().setLinuxCpuSetCpus("1").build();
+    ContainerAdjustment shares = Adjustments.create().setLinuxCpuShares(64).build();
     try (HookServer sa = HookServer.start(a, List.of(served("slow", cpus, true)));
          HookServer sb = HookServer.start(b, List.of(served("quick", shares, false)))) {
       Files.writeString(conf.resolve("fa.json"), config(a, "Fail", 0, "20s"),
@@ -95,19 +94,15 @@ class HookConfigReloadIT {
       Files.writeString(conf.resolve("fb.json"), config(b, "Ignore", 1, "20s"),
           StandardCharsets.UTF_8);
       try (HookConfigDirectory d = HookConfigDirectory.watch(conf);
-           HookDispatcher dispatcher = HookDispatcher.builder().hooks(d).build()) {
+           HookChain chain = HookChain.builder().source(d::hold, d::release).build()) {
         d.addListener(snapshots::add);
         List<RemoteRuntimeHook> before = d.get();
-        ContainerResourceHookRequest req = ContainerResourceHookRequest.getDefaultInstance();
-        CompletableFuture<ContainerHookResult> async =
-            dispatcher.dispatchContainerAsync(HookPoint.PRE_CREATE_CONTAINER, req, timer);
-        CompletableFuture<ContainerHookResult> blocking = CompletableFuture.supplyAsync(() -> {
-          try {
-            return dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER, req);
-          } catch (io.grpc.StatusException e) {
-            throw new java.util.concurrent.CompletionException(e);
-          }
-        });
+        PodSandbox pod = PodSandbox.newBuilder().setId("p").setName("web").build();
+        Container ctr = Container.newBuilder().setId("c").setName("app").build();
+        CompletableFuture<HookResult> first =
+            chain.createContainer(pod, ctr).toCompletableFuture();
+        CompletableFuture<HookResult> second = CompletableFuture.supplyAsync(() ->
+            chain.createContainer(pod, ctr).toCompletableFuture().join());
         assertThat(entered.await(20, TimeUnit.SECONDS)).as("both calls reached hook fa").isTrue();
         // both files change while the calls wait in fa (fb still to come)
         Files.writeString(conf.resolve("fa.json"), config(a, "Fail", 0, "21s"),
@@ -121,12 +116,12 @@ class HookConfigReloadIT {
         assertThat(before).as("old channels stay open while calls use them")
             .noneMatch(RemoteRuntimeHook::isShutdown);
         release.countDown();
-        for (CompletableFuture<ContainerHookResult> f : List.of(async, blocking)) {
-          LinuxContainerResources r = f.get(20, TimeUnit.SECONDS).response()
-              .getContainerResources();
-          assertThat(r.getCpusetCpus()).as("fa's answer, from the channel the call started on")
+        for (CompletableFuture<HookResult> f : List.of(first, second)) {
+          LinuxResources r = resources(f.get(20, TimeUnit.SECONDS));
+          assertThat(r.getCpu().getCpus()).as("fa's answer, from the channel the call started on")
               .isEqualTo("1");
-          assertThat(r.getCpuShares()).as("fb (Ignore) called, not skipped").isEqualTo(64);
+          assertThat(r.getCpu().getShares().getValue()).as("fb (Ignore) called, not skipped")
+              .isEqualTo(64);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!before.stream().allMatch(RemoteRuntimeHook::isShutdown)
@@ -136,10 +131,10 @@ class HookConfigReloadIT {
         assertThat(before).as("old channels closed once idle")
             .allMatch(RemoteRuntimeHook::isShutdown);
         assertThat(d.get()).noneMatch(RemoteRuntimeHook::isShutdown);
-        LinuxContainerResources r = dispatcher.dispatchContainer(HookPoint.PRE_CREATE_CONTAINER,
-            req).response().getContainerResources();
-        assertThat(r.getCpusetCpus()).isEqualTo("1");
-        assertThat(r.getCpuShares()).isEqualTo(64);
+        LinuxResources r = resources(chain.createContainer(pod, ctr).toCompletableFuture()
+            .get(20, TimeUnit.SECONDS));
+        assertThat(r.getCpu().getCpus()).isEqualTo("1");
+        assertThat(r.getCpu().getShares().getValue()).isEqualTo(64);
       }
     }
   }

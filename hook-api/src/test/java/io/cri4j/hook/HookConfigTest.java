@@ -28,11 +28,11 @@ class HookConfigTest {
   void parsesOurIndexTimeoutAndUnixScheme() {
     HookConfig c = HookConfig.parse("x", """
         {"remote-endpoint": "unix:///run/x.sock", "runtime-hooks": ["PreRemoveContainer"],
-         "index": -5, "timeout": "250ms"}
+         "index": 5, "timeout": "250ms"}
         """);
     assertThat(c.remoteEndpoint()).isEqualTo("/run/x.sock");
     assertThat(c.failurePolicy()).isEqualTo(FailurePolicy.IGNORE);
-    assertThat(c.index()).isEqualTo(-5);
+    assertThat(c.index()).isEqualTo(5);
     assertThat(c.timeout()).isEqualTo(Duration.ofMillis(250));
   }
 
@@ -78,10 +78,12 @@ class HookConfigTest {
     assertThat(HookConfig.parse("x", withField("\"timeout\":\"60m\"")).timeout())
         .isEqualTo(Duration.ofHours(1));
     for (String i : new String[] {"4294967297", "2147483648", "-2147483649", "1.5", "1e10",
-        "\"ten\""}) {
+        "\"ten\"", "-1", "100"}) {
       assertThatThrownBy(() -> HookConfig.parse("x", withField("\"index\":" + i)))
-          .as(i).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("\"index\"");
+          .as(i).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("\"index\"")
+          .hasMessageContaining("0 to 99");
     }
+    assertThat(HookConfig.parse("x", withField("\"index\":99")).index()).isEqualTo(99);
     assertThatThrownBy(() -> HookConfig.parse("x",
         "{\"remote-endpoint\":\"/" + "s".repeat(200) + "\",\"runtime-hooks\":[\"PreRunPodSandbox\"]}"))
         .hasMessageContaining("\"remote-endpoint\"").hasMessageContaining("107");

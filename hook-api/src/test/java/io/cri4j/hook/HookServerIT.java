@@ -15,40 +15,37 @@ import io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.cri4j.hook.internal.Koordinator;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A Java hook served by {@link HookServer}, called the way Koordinator's Go proxy calls a hook
+ * A cri4j hook served by {@link HookServer}, called the way Koordinator's Go proxy calls a hook
  * server: the generated {@code runtime.v1alpha1.RuntimeHookService} stub over a unix socket.
  */
 class HookServerIT {
   @TempDir Path dir;
 
-  static final class CpusetHook implements RuntimeHook {
+  static final class CpusetHook implements Hook {
     @Override public String name() { return "cpuset"; }
 
-    @Override public Set<HookPoint> points() {
-      return Set.of(HookPoint.PRE_CREATE_CONTAINER, HookPoint.PRE_RUN_POD_SANDBOX);
+    @Override public HookPolicy policy() { return HookPolicy.DEFAULT.withFailurePolicy(FailurePolicy.FAIL); }
+
+    @Override
+    public HookResult createContainer(PodSandbox pod, Container c) {
+      return HookResult.adjust(Adjustments.create().setLinuxCpuSetCpus("2-3")
+          .addAnnotation("for", c.getName())
+          .addEnv("SEEN", Koordinator.envs(c.getEnvList()).getOrDefault("HOME", "none"))
+          .build());
     }
 
     @Override
-    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-      return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-          .setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus("2-3"))
-          .putContainerAnnotations("for", r.getContainerMeta().getName()).build())
-          .withEnvs(List.of(io.cri4j.cri.v1.KeyValue.newBuilder().setKey("SEEN")
-              .setValue(com.google.protobuf.ByteString.copyFromUtf8(
-                  r.getContainerEnvsOrDefault("HOME", "none"))).build()));
-    }
-
-    @Override
-    public io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse onPodSandbox(HookPoint p,
-        PodSandboxHookRequest r) {
-      throw new IllegalStateException("no pods today for " + r.getPodMeta().getName());
+    public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) {
+      throw new IllegalStateException("no pods today for " + pod.getName());
     }
   }
 
@@ -65,7 +62,7 @@ class HookServerIT {
                 .putContainerEnvs("HOME", "/root").build());
         assertThat(r.getContainerResources().getCpusetCpus()).isEqualTo("2-3");
         assertThat(r.getContainerAnnotationsMap()).containsEntry("for", "app");
-        // an in-process hook's environment goes out as Koordinator's container_envs
+        // the hook's environment goes out as Koordinator's container_envs
         assertThat(r.getContainerEnvsMap()).containsExactly(java.util.Map.entry("SEEN", "/root"));
         // a point the hook did not ask for: empty answer
         assertThat(stub.preStartContainerHook(ContainerResourceHookRequest.getDefaultInstance()))
@@ -74,7 +71,7 @@ class HookServerIT {
             .setPodMeta(PodSandboxMetadata.newBuilder().setName("web")).build()))
             .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
               assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-              assertThat(e.getStatus().getDescription()).contains("hook cpuset failed")
+              assertThat(e.getStatus().getDescription()).contains("hook \"cpuset\" failed")
                   .contains("no pods today for web");
             });
       } finally {

@@ -5,16 +5,19 @@ import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookChain;
 import io.cri4j.hook.HookConfigDirectory;
-import io.cri4j.hook.HookConflict;
-import io.cri4j.hook.HookDispatcher;
-import io.cri4j.hook.InProcessHooks;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.internal.CheckpointStore;
-import io.cri4j.hook.internal.CriHookInterceptor;
+import io.cri4j.hook.Hooks;
+import io.cri4j.hook.RemoteRuntimeHook;
+import io.cri4j.hook.host.DeviceNodes;
+import io.cri4j.hook.host.HookProvider;
 import io.cri4j.imagepull.PullObserver;
+import io.cri4j.proxy.internal.CheckpointStore;
 import io.cri4j.proxy.internal.InterceptedService;
+import io.cri4j.proxy.internal.ProxyHooks;
 import io.cri4j.proxy.internal.PullObserving;
 import io.cri4j.proxy.internal.ProxyTransport;
 import io.grpc.ManagedChannel;
@@ -31,19 +34,32 @@ import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A CRI proxy: listens on a unix socket (kubelet or crictl talk to it), runs intercepted calls
- * through the interceptor chain and the runtime hooks, and forwards everything to the backend
- * runtime (containerd, CRI-O). Calls no interceptor or hook wants, including the whole
- * ImageService, server-streaming RPCs and services or methods the proxy does not know, are
- * relayed as raw bytes without decoding. Serves {@code runtime.v1} and {@code runtime.v1alpha2};
- * hooks run on v1alpha2 calls once the backend answered v1alpha2 Version (probed at start, and
- * again on the next v1alpha2 call while the backend could not be reached).
+ * through the interceptor chain, hosts lifecycle hooks as an NRI host for runtimes without NRI,
+ * and forwards everything to the backend runtime (containerd, CRI-O). Calls no interceptor or
+ * hook wants, including the whole ImageService, server-streaming RPCs and services or methods the
+ * proxy does not know, are relayed as raw bytes without decoding. Serves {@code runtime.v1} and
+ * {@code runtime.v1alpha2}; hooks run on v1alpha2 calls once the backend answered v1alpha2
+ * Version (probed at start, and again on the next v1alpha2 call while the backend could not be
+ * reached).
+ *
+ * <p>The hooks are one {@link HookChain} in cri4j's (NRI's) model: in-process {@link Hook}s and
+ * {@link AsyncHook}s ({@link Builder#addHook}, {@link Builder#loadHooks}), the Koordinator hook
+ * servers of a watched config directory ({@link Builder#hookConfigDir}, each a {@link
+ * RemoteRuntimeHook}) and the hooks of {@link HookProvider}s such as external NRI plugins
+ * ({@link Builder#addHookProvider}; the proxy is their {@link io.cri4j.hook.host.HookHost}). They
+ * run in index order around the lifecycle calls; their adjustments change the CRI request, their
+ * updates and evictions become {@code UpdateContainerResources} and {@code StopContainer} calls
+ * on the backend, and {@code Synchronize} gives them the proxy's record of pods and containers,
+ * rebuilt from the backend at start.
  *
  * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
  * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
@@ -52,6 +68,7 @@ import org.slf4j.LoggerFactory;
  * try (CriProxy proxy = CriProxy.builder()
  *     .listen(Path.of("/var/run/cri4j/proxy.sock"))
  *     .backend(Path.of("/run/containerd/containerd.sock"))
+ *     .addHook(myHook)
  *     .hookConfigDir(HookConfigDirectory.DEFAULT_DIR)
  *     .build()) {
  *   proxy.start();
@@ -67,8 +84,10 @@ public final class CriProxy implements AutoCloseable {
   private final ManagedChannel backend;
   private final ExecutorService executor;
   private final CheckpointStore store = new CheckpointStore();
+  private final AtomicReference<CompletableFuture<Boolean>> probing = new AtomicReference<>();
   private HookConfigDirectory configDir;
-  private HookDispatcher dispatcher;
+  private ProxyHooks hooks;
+  private final List<HookProvider> startedProviders = new ArrayList<>();
   /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
   private volatile Boolean v1alpha2;
   private boolean started;
@@ -109,9 +128,10 @@ public final class CriProxy implements AutoCloseable {
       close();
       throw e;
     }
-    List<RuntimeHook> fixed = new ArrayList<>(config.hooks);
+    List<Object> fixed = new ArrayList<>(config.hooks);
     if (config.serviceLoader != null) {
-      fixed.addAll(InProcessHooks.load(config.serviceLoader));
+      fixed.addAll(Hooks.loadBlocking(config.serviceLoader));
+      fixed.addAll(Hooks.loadAsync(config.serviceLoader));
     }
     if (config.hookConfigDir != null) {
       try {
@@ -121,44 +141,30 @@ public final class CriProxy implements AutoCloseable {
         throw e;
       }
     }
-    List<RuntimeHook> fixedCopy = List.copyOf(fixed);
-    HookDispatcher.Builder db = HookDispatcher.builder().hooks(fixedCopy)
-        .onConflict(config.conflictListener);
-    if (configDir != null) {
-      db.configDirectory(configDir); // a call keeps the hooks it started with across reloads
-    }
-    dispatcher = db.build();
     v1alpha2 = probeV1alpha2();
-    // without hooks, and no directory to add them later, the hook points are not intercepted
-    // at all: those calls are relayed like every other, and no checkpoint store is kept
-    boolean hooksPossible = !fixedCopy.isEmpty() || configDir != null;
+    // without hooks, and no directory or provider to add them later, the lifecycle methods are
+    // not intercepted at all: those calls are relayed like every other, and no store is kept
+    boolean hooksPossible = !fixed.isEmpty() || configDir != null
+        || !config.providers.isEmpty();
     List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
     if (config.pullObserver != null) {
       // after the user's interceptors: it sees the pulls as they reach the runtime
       chain.add(new PullObserving(config.pullObserver));
     }
-    InterceptedService.InlineHooks inlineHooks = null;
     if (hooksPossible) {
       try {
-        store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
-      } catch (StatusRuntimeException e) {
-        LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
-            IoErrors.describe(e.getStatus()));
+        startHooks(fixed);
+      } catch (IOException | RuntimeException e) {
+        close();
+        throw e;
       }
-      CriHookInterceptor hooks = new CriHookInterceptor(dispatcher, store);
-      V1alpha2Gate gate = new V1alpha2Gate(hooks);
-      chain.add(gate);
-      inlineHooks = new InterceptedService.InlineHooks(gate, hooks, m -> {
-        String svc = m.getServiceName();
-        return svc == null || !svc.startsWith("runtime.v1alpha2.")
-            || Boolean.TRUE.equals(v1alpha2);
-      });
+      chain.add(hooks);
     }
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
     // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
-    // backend serves v1alpha2 (V1alpha2Gate)
+    // backend serves v1alpha2 (ProxyHooks asks hooksApply)
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
@@ -166,8 +172,7 @@ public final class CriProxy implements AutoCloseable {
     if (config.pullObserver != null) {
       methods.addAll(PullObserving.localMethods()); // answered here, not relayed
     }
-    InterceptedService intercepted =
-        new InterceptedService(backend, chain, executor, methods, inlineHooks);
+    InterceptedService intercepted = new InterceptedService(backend, chain, executor, methods);
     try {
       // everything else is relayed as HTTP/2 frames on the transport thread; chains get a pool
       transport.start(intercepted, config.socketMode);
@@ -176,8 +181,136 @@ public final class CriProxy implements AutoCloseable {
       throw e;
     }
     LOG.info("CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
-        + " {})", config.listen, config.backend, v1alpha2, intercepted.size());
+        + " {}, hooks: {})", config.listen, config.backend, v1alpha2, intercepted.size(),
+        hooks == null ? "none" : hooks.chain().hookNames());
     return this;
+  }
+
+  /**
+   * Rebuilds the store, makes the hook chain, configures and synchronizes its hooks, then starts
+   * the providers (which configure and synchronize theirs).
+   */
+  private void startHooks(List<Object> fixed) throws IOException {
+    try {
+      store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+    } catch (StatusRuntimeException e) {
+      LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
+          IoErrors.describe(e.getStatus()));
+    }
+    HookSource source = new HookSource(fixed, configDir);
+    List<HookProvider> providers = List.copyOf(config.providers);
+    HookChain hookChain = HookChain.builder().name("cri4j-proxy")
+        .source(source::hold, source::release)
+        .provided(new ProvidedHooks(providers)).build();
+    hooks = new ProxyHooks(hookChain, store, backend, this::hooksApply, backendVersion(),
+        DeviceNodes.system());
+    hooks.start();
+    for (HookProvider p : providers) {
+      p.start(hooks);
+      startedProviders.add(p);
+    }
+  }
+
+  /** The backend's runtime name and version, for hooks' {@code Configure}. */
+  private String backendVersion() {
+    try {
+      io.cri4j.cri.v1.VersionResponse v = RuntimeServiceGrpc.newBlockingStub(backend)
+          .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+          .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance());
+      return v.getRuntimeName() + " " + v.getRuntimeVersion();
+    } catch (StatusRuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  /**
+   * The in-process hooks and the config directory's, as one list per directory generation;
+   * an event holds the generation it started with until it ends.
+   */
+  private static final class HookSource {
+    private final List<Object> fixed;
+    private final HookConfigDirectory dir;
+    private final Held none;
+    private volatile Held last;
+
+    /** The hooks of one event: the fixed ones, then the directory's (held). */
+    static final class Held extends java.util.AbstractList<Object> {
+      final List<Object> all;
+      final List<RemoteRuntimeHook> generation;
+
+      Held(List<Object> fixed, List<RemoteRuntimeHook> generation) {
+        List<Object> a = new ArrayList<>(fixed);
+        if (generation != null) {
+          a.addAll(generation);
+        }
+        this.all = List.copyOf(a);
+        this.generation = generation;
+      }
+
+      @Override public Object get(int i) { return all.get(i); }
+
+      @Override public int size() { return all.size(); }
+    }
+
+    HookSource(List<Object> fixed, HookConfigDirectory dir) {
+      this.fixed = List.copyOf(fixed);
+      this.dir = dir;
+      this.none = new Held(this.fixed, null);
+    }
+
+    Held hold() {
+      if (dir == null) {
+        return none;
+      }
+      List<RemoteRuntimeHook> g = dir.hold();
+      Held h = last;
+      if (h == null || h.generation != g) {
+        h = new Held(fixed, g);
+        last = h;
+      }
+      return h;
+    }
+
+    void release(Held h) {
+      if (h.generation != null) {
+        dir.release(h.generation);
+      }
+    }
+  }
+
+  /** The providers' hooks, as the same list while none changed. */
+  private static final class ProvidedHooks
+      implements java.util.function.Supplier<List<AsyncHook>> {
+    private final List<HookProvider> providers;
+    private volatile List<List<AsyncHook>> lastParts = List.of();
+    private volatile List<AsyncHook> last = List.of();
+
+    ProvidedHooks(List<HookProvider> providers) {
+      this.providers = providers;
+    }
+
+    @Override
+    public List<AsyncHook> get() {
+      if (providers.isEmpty()) {
+        return List.of();
+      }
+      List<List<AsyncHook>> parts = new ArrayList<>(providers.size());
+      providers.forEach(p -> parts.add(p.hooks()));
+      List<List<AsyncHook>> before = lastParts;
+      boolean same = before.size() == parts.size();
+      for (int i = 0; same && i < parts.size(); i++) {
+        same = before.get(i) == parts.get(i);
+      }
+      if (same) {
+        return last;
+      }
+      List<AsyncHook> all = new ArrayList<>();
+      parts.forEach(all::addAll);
+      List<AsyncHook> out = List.copyOf(all);
+      last = out;
+      lastParts = parts;
+      return out;
+    }
   }
 
   /**
@@ -220,52 +353,63 @@ public final class CriProxy implements AutoCloseable {
   }
 
   /**
-   * Whether the backend serves v1alpha2, probing it when no probe was conclusive yet; null while
-   * the backend cannot be reached.
+   * Whether the hooks apply to a call of {@code m} now: on v1alpha2 calls only when the backend
+   * serves v1alpha2, probed (without blocking) while that is not known; a backend that cannot
+   * be reached fails the call rather than let it pass unhooked.
    */
-  private Boolean v1alpha2Known() {
+  private CompletionStage<Boolean> hooksApply(MethodDescriptor<?, ?> m) {
+    String svc = m.getServiceName();
+    if (svc == null || !svc.startsWith("runtime.v1alpha2.")) {
+      return CompletableFuture.completedFuture(true);
+    }
     Boolean known = v1alpha2;
-    if (known == null) {
-      synchronized (this) {
-        known = v1alpha2;
-        if (known == null) {
-          known = probeV1alpha2();
-          v1alpha2 = known;
-        }
+    if (known != null) {
+      return CompletableFuture.completedFuture(known);
+    }
+    CompletableFuture<Boolean> probe = new CompletableFuture<>();
+    if (!probing.compareAndSet(null, probe)) {
+      CompletableFuture<Boolean> running = probing.get();
+      probe = running != null ? running : CompletableFuture.completedFuture(v1alpha2);
+    } else {
+      CompletableFuture<Boolean> mine = probe;
+      io.grpc.stub.ClientCalls.asyncUnaryCall(backend.newCall(
+          io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(), io.grpc.CallOptions
+              .DEFAULT.withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
+          io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
+          new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
+            @Override public void onNext(io.cri4j.cri.v1alpha2.VersionResponse r) {
+              v1alpha2 = Boolean.TRUE;
+            }
+
+            @Override public void onError(Throwable t) {
+              Status s = Status.fromThrowable(t);
+              if (s.getCode() == Status.Code.UNIMPLEMENTED) {
+                v1alpha2 = Boolean.FALSE;
+              } else {
+                LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next"
+                    + " v1alpha2 call", config.backend, IoErrors.describe(s));
+              }
+              done();
+            }
+
+            @Override public void onCompleted() {
+              done();
+            }
+
+            private void done() {
+              probing.set(null);
+              mine.complete(v1alpha2);
+            }
+          });
+    }
+    return probe.thenApply(served -> {
+      if (served == null) {
+        throw new java.util.concurrent.CompletionException(Status.UNAVAILABLE.withDescription(
+            "backend " + config.backend + " is unreachable (cannot tell whether it serves"
+                + " runtime.v1alpha2)").asException());
       }
-    }
-    return known;
-  }
-
-  /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */
-  private final class V1alpha2Gate implements CriInterceptor {
-    private final CriInterceptor hooks;
-
-    V1alpha2Gate(CriInterceptor hooks) {
-      this.hooks = hooks;
-    }
-
-    @Override
-    public boolean intercepts(MethodDescriptor<?, ?> method) {
-      return hooks.intercepts(method);
-    }
-
-    @Override
-    public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws io.grpc.StatusException {
-      String svc = chain.method().getServiceName();
-      if (svc != null && svc.startsWith("runtime.v1alpha2.")) {
-        Boolean served = v1alpha2Known();
-        if (served == null) {
-          // never let a call pass unhooked because the probe raced a reconnecting backend
-          throw Status.UNAVAILABLE.withDescription("backend " + config.backend
-              + " is unreachable (cannot tell whether it serves runtime.v1alpha2)").asException();
-        }
-        if (!served) {
-          return chain.proceed(chain.request());
-        }
-      }
-      return hooks.interceptUnary(chain);
-    }
+      return served;
+    });
   }
 
   /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
@@ -293,7 +437,10 @@ public final class CriProxy implements AutoCloseable {
     transport.awaitTermination();
   }
 
-  /** Stops serving, removes the socket, closes the backend channel and hooks; idempotent. */
+  /**
+   * Stops serving, removes the socket, closes the backend channel, the hook providers and the
+   * hooks; idempotent.
+   */
   @Override
   public void close() {
     synchronized (this) {
@@ -304,8 +451,19 @@ public final class CriProxy implements AutoCloseable {
     }
     transport.close();
     executor.shutdownNow();
-    if (dispatcher != null) {
-      dispatcher.close();
+    List<HookProvider> providers;
+    synchronized (this) {
+      providers = List.copyOf(startedProviders);
+    }
+    for (HookProvider p : providers) {
+      try {
+        p.close();
+      } catch (RuntimeException e) {
+        LOG.warn("closing hook provider {} failed", p, e);
+      }
+    }
+    if (hooks != null) {
+      hooks.close();
     }
     if (configDir != null) {
       configDir.close();
@@ -318,11 +476,10 @@ public final class CriProxy implements AutoCloseable {
     private CriEndpoint backend;
     private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
     private final List<CriInterceptor> interceptors = new ArrayList<>();
-    private final List<RuntimeHook> hooks = new ArrayList<>();
+    private final List<Object> hooks = new ArrayList<>();
+    private final List<HookProvider> providers = new ArrayList<>();
     private ClassLoader serviceLoader;
     private Path hookConfigDir;
-    private Consumer<HookConflict> conflictListener =
-        c -> LOG.warn("hook conflict: {}", c.describe());
     private long probeTimeoutMillis = 2000;
     private int ioThreads = 1;
     private PullObserver pullObserver;
@@ -369,7 +526,7 @@ public final class CriProxy implements AutoCloseable {
 
     /**
      * Adds an interceptor; interceptors run in the order added, before the hooks. A unary
-     * method that only {@link io.cri4j.hook.AsyncCriInterceptor}s (and hooks) want runs its
+     * method that only {@link io.cri4j.hook.AsyncCriInterceptor}s (and the hooks) want runs its
      * chain on the proxy's I/O thread; one that a blocking {@link CriInterceptor} wants runs it
      * on a worker.
      */
@@ -378,19 +535,43 @@ public final class CriProxy implements AutoCloseable {
       return this;
     }
 
-    /** Adds an in-process hook. */
-    public Builder addHook(RuntimeHook hook) {
+    /** Adds an in-process hook; it runs on the hooks' worker threads. */
+    public Builder addHook(Hook hook) {
       hooks.add(Objects.requireNonNull(hook, "hook"));
       return this;
     }
 
-    /** Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start. */
+    /** Adds an in-process hook that never blocks; it runs on the proxy's I/O thread. */
+    public Builder addHook(AsyncHook hook) {
+      hooks.add(Objects.requireNonNull(hook, "hook"));
+      return this;
+    }
+
+    /**
+     * Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start: the
+     * classes listed in {@code META-INF/services/io.cri4j.hook.Hook} and {@code
+     * io.cri4j.hook.AsyncHook}.
+     */
     public Builder loadHooks(ClassLoader loader) {
       this.serviceLoader = Objects.requireNonNull(loader, "loader");
       return this;
     }
 
-    /** Watches this directory for remote hook configs ({@code *.json}). */
+    /**
+     * Adds hooks that come and go while the proxy runs (external NRI plugins, for example): the
+     * proxy starts the provider with itself as the {@link io.cri4j.hook.host.HookHost} once its
+     * own hooks are configured, calls the provider's hooks at every event with the others, and
+     * closes the provider when it closes.
+     */
+    public Builder addHookProvider(HookProvider provider) {
+      providers.add(Objects.requireNonNull(provider, "provider"));
+      return this;
+    }
+
+    /**
+     * Watches this directory for Koordinator hook configs ({@code *.json}): each file is a
+     * {@link RemoteRuntimeHook}.
+     */
     public Builder hookConfigDir(Path dir) {
       this.hookConfigDir = Objects.requireNonNull(dir, "dir");
       return this;
@@ -405,12 +586,6 @@ public final class CriProxy implements AutoCloseable {
      */
     public Builder observePulls(PullObserver observer) {
       this.pullObserver = Objects.requireNonNull(observer, "observer");
-      return this;
-    }
-
-    /** Told about every hook conflict (default: logged). */
-    public Builder onConflict(Consumer<HookConflict> listener) {
-      this.conflictListener = Objects.requireNonNull(listener, "listener");
       return this;
     }
 

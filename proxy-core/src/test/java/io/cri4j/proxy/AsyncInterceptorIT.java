@@ -16,9 +16,9 @@ import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.FailurePolicy;
-import io.cri4j.hook.HookPoint;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookResult;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -268,32 +268,31 @@ class AsyncInterceptorIT extends ProxyTestBase {
     assertThat(version.threads).singleElement().asString().startsWith(IO_THREAD);
   }
 
-  @ParameterizedTest(name = "hook called inline: {0}")
+  @ParameterizedTest(name = "hook never blocks: {0}")
   @ValueSource(booleans = {false, true})
   void runsBeforeTheHooksWhichSeeItsChange(boolean inline) throws Exception {
     CriProxyIT.TestHook hook = new CriProxyIT.TestHook("h", 0, FailurePolicy.FAIL,
-        HookPoint.PRE_CREATE_CONTAINER);
+        HookEvent.CREATE_CONTAINER);
     hook.inline = inline;
-    hook.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-        .putContainerAnnotations("hook", "yes").build());
+    hook.containerAnswer = HookResult.adjust(Adjustments.create().addAnnotation("hook", "yes")
+        .build());
     Async annotate = new Async("CreateContainer", chain -> {
       CreateContainerRequest r = (CreateContainerRequest) chain.request();
       return chain.proceed(r.toBuilder().setConfig(r.getConfig().toBuilder()
           .putAnnotations("interceptor", "yes")).build());
     });
     RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        startProxy(CriProxy.builder().addInterceptor(annotate).addHook(hook));
+        startProxy(CriProxyIT.with(hook).addInterceptor(annotate));
     stub.createContainer(container("pod-x", pod("x")));
     assertThat(backend.received(CreateContainerRequest.class)).singleElement()
         .satisfies(q -> assertThat(q.getConfig().getAnnotationsMap())
             .containsEntry("interceptor", "yes").containsEntry("hook", "yes"));
     assertThat(hook.seen).as("the hook sees the interceptor's change").singleElement()
-        .isInstanceOfSatisfying(io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest
-            .class, q -> assertThat(q.getContainerAnnotationsMap())
-                .containsEntry("interceptor", "yes"));
+        .isInstanceOfSatisfying(io.cri4j.nri.api.Container.class,
+            q -> assertThat(q.getAnnotationsMap()).containsEntry("interceptor", "yes"));
     assertThat(annotate.threads).singleElement().asString().startsWith(IO_THREAD);
     assertThat(hook.threads).singleElement().asString()
-        .startsWith(inline ? IO_THREAD : "cri4j-hook");
+        .startsWith(inline ? IO_THREAD : CriProxyIT.WORKER);
   }
 
   @Test

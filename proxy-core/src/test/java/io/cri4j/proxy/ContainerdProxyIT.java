@@ -33,14 +33,16 @@ import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StopContainerRequest;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.cri.v1.VersionRequest;
-import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.FailurePolicy;
-import io.cri4j.hook.HookPoint;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookPolicy;
+import io.cri4j.hook.HookResult;
+import io.cri4j.hook.Hooks;
+import io.cri4j.hook.PodSandboxAdjustment;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.TestImage;
@@ -80,43 +82,65 @@ class ContainerdProxyIT {
   private final List<String> points = new CopyOnWriteArrayList<>();
   private final List<String> threads = new CopyOnWriteArrayList<>();
 
-  /** Records every point; at PreCreateContainer adds an env var and an annotation. */
-  final class InjectingHook implements RuntimeHook {
-    private final boolean inline;
-
-    InjectingHook(boolean inline) {
-      this.inline = inline;
-    }
-
+  /** Records every event; at AdjustPodSandbox labels the pod, at CreateContainer adds an env
+   * var and an annotation. */
+  final class InjectingHook implements Hook {
     @Override public String name() { return "inject"; }
 
-    @Override public boolean callInline() { return inline; }
-
-    @Override public Set<HookPoint> points() { return Set.of(HookPoint.values()); }
-
-    @Override public FailurePolicy failurePolicy() { return FailurePolicy.FAIL; }
-
-    @Override
-    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r) {
-      points.add(p.configName());
-      threads.add(Thread.currentThread().getName());
-      if (p == HookPoint.PRE_RUN_POD_SANDBOX) {
-        return PodSandboxHookResponse.newBuilder().putLabels("cri4j.io/hooked", "true").build();
-      }
-      return PodSandboxHookResponse.getDefaultInstance();
+    @Override public Set<HookEvent> events() {
+      return java.util.EnumSet.complementOf(java.util.EnumSet.of(HookEvent.UPDATE_POD_SANDBOX,
+          HookEvent.POST_UPDATE_POD_SANDBOX, HookEvent.UPDATE_CONTAINER,
+          HookEvent.POST_UPDATE_CONTAINER, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT));
     }
 
-    @Override
-    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-      points.add(p.configName());
+    @Override public HookPolicy policy() {
+      return HookPolicy.DEFAULT.withFailurePolicy(FailurePolicy.FAIL);
+    }
+
+    private void saw(HookEvent e) {
+      points.add(e.displayName());
       threads.add(Thread.currentThread().getName());
-      if (p != HookPoint.PRE_CREATE_CONTAINER) {
-        return ContainerHookResult.of(ContainerResourceHookResponse.getDefaultInstance());
-      }
-      return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-              .putContainerAnnotations("cri4j.io/injected", r.getPodMeta().getName()).build())
-          .withEnvs(List.of(KeyValue.newBuilder().setKey("CRI4J_INJECTED")
-              .setValue(ByteString.copyFromUtf8("hello-from-hook")).build()));
+    }
+
+    @Override public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) {
+      saw(HookEvent.ADJUST_POD_SANDBOX);
+      return PodSandboxAdjustment.builder().putLabel("cri4j.io/hooked", "true").build();
+    }
+
+    @Override public void runPodSandbox(PodSandbox pod) { saw(HookEvent.RUN_POD_SANDBOX); }
+
+    @Override public void stopPodSandbox(PodSandbox pod) { saw(HookEvent.STOP_POD_SANDBOX); }
+
+    @Override public void removePodSandbox(PodSandbox pod) {
+      saw(HookEvent.REMOVE_POD_SANDBOX);
+    }
+
+    @Override public HookResult createContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.CREATE_CONTAINER);
+      return HookResult.adjust(Adjustments.create()
+          .addAnnotation("cri4j.io/injected", pod.getName())
+          .addEnv("CRI4J_INJECTED", "hello-from-hook").build());
+    }
+
+    @Override public void postCreateContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.POST_CREATE_CONTAINER);
+    }
+
+    @Override public void startContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.START_CONTAINER);
+    }
+
+    @Override public void postStartContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.POST_START_CONTAINER);
+    }
+
+    @Override public HookResult stopContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.STOP_CONTAINER);
+      return HookResult.none();
+    }
+
+    @Override public void removeContainer(PodSandbox pod, Container c) {
+      saw(HookEvent.REMOVE_CONTAINER);
     }
   }
 
@@ -126,8 +150,15 @@ class ContainerdProxyIT {
   }
 
   private void startProxy(boolean inlineHook) throws Exception {
-    proxy = CriProxy.builder().listen(dir.resolve("proxy.sock")).backend(CONTAINERD.endpoint())
-        .addHook(new InjectingHook(inlineHook)).build().start();
+    CriProxy.Builder b = CriProxy.builder().listen(dir.resolve("proxy.sock"))
+        .backend(CONTAINERD.endpoint());
+    if (inlineHook) {
+      // the same hook called on the thread at hand: the proxy's I/O thread
+      b.addHook(Hooks.async(new InjectingHook(), Runnable::run));
+    } else {
+      b.addHook(new InjectingHook());
+    }
+    proxy = b.build().start();
     channel = CriChannels.newChannel(proxy.listenEndpoint());
     runtime = RuntimeServiceGrpc.newBlockingStub(channel);
   }
@@ -157,7 +188,7 @@ class ContainerdProxyIT {
         .build();
   }
 
-  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook never blocks: {0}")
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
   void fullLifecycleThroughTheProxyAndTheContainerSeesTheInjectedEnv(boolean inline)
       throws Exception {
@@ -200,14 +231,13 @@ class ContainerdProxyIT {
     rt().removeContainer(RemoveContainerRequest.newBuilder().setContainerId(ctr).build());
     rt().stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
     rt().removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-    assertThat(points).containsExactly("PreRunPodSandbox", "PreCreateContainer",
-        "PostCreateContainer", "PreStartContainer", "PostStartContainer", "PreStopContainer",
-        "PostStopContainer", "PreRemoveContainer", "PreStopPodSandbox", "PostStopPodSandbox",
-        "PreRemovePodSandbox");
+    assertThat(points).containsExactly("AdjustPodSandbox", "RunPodSandbox", "CreateContainer",
+        "PostCreateContainer", "StartContainer", "PostStartContainer", "StopContainer",
+        "RemoveContainer", "StopPodSandbox", "RemovePodSandbox");
     assertThat(proxy.checkpointCounts()).containsExactly(0, 0);
     // a hook that never blocks ran on the proxy's I/O thread, without any hand-off
     assertThat(threads).allSatisfy(t -> assertThat(t)
-        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook"));
+        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook-worker"));
   }
 
   @Test
@@ -316,20 +346,18 @@ class ContainerdProxyIT {
   }
 
   /** Labels pods; can be told to hang. */
-  static final class RemoteLabelHook implements RuntimeHook {
+  static final class RemoteLabelHook implements Hook {
     volatile java.util.concurrent.CountDownLatch hang;
 
     @Override public String name() { return "remote-label"; }
 
-    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_RUN_POD_SANDBOX); }
-
     @Override
-    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r)
-        throws InterruptedException {
-      if (hang != null) {
-        hang.await();
+    public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) throws InterruptedException {
+      java.util.concurrent.CountDownLatch h = hang;
+      if (h != null) {
+        h.await();
       }
-      return PodSandboxHookResponse.newBuilder().putLabels("cri4j.io/remote", "yes").build();
+      return PodSandboxAdjustment.builder().putLabel("cri4j.io/remote", "yes").build();
     }
   }
 
@@ -362,7 +390,7 @@ class ContainerdProxyIT {
         assertThatThrownBy(() -> stub.withDeadlineAfter(60, TimeUnit.SECONDS).runPodSandbox(
             RunPodSandboxRequest.newBuilder().setConfig(podConfig("remote-hung")).build()))
             .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(
-                e.getStatus().getDescription()).contains("hook remote failed at PreRunPodSandbox"));
+                e.getStatus().getDescription()).contains("AdjustPodSandbox: hook \"remote\""));
         assertThat(rt().listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsCount())
             .isEqualTo(before);
         hook.hang.countDown();
@@ -446,16 +474,14 @@ class ContainerdProxyIT {
     } finally {
       direct.shutdownNow();
     }
-    List<ContainerResourceHookRequest> seen = new CopyOnWriteArrayList<>();
-    RuntimeHook recorder = new RuntimeHook() {
+    List<PodSandbox> pods = new CopyOnWriteArrayList<>();
+    List<Container> seen = new CopyOnWriteArrayList<>();
+    Hook recorder = new Hook() {
       @Override public String name() { return "recorder"; }
 
-      @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_START_CONTAINER); }
-
-      @Override
-      public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-        seen.add(r);
-        return ContainerHookResult.of(ContainerResourceHookResponse.getDefaultInstance());
+      @Override public void startContainer(PodSandbox pod, Container c) {
+        pods.add(pod);
+        seen.add(c);
       }
     };
     try (CriProxy late = CriProxy.builder().listen(dir.resolve("late.sock"))
@@ -470,14 +496,20 @@ class ContainerdProxyIT {
       }
     }
     assertThat(seen).singleElement().satisfies(r -> {
-      assertThat(r.getContainerMeta().getId()).isEqualTo(ctr);
-      assertThat(r.getContainerMeta().getName()).isEqualTo("old-app");
-      assertThat(r.getContainerAnnotationsMap()).containsEntry("ctr-note", "kept");
-      assertThat(r.getContainerResources().getCpuShares()).isEqualTo(512);
-      assertThat(r.getContainerResources().getMemoryLimitInBytes()).isEqualTo(64L << 20);
-      assertThat(r.getPodMeta().getName()).isEqualTo("before-proxy");
-      assertThat(r.getPodLabelsMap()).containsEntry("app", "legacy");
-      assertThat(r.getPodAnnotationsMap()).containsEntry("team", "node");
+      assertThat(r.getId()).isEqualTo(ctr);
+      assertThat(r.getName()).isEqualTo("old-app");
+      assertThat(r.getAnnotationsMap()).containsEntry("ctr-note", "kept");
+      assertThat(r.getArgsList()).containsExactly("sleep", "3600");
+      assertThat(r.getLinux().getResources().getCpu().getShares().getValue()).isEqualTo(512);
+      assertThat(r.getLinux().getResources().getMemory().getLimit().getValue())
+          .isEqualTo(64L << 20);
+      assertThat(r.getState()).isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_CREATED);
+    });
+    assertThat(pods).singleElement().satisfies(p -> {
+      assertThat(p.getId()).isEqualTo(podId);
+      assertThat(p.getName()).isEqualTo("before-proxy");
+      assertThat(p.getLabelsMap()).containsEntry("app", "legacy");
+      assertThat(p.getAnnotationsMap()).containsEntry("team", "node");
     });
     rt().stopContainer(StopContainerRequest.newBuilder().setContainerId(ctr).setTimeout(1).build());
     rt().removeContainer(RemoveContainerRequest.newBuilder().setContainerId(ctr).build());

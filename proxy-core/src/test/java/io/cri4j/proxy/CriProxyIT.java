@@ -21,17 +21,17 @@ import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
-import io.cri4j.hook.ContainerHookResult;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.FailurePolicy;
-import io.cri4j.hook.HookConflict;
-import io.cri4j.hook.HookPoint;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookPolicy;
+import io.cri4j.hook.HookResult;
+import io.cri4j.hook.PodSandboxAdjustment;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.grpc.CallOptions;
@@ -50,6 +50,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -82,17 +84,16 @@ class CriProxyIT extends ProxyTestBase {
   }
 
   @Test
-  void relayedInlineHookedThreadHookedAndExpiringCallsMixOnOneConnection() throws Exception {
+  void relayedInlineHookedWorkerHookedAndExpiringCallsMixOnOneConnection() throws Exception {
     TestHook inline = new TestHook("inline", 0, FailurePolicy.FAIL,
-        HookPoint.PRE_RUN_POD_SANDBOX);
+        HookEvent.ADJUST_POD_SANDBOX);
     inline.inline = true;
-    inline.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("inline", "yes").build();
+    inline.podAnswer = PodSandboxAdjustment.builder().putLabel("inline", "yes").build();
     TestHook threaded = new TestHook("threaded", 0, FailurePolicy.FAIL,
-        HookPoint.PRE_CREATE_CONTAINER);
-    threaded.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-        .putContainerAnnotations("threaded", "yes").build());
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        startProxy(CriProxy.builder().addHook(inline).addHook(threaded));
+        HookEvent.CREATE_CONTAINER);
+    threaded.containerAnswer = HookResult.adjust(Adjustments.create()
+        .addAnnotation("threaded", "yes").build());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(inline, threaded));
     MethodDescriptor<byte[], byte[]> echo = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Echo")
         .setRequestMarshaller(TestBackend.BYTES).setResponseMarshaller(TestBackend.BYTES).build();
@@ -155,7 +156,8 @@ class CriProxyIT extends ProxyTestBase {
     assertThat(backend.containers).isNotEmpty();
     assertThat(backend.containers.values()).allSatisfy(c ->
         assertThat(c.getAnnotationsMap()).containsEntry("threaded", "yes"));
-    assertThat(threaded.threads).allMatch(n -> n.startsWith("cri4j-hook"));
+    assertThat(threaded.threads).allMatch(n -> n.startsWith(WORKER));
+    assertThat(inline.threads).allMatch(n -> n.startsWith("cri4j-proxy-io"));
     // and the one connection the client used is still fine
     assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
         .isEqualTo("test-backend");
@@ -308,85 +310,166 @@ class CriProxyIT extends ProxyTestBase {
         .as("the listen socket is removed on close").isFalse();
   }
 
-  /** A hook for tests: fixed answers, optional failure or hang. */
-  static final class TestHook implements RuntimeHook {
+  /**
+   * A hook for tests: fixed answers, optional failure or hang; {@link #hook()} is it as a
+   * blocking {@link Hook} (run on a hook worker) or, when {@link #inline}, as an {@link
+   * AsyncHook} answering at once (run on the proxy's I/O thread; a hang is a stage that never
+   * completes).
+   */
+  static final class TestHook {
     final String name;
-    final Set<HookPoint> points;
-    final FailurePolicy policy;
-    final int index;
-    volatile ContainerHookResult containerAnswer =
-        ContainerHookResult.of(ContainerResourceHookResponse.getDefaultInstance());
-    volatile PodSandboxHookResponse podAnswer = PodSandboxHookResponse.getDefaultInstance();
+    final HookPolicy policy;
+    final Set<HookEvent> events;
+    volatile HookResult containerAnswer = HookResult.none();
+    volatile PodSandboxAdjustment podAnswer = PodSandboxAdjustment.NONE;
     volatile RuntimeException failure;
     volatile CountDownLatch hang;
-    /** Says it never blocks: called on the proxy's I/O thread. */
     volatile boolean inline;
+    /** Pod events as "Event:pod name", container events as the NRI container. */
     final List<Object> seen = new CopyOnWriteArrayList<>();
     final List<String> threads = new CopyOnWriteArrayList<>();
 
-    TestHook(String name, int index, FailurePolicy policy, HookPoint... points) {
+    TestHook(String name, int index, FailurePolicy policy, HookEvent... events) {
       this.name = name;
-      this.index = index;
-      this.policy = policy;
-      this.points = Set.of(points);
+      this.policy = new HookPolicy(index, Duration.ofMillis(300), policy);
+      this.events = Set.of(events);
     }
 
-    @Override public String name() { return name; }
+    /** The hook to add to a proxy: a blocking {@link Hook}, or an {@link AsyncHook} inline. */
+    Object hook() {
+      return inline ? new Async() : new Blocking();
+    }
 
-    @Override public Set<HookPoint> points() { return points; }
-
-    @Override public int index() { return index; }
-
-    @Override public FailurePolicy failurePolicy() { return policy; }
-
-    @Override public Duration timeout() { return Duration.ofMillis(300); }
-
-    @Override public boolean callInline() { return inline; }
-
-    private void misbehave() throws InterruptedException {
+    private void pod(HookEvent e, PodSandbox pod) {
+      seen.add(e.displayName() + ":" + pod.getName());
       threads.add(Thread.currentThread().getName());
+    }
+
+    private void container(Container c) {
+      seen.add(c);
+      threads.add(Thread.currentThread().getName());
+    }
+
+    /** Fails or hangs, as set; blocking. */
+    private void misbehave() throws InterruptedException {
       if (failure != null) {
         throw failure;
       }
-      if (hang != null) {
-        hang.await();
+      CountDownLatch h = hang;
+      if (h != null) {
+        h.await();
       }
     }
 
-    @Override
-    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r)
-        throws Exception {
-      seen.add(p + ":" + r.getPodMeta().getName());
-      misbehave();
-      return podAnswer;
+    /** Fails or hangs, as set; as a stage. */
+    private <T> CompletionStage<T> answer(T value) {
+      if (failure != null) {
+        return CompletableFuture.failedFuture(failure);
+      }
+      if (hang != null) {
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.completedFuture(value);
     }
 
-    @Override
-    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r)
-        throws Exception {
-      seen.add(r);
-      misbehave();
-      return containerAnswer;
+    final class Blocking implements Hook {
+      @Override public String name() { return name; }
+
+      @Override public HookPolicy policy() { return policy; }
+
+      @Override public Set<HookEvent> events() { return events; }
+
+      @Override public PodSandboxAdjustment adjustPodSandbox(PodSandbox p) throws Exception {
+        pod(HookEvent.ADJUST_POD_SANDBOX, p);
+        misbehave();
+        return podAnswer;
+      }
+
+      @Override public void runPodSandbox(PodSandbox p) throws Exception {
+        pod(HookEvent.RUN_POD_SANDBOX, p);
+        misbehave();
+      }
+
+      @Override public HookResult createContainer(PodSandbox p, Container c) throws Exception {
+        container(c);
+        misbehave();
+        return containerAnswer;
+      }
+
+      @Override public void startContainer(PodSandbox p, Container c) throws Exception {
+        container(c);
+        misbehave();
+      }
+
+      @Override public void postStartContainer(PodSandbox p, Container c) throws Exception {
+        container(c);
+        misbehave();
+      }
+    }
+
+    final class Async implements AsyncHook {
+      @Override public String name() { return name; }
+
+      @Override public HookPolicy policy() { return policy; }
+
+      @Override public Set<HookEvent> events() { return events; }
+
+      @Override public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox p) {
+        pod(HookEvent.ADJUST_POD_SANDBOX, p);
+        return answer(podAnswer);
+      }
+
+      @Override public CompletionStage<Void> runPodSandbox(PodSandbox p) {
+        pod(HookEvent.RUN_POD_SANDBOX, p);
+        return answer(null);
+      }
+
+      @Override public CompletionStage<HookResult> createContainer(PodSandbox p, Container c) {
+        container(c);
+        return answer(containerAnswer);
+      }
+
+      @Override public CompletionStage<Void> startContainer(PodSandbox p, Container c) {
+        container(c);
+        return answer(null);
+      }
+
+      @Override public CompletionStage<Void> postStartContainer(PodSandbox p, Container c) {
+        container(c);
+        return answer(null);
+      }
     }
   }
 
-  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  /** Adds {@code hooks} (their {@link TestHook#hook()}) to a proxy builder. */
+  static CriProxy.Builder with(TestHook... hooks) {
+    CriProxy.Builder b = CriProxy.builder();
+    for (TestHook h : hooks) {
+      Object x = h.hook();
+      if (x instanceof AsyncHook a) {
+        b.addHook(a);
+      } else {
+        b.addHook((Hook) x);
+      }
+    }
+    return b;
+  }
+
+  static final String WORKER = "cri4j-hook-worker";
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook never blocks: {0}")
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
-  void preCreateHookInjectsEnvAnnotationResourcesAndMountsWithUnsetSemantics(boolean inline)
+  void aCreateContainerHookAdjustsEnvAnnotationsResourcesMountsAndDevices(boolean inline)
       throws Exception {
-    TestHook hook = new TestHook("inject", 0, FailurePolicy.FAIL, HookPoint.PRE_CREATE_CONTAINER,
-        HookPoint.PRE_START_CONTAINER, HookPoint.POST_START_CONTAINER);
+    TestHook hook = new TestHook("inject", 0, FailurePolicy.FAIL, HookEvent.CREATE_CONTAINER,
+        HookEvent.START_CONTAINER, HookEvent.POST_START_CONTAINER);
     hook.inline = inline;
-    hook.containerAnswer = ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-            .putContainerAnnotations("injected", "yes").setPodCgroupParent("/kubepods/besteffort")
-            .setContainerResources(LinuxContainerResources.newBuilder().setCpuShares(1024)
-                .setCpusetCpus("").setOomScoreAdj(0).setMemoryLimitInBytes(1 << 28))
-            .build())
-        .withEnvs(List.of(kv("B", "two"), kv("D", "4")))
-        .withMounts(List.of(Mount.newBuilder().setContainerPath("/data").setHostPath("/tmp").build()))
-        .withDevices(List.of(io.cri4j.cri.v1.Device.newBuilder().setContainerPath("/dev/fuse")
-            .setHostPath("/dev/fuse").setPermissions("rwm").build()));
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
+    hook.containerAnswer = HookResult.adjust(Adjustments.create()
+        .addAnnotation("injected", "yes").addEnv("B", "two").addEnv("D", "4")
+        .setLinuxCpuShares(1024).setLinuxMemoryLimit(1 << 28)
+        .addMount("/data", "bind", "/tmp", "rbind", "ro")
+        .addDevice(Adjustments.device("/dev/xnull", "c", 1, 3)).build());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(hook));
     RunPodSandboxRequest p = pod("web", "app", "web");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
     String ctr = stub.createContainer(container(podId, p)).getContainerId();
@@ -400,120 +483,127 @@ class CriProxyIT extends ProxyTestBase {
     io.cri4j.cri.v1.LinuxContainerResources res = sent.getConfig().getLinux().getResources();
     assertThat(res.getCpuShares()).isEqualTo(1024);
     assertThat(res.getMemoryLimitInBytes()).isEqualTo(1 << 28);
-    assertThat(res.getCpusetCpus()).as("empty cpuset must not clobber").isEqualTo("0-1");
-    assertThat(res.getOomScoreAdj()).as("0 oom_score_adj must not clobber").isEqualTo(-998);
-    assertThat(sent.getConfig().getMountsList()).extracting(Mount::getContainerPath)
-        .containsExactly("/data");
-    assertThat(sent.getConfig().getDevicesList()).extracting(io.cri4j.cri.v1.Device::getHostPath)
-        .containsExactly("/dev/fuse");
-    assertThat(sent.getSandboxConfig().getLinux().getCgroupParent())
-        .isEqualTo("/kubepods/besteffort");
+    assertThat(res.getCpusetCpus()).as("a field no hook set stays").isEqualTo("0-1");
+    assertThat(res.getOomScoreAdj()).as("a field no hook set stays").isEqualTo(-998);
+    assertThat(sent.getConfig().getMountsList()).singleElement().satisfies(m -> {
+      assertThat(m.getContainerPath()).isEqualTo("/data");
+      assertThat(m.getHostPath()).isEqualTo("/tmp");
+      assertThat(m.getReadonly()).isTrue();
+    });
+    assertThat(sent.getConfig().getDevicesList()).singleElement().satisfies(d -> {
+      assertThat(d.getContainerPath()).isEqualTo("/dev/xnull");
+      assertThat(d.getHostPath()).as("the host node of c 1:3").isEqualTo("/dev/null");
+    });
+    assertThat(sent.getSandboxConfig()).isEqualTo(p.getConfig());
 
-    ContainerResourceHookRequest seen = (ContainerResourceHookRequest) hook.seen.get(0);
-    assertThat(seen.getPodMeta().getName()).isEqualTo("web");
-    assertThat(seen.getPodLabelsMap()).containsEntry("app", "web");
-    assertThat(seen.getContainerResources().getCpuShares()).isEqualTo(512);
+    Container seen = (Container) hook.seen.get(0);
+    assertThat(seen.getName()).isEqualTo("app");
+    assertThat(seen.getPodSandboxId()).isEqualTo(podId);
+    assertThat(seen.getLinux().getResources().getCpu().getShares().getValue()).isEqualTo(512);
 
-    // StartContainer carries only an id: the hook request comes from the checkpoint store
+    // StartContainer carries only an id: the hook's container comes from the checkpoint store
     stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
-    ContainerResourceHookRequest atStart = (ContainerResourceHookRequest) hook.seen.get(1);
-    assertThat(atStart.getContainerMeta().getId()).isEqualTo(ctr);
-    assertThat(atStart.getContainerMeta().getName()).isEqualTo("app");
-    assertThat(atStart.getPodMeta().getName()).isEqualTo("web");
-    assertThat(atStart.getContainerAnnotationsMap()).containsEntry("injected", "yes");
-    assertThat(hook.seen).hasSize(3); // pre start + post start
-    // where the hook ran: its own hook thread, or the proxy's I/O thread (no hand-off at all)
+    Container atStart = (Container) hook.seen.get(1);
+    assertThat(atStart.getId()).isEqualTo(ctr);
+    assertThat(atStart.getName()).isEqualTo("app");
+    assertThat(atStart.getAnnotationsMap()).containsEntry("injected", "yes");
+    assertThat(atStart.getEnvList()).contains("B=two", "D=4");
+    assertThat(hook.seen).hasSize(3); // start + post start
+    assertThat(((Container) hook.seen.get(2)).getState())
+        .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_RUNNING);
+    // where the hook ran: a hook worker, or the proxy's I/O thread (no hand-off at all)
     assertThat(hook.threads).allSatisfy(t -> assertThat(t)
-        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook"));
+        .startsWith(inline ? "cri4j-proxy-io" : WORKER));
 
-    // the runtime's error comes back as it was, and the post point is not called
+    // the runtime's error comes back as it was, and the post-event is not called
     int before = hook.seen.size();
     assertThatThrownBy(() -> stub.startContainer(
         StartContainerRequest.newBuilder().setContainerId("no-such-container").build()))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
-    assertThat(hook.seen).hasSize(before + 1); // the pre point only
+    assertThat(hook.seen).hasSize(before + 1); // StartContainer only
   }
 
-  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook never blocks: {0}")
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
-  void aPostHookThatFailsOrHangsNeverFailsTheCall(boolean inline) throws Exception {
-    TestHook post = new TestHook("after", 0, FailurePolicy.FAIL, HookPoint.POST_START_CONTAINER);
+  void aPostEventHookThatFailsOrHangsNeverFailsTheCall(boolean inline) throws Exception {
+    TestHook post = new TestHook("after", 0, FailurePolicy.FAIL, HookEvent.POST_START_CONTAINER);
     post.inline = inline;
     post.failure = new IllegalStateException("post hook broke");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(post));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(post));
     RunPodSandboxRequest p = pod("web");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
     String ctr = stub.createContainer(container(podId, p)).getContainerId();
     stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
-    assertThat(post.seen).as("the post point ran before the answer came back").hasSize(1);
+    assertThat(post.seen).as("the post-event ran before the answer came back").hasSize(1);
     assertThat(post.threads).singleElement().asString()
-        .startsWith(inline ? "cri4j-proxy-io" : "cri4j-hook");
-    if (!inline) {
-      // hung past its timeout (300 ms): logged, and the call still succeeds
-      post.failure = null;
-      post.hang = new CountDownLatch(1);
-      try {
-        stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
-        assertThat(post.seen).hasSize(2);
-      } finally {
-        post.hang.countDown();
-      }
+        .startsWith(inline ? "cri4j-proxy-io" : WORKER);
+    // hung past its timeout (300 ms): logged, and the call still succeeds
+    post.failure = null;
+    post.hang = new CountDownLatch(1);
+    try {
+      stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+      assertThat(post.seen).hasSize(2);
+    } finally {
+      post.hang.countDown();
     }
   }
 
-  @org.junit.jupiter.params.ParameterizedTest(name = "hook called inline: {0}")
+  @org.junit.jupiter.params.ParameterizedTest(name = "hook never blocks: {0}")
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
   void aFailingFailPolicyHookFailsTheCallBeforeTheRuntimeSeesIt(boolean inline) throws Exception {
-    TestHook hook = new TestHook("strict", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
+    TestHook hook = new TestHook("strict", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX);
     hook.inline = inline;
     hook.failure = new IllegalStateException("no quota for this pod");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(hook));
     assertThatThrownBy(() -> stub.runPodSandbox(pod("web")))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-          assertThat(e.getStatus().getDescription()).contains("hook strict")
-              .contains("PreRunPodSandbox").contains("no quota for this pod");
+          assertThat(e.getStatus().getCode()).as("as containerd answers a failing NRI plugin")
+              .isEqualTo(Status.Code.UNKNOWN);
+          assertThat(e.getStatus().getDescription()).contains("hook \"strict\"")
+              .contains("AdjustPodSandbox").contains("no quota for this pod");
         });
     assertThat(backend.received(RunPodSandboxRequest.class)).isEmpty();
   }
 
   @Test
-  void twoHooksAreMergedInIndexOrderAndConflictsReported() throws Exception {
-    TestHook a = new TestHook("a", 20, FailurePolicy.IGNORE, HookPoint.PRE_RUN_POD_SANDBOX);
-    TestHook b = new TestHook("b", 10, FailurePolicy.IGNORE, HookPoint.PRE_RUN_POD_SANDBOX);
-    a.podAnswer = PodSandboxHookResponse.newBuilder().putAnnotations("from-a", "1")
-        .putLabels("tier", "gold").setCgroupParent("/kubepods/a").build();
-    b.podAnswer = PodSandboxHookResponse.newBuilder().putAnnotations("from-b", "1")
-        .putLabels("tier", "silver").build();
-    List<HookConflict> conflicts = new CopyOnWriteArrayList<>();
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
-        startProxy(CriProxy.builder().addHook(a).addHook(b).onConflict(conflicts::add));
+  void twoHooksSettingOneFieldFailTheCallNamingBothOtherwiseTheyMerge() throws Exception {
+    TestHook a = new TestHook("a", 20, FailurePolicy.IGNORE, HookEvent.ADJUST_POD_SANDBOX);
+    TestHook b = new TestHook("b", 10, FailurePolicy.IGNORE, HookEvent.ADJUST_POD_SANDBOX);
+    a.podAnswer = PodSandboxAdjustment.builder().putAnnotation("from-a", "1")
+        .putLabel("tier", "gold").cgroupParent("/kubepods/a").build();
+    b.podAnswer = PodSandboxAdjustment.builder().putAnnotation("from-b", "1")
+        .putLabel("tier", "silver").build();
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(a, b));
+    assertThatThrownBy(() -> stub.runPodSandbox(pod("m")))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+          assertThat(e.getStatus().getDescription())
+              .contains("hooks \"b\" and \"a\" both tried to set").contains("tier");
+        });
+    assertThat(backend.received(RunPodSandboxRequest.class)).isEmpty();
+
+    a.podAnswer = PodSandboxAdjustment.builder().putAnnotation("from-a", "1")
+        .cgroupParent("/kubepods/a").build();
     stub.runPodSandbox(pod("m"));
     PodSandboxConfig sent = backend.received(RunPodSandboxRequest.class).get(0).getConfig();
     assertThat(sent.getAnnotationsMap()).containsEntry("from-a", "1").containsEntry("from-b", "1");
-    assertThat(sent.getLabelsMap()).as("b has the lower index, so it owns the field")
-        .containsEntry("tier", "silver");
+    assertThat(sent.getLabelsMap()).containsEntry("tier", "silver");
     assertThat(sent.getLinux().getCgroupParent()).isEqualTo("/kubepods/a");
-    assertThat(conflicts).singleElement().satisfies(c -> {
-      assertThat(c.field()).isEqualTo("labels[tier]");
-      assertThat(c.keptHook()).isEqualTo("b");
-      assertThat(c.droppedHook()).isEqualTo("a");
-    });
   }
 
   @Test
   void failPolicyFailsTheCallNamingTheHookIgnoreForwardsUnmodified() throws Exception {
     TestHook failing = new TestHook("strict", 0, FailurePolicy.FAIL,
-        HookPoint.PRE_RUN_POD_SANDBOX);
+        HookEvent.ADJUST_POD_SANDBOX);
     failing.failure = new IllegalStateException("boom");
-    failing.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("x", "y").build();
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(failing));
+    failing.podAnswer = PodSandboxAdjustment.builder().putLabel("x", "y").build();
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(failing));
     assertThatThrownBy(() -> stub.runPodSandbox(pod("f")))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
           assertThat(e.getStatus().getDescription()).contains("strict").contains("boom")
-              .contains("PreRunPodSandbox");
+              .contains("AdjustPodSandbox");
         });
     assertThat(backend.received(RunPodSandboxRequest.class)).isEmpty();
 
@@ -522,19 +612,21 @@ class CriProxyIT extends ProxyTestBase {
     failing.hang = new CountDownLatch(1);
     long t0 = System.nanoTime();
     assertThatThrownBy(() -> stub.runPodSandbox(pod("f")))
-        .isInstanceOfSatisfying(StatusRuntimeException.class,
-            e -> assertThat(e.getStatus().getDescription()).contains("strict")
-                .contains("timed out after 300 ms"));
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+          assertThat(e.getStatus().getDescription()).contains("strict")
+              .contains("did not answer within 300 ms");
+        });
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
     failing.hang.countDown();
   }
 
   @Test
   void ignorePolicyForwardsTheUnmodifiedRequestOnErrorAndTimeout() throws Exception {
-    TestHook lax = new TestHook("lax", 0, FailurePolicy.IGNORE, HookPoint.PRE_RUN_POD_SANDBOX);
-    lax.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("x", "y").build();
+    TestHook lax = new TestHook("lax", 0, FailurePolicy.IGNORE, HookEvent.ADJUST_POD_SANDBOX);
+    lax.podAnswer = PodSandboxAdjustment.builder().putLabel("x", "y").build();
     lax.failure = new IllegalStateException("boom");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(lax));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(lax));
     stub.runPodSandbox(pod("i"));
     lax.failure = null;
     lax.hang = new CountDownLatch(1);
@@ -545,11 +637,41 @@ class CriProxyIT extends ProxyTestBase {
   }
 
   @Test
+  void whatCriCannotCarryFailsTheCallUnderFailAndIsDroppedWithAWarningUnderIgnore()
+      throws Exception {
+    TestHook strict = new TestHook("strict-limits", 10, FailurePolicy.FAIL,
+        HookEvent.CREATE_CONTAINER);
+    strict.containerAnswer = HookResult.adjust(Adjustments.create()
+        .addRlimit("RLIMIT_NOFILE", 1024, 1024).addEnv("STRICT", "1").build());
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(strict));
+    RunPodSandboxRequest p = pod("u");
+    String podId = stub.runPodSandbox(p).getPodSandboxId();
+    assertThatThrownBy(() -> stub.createContainer(container(podId, p)))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+          assertThat(e.getStatus().getDescription()).contains("hook \"strict-limits\"")
+              .contains("Rlimits RLIMIT_NOFILE").contains("CRI has no rlimits");
+        });
+    assertThat(backend.received(CreateContainerRequest.class)).isEmpty();
+    proxy.close();
+    client.shutdownNow();
+
+    TestHook lenient = new TestHook("lenient-limits", 10, FailurePolicy.IGNORE,
+        HookEvent.CREATE_CONTAINER);
+    lenient.containerAnswer = strict.containerAnswer;
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub2 = startProxy(with(lenient));
+    String podId2 = stub2.runPodSandbox(p).getPodSandboxId();
+    stub2.createContainer(container(podId2, p));
+    CreateContainerRequest sent = backend.received(CreateContainerRequest.class).get(0);
+    assertThat(sent.getConfig().getEnvsList()).extracting(KeyValue::getKey).contains("STRICT");
+  }
+
+  @Test
   void podsWithTheSkipLabelAreNeverHooked() throws Exception {
-    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX,
-        HookPoint.PRE_CREATE_CONTAINER, HookPoint.PRE_START_CONTAINER);
+    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX,
+        HookEvent.CREATE_CONTAINER, HookEvent.START_CONTAINER);
     hook.failure = new IllegalStateException("must not be called");
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(hook));
     RunPodSandboxRequest p = pod("s", "runtimeproxy.koordinator.sh/skip-hookserver", "true");
     String podId = stub.runPodSandbox(p).getPodSandboxId();
     String ctr = stub.createContainer(container(podId, p)).getContainerId();
@@ -569,15 +691,28 @@ class CriProxyIT extends ProxyTestBase {
     } finally {
       direct.shutdownNow();
     }
-    TestHook hook = new TestHook("h", 0, FailurePolicy.IGNORE, HookPoint.PRE_START_CONTAINER);
-    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder().addHook(hook));
+    TestHook hook = new TestHook("h", 0, FailurePolicy.IGNORE, HookEvent.START_CONTAINER);
+    List<PodSandbox> pods = new CopyOnWriteArrayList<>();
+    AsyncHook podSeer = new AsyncHook() {
+      @Override public String name() { return "pods"; }
+
+      @Override public CompletionStage<Void> startContainer(PodSandbox pod, Container c) {
+        pods.add(pod);
+        return CompletableFuture.completedFuture(null);
+      }
+    };
+    RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+        startProxy(with(hook).addHook(podSeer));
     assertThat(proxy.checkpointCounts()).containsExactly(1, 1);
     String ctr = backend.containers.keySet().iterator().next();
     stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
-    ContainerResourceHookRequest r = (ContainerResourceHookRequest) hook.seen.get(0);
-    assertThat(r.getPodMeta().getName()).isEqualTo("old");
-    assertThat(r.getPodLabelsMap()).containsEntry("app", "old");
-    assertThat(r.getContainerResources().getCpuShares()).isEqualTo(512);
+    Container r = (Container) hook.seen.get(0);
+    assertThat(pods).singleElement().satisfies(pod -> {
+      assertThat(pod.getName()).isEqualTo("old");
+      assertThat(pod.getLabelsMap()).containsEntry("app", "old");
+    });
+    assertThat(r.getName()).isEqualTo("app");
+    assertThat(r.getLinux().getResources().getCpu().getShares().getValue()).isEqualTo(512);
   }
 
   @Test
@@ -612,9 +747,9 @@ class CriProxyIT extends ProxyTestBase {
   void v1alpha2CallsAreHookedWhenTheBackendServesV1alpha2() throws Exception {
     backend.close();
     backend = new TestBackend(dir.resolve("backend.sock"), true).start();
-    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
-    hook.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("hooked", "v1alpha2").build();
-    startProxy(CriProxy.builder().addHook(hook));
+    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX);
+    hook.podAnswer = PodSandboxAdjustment.builder().putLabel("hooked", "v1alpha2").build();
+    startProxy(with(hook));
     assertThat(proxy.backendServesV1alpha2()).isTrue();
     io.cri4j.cri.v1alpha2.RunPodSandboxResponse r =
         io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client)
@@ -629,15 +764,15 @@ class CriProxyIT extends ProxyTestBase {
         backend.received(io.cri4j.cri.v1alpha2.RunPodSandboxRequest.class).get(0);
     assertThat(got.getConfig().getLabelsMap()).containsEntry("hooked", "v1alpha2")
         .containsEntry("app", "x");
-    assertThat(hook.seen).containsExactly("PRE_RUN_POD_SANDBOX:old-kubelet");
+    assertThat(hook.seen).containsExactly("AdjustPodSandbox:old-kubelet");
   }
 
   @Test
   void v1alpha2IsProbedAgainWhenTheBackendWasDownAtStart() throws Exception {
     backend.close();
-    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookPoint.PRE_RUN_POD_SANDBOX);
-    hook.podAnswer = PodSandboxHookResponse.newBuilder().putLabels("late", "probe").build();
-    startProxy(CriProxy.builder().addHook(hook).probeTimeoutMillis(500));
+    TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX);
+    hook.podAnswer = PodSandboxAdjustment.builder().putLabel("late", "probe").build();
+    startProxy(with(hook).probeTimeoutMillis(500));
     assertThat(proxy.backendServesV1alpha2()).isFalse();
     backend = new TestBackend(dir.resolve("backend.sock"), true).start();
     var alpha = io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client);

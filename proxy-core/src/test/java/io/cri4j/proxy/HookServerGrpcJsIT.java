@@ -4,20 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import com.google.protobuf.ByteString;
-import io.cri4j.cri.v1.KeyValue;
-import io.cri4j.hook.ContainerHookResult;
-import io.cri4j.hook.HookPoint;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.FailurePolicy;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookPolicy;
+import io.cri4j.hook.HookResult;
 import io.cri4j.hook.HookServer;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.PodSandboxAdjustment;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.LinuxCPU;
+import io.cri4j.nri.api.LinuxResources;
+import io.cri4j.nri.api.OptionalUInt64;
+import io.cri4j.nri.api.PodSandbox;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,49 +25,52 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Our {@link HookServer} called the way Koordinator's Go proxy calls a hook server, by a client
  * that is not ours: grpc-js with a proto written from Koordinator's own api.proto
- * ({@link KoordinatorHookPeer#call}). What the Java hook sees is what grpc-js encoded, and what
- * grpc-js decodes from the answer is what the hook meant: environment both ways, annotations,
- * resources with negative and 64-bit numbers, pod labels and cgroup parent, and errors.
+ * ({@link KoordinatorHookPeer#call}). What the cri4j hook sees (NRI's pod and container) is what
+ * grpc-js encoded, and what grpc-js decodes from the answer is what the hook meant: environment
+ * both ways, annotations, resources with negative and 64-bit numbers, pod labels and cgroup
+ * parent, and errors.
  */
 class HookServerGrpcJsIT {
   @TempDir Path dir;
 
-  final List<ContainerResourceHookRequest> seen = new CopyOnWriteArrayList<>();
+  final List<Container> seen = new CopyOnWriteArrayList<>();
 
   /** Answers from what it was sent, so that both directions are checked in one call. */
-  final class EchoingHook implements RuntimeHook {
+  final class EchoingHook implements Hook {
     @Override public String name() { return "java-hook"; }
 
-    @Override public Set<HookPoint> points() {
-      return Set.of(HookPoint.PRE_CREATE_CONTAINER, HookPoint.PRE_RUN_POD_SANDBOX,
-          HookPoint.PRE_START_CONTAINER);
+    @Override public HookPolicy policy() {
+      return HookPolicy.DEFAULT.withFailurePolicy(FailurePolicy.FAIL);
     }
 
     @Override
-    public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-      seen.add(r);
-      if (p == HookPoint.PRE_START_CONTAINER) {
-        throw new IllegalStateException("refusing " + r.getContainerMeta().getId());
-      }
-      return ContainerHookResult.of(ContainerResourceHookResponse.newBuilder()
-              .putContainerAnnotations("seen-home", r.getContainerEnvsOrDefault("HOME", "?"))
-              .putContainerEnvs("FROM_WIRE_MAP", "m")
-              .setContainerResources(LinuxContainerResources.newBuilder().setCpuQuota(-1)
-                  .setMemoryLimitInBytes(5L << 32).setCpusetCpus("2-3"))
-              .setPodCgroupParent("/kubepods/koord")
-              .build())
-          .withEnvs(List.of(KeyValue.newBuilder().setKey("FROM_LIST")
-              .setValue(ByteString.copyFromUtf8(r.getContainerMeta().getName())).build()));
+    public HookResult createContainer(PodSandbox pod, Container c) {
+      seen.add(c);
+      String home = c.getEnvList().stream().filter(e -> e.startsWith("HOME="))
+          .map(e -> e.substring(5)).findFirst().orElse("?");
+      return HookResult.adjust(Adjustments.create().addAnnotation("seen-home", home)
+          .addEnv("FROM_WIRE_MAP", "m").addEnv("FROM_LIST", c.getName())
+          .setLinuxCpuQuota(-1).setLinuxMemoryLimit(5L << 32).setLinuxCpuSetCpus("2-3")
+          .build());
     }
 
     @Override
-    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r) {
-      return PodSandboxHookResponse.newBuilder()
-          .putLabels("ns", r.getPodMeta().getNamespace())
-          .putAnnotations("overhead-shares", "" + r.getOverhead().getCpuShares())
-          .setCgroupParent(r.getCgroupParent() + "/koord")
-          .setResources(LinuxContainerResources.newBuilder().setCpuShares(r.getResources()
-              .getCpuShares() * 2).putUnified("memory.high", "1G")).build();
+    public void startContainer(PodSandbox pod, Container c) {
+      throw new IllegalStateException("refusing " + c.getId());
+    }
+
+    @Override
+    public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) {
+      return PodSandboxAdjustment.builder()
+          .putLabel("ns", pod.getNamespace())
+          .putAnnotation("overhead-shares",
+              "" + pod.getLinux().getPodOverhead().getCpu().getShares().getValue())
+          .cgroupParent(pod.getLinux().getCgroupParent() + "/koord")
+          .resources(LinuxResources.newBuilder().setCpu(LinuxCPU.newBuilder()
+              .setShares(OptionalUInt64.newBuilder().setValue(pod.getLinux().getPodResources()
+                  .getCpu().getShares().getValue() * 2)))
+              .putUnified("memory.high", "1G").build())
+          .build();
     }
   }
 
@@ -87,11 +90,11 @@ class HookServerGrpcJsIT {
           """));
       JsonObject r = create.getAsJsonObject("response");
       assertThat(r).as(create.toString()).isNotNull();
-      assertThat(seen).singleElement().satisfies(req -> {
-        assertThat(req.getContainerEnvsMap()).containsEntry("HOME", "/root")
-            .containsEntry("PATH", "/bin").hasSize(2);
-        assertThat(req.getContainerMeta().getName()).isEqualTo("app");
-        assertThat(req.getContainerResources().getOomScoreAdj()).isEqualTo(-998);
+      assertThat(seen).singleElement().satisfies(c -> {
+        assertThat(c.getEnvList()).containsExactlyInAnyOrder("HOME=/root", "PATH=/bin");
+        assertThat(c.getName()).isEqualTo("app");
+        assertThat(c.getLinux().getOomScoreAdj().getValue()).isEqualTo(-998);
+        assertThat(c.getLinux().getResources().getCpu().getShares().getValue()).isEqualTo(1024);
       });
       assertThat(r.getAsJsonObject("container_envs")).isEqualTo(json("""
           {"FROM_LIST": "app", "FROM_WIRE_MAP": "m"}"""));
@@ -101,7 +104,8 @@ class HookServerGrpcJsIT {
       assertThat(res.get("cpu_quota").getAsString()).isEqualTo("-1");
       assertThat(res.get("memory_limit_in_bytes").getAsString()).isEqualTo("" + (5L << 32));
       assertThat(res.get("cpuset_cpus").getAsString()).isEqualTo("2-3");
-      assertThat(r.get("pod_cgroup_parent").getAsString()).isEqualTo("/kubepods/koord");
+      // NRI's model changes no pod at container creation: no pod_cgroup_parent in the answer
+      assertThat(r.get("pod_cgroup_parent")).isNull();
 
       JsonObject pod = KoordinatorHookPeer.call(socket, "PreRunPodSandboxHook", json("""
           {"pod_meta": {"name": "web", "namespace": "prod"}, "cgroup_parent": "/kubepods",
@@ -123,7 +127,7 @@ class HookServerGrpcJsIT {
       JsonObject error = KoordinatorHookPeer.call(socket, "PreStartContainerHook",
           json("{\"container_meta\": {\"id\": \"c42\"}}")).getAsJsonObject("error");
       assertThat(error.get("name").getAsString()).isEqualTo("INTERNAL");
-      assertThat(error.get("details").getAsString()).contains("hook java-hook failed")
+      assertThat(error.get("details").getAsString()).contains("hook \"java-hook\" failed")
           .contains("refusing c42");
     }
   }

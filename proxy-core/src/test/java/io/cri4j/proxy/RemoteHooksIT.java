@@ -7,19 +7,17 @@ import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookConfigDirectory;
-import io.cri4j.hook.HookPoint;
 import io.cri4j.hook.HookServer;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
+import io.cri4j.hook.PodSandboxAdjustment;
+import io.cri4j.nri.api.PodSandbox;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -27,9 +25,10 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /**
- * Remote hooks: a Java hook served by {@link HookServer} over Koordinator's protocol on a unix
- * socket, configured through the watched hook config directory of a running proxy; and
- * in-process hooks found with ServiceLoader.
+ * Remote hooks: a cri4j hook served by {@link HookServer} over Koordinator's protocol on a unix
+ * socket, configured through the watched hook config directory of a running proxy (so called by
+ * the proxy through {@link io.cri4j.hook.RemoteRuntimeHook}, the Koordinator adapter both ways);
+ * and in-process hooks found with ServiceLoader.
  */
 class RemoteHooksIT extends ProxyTestBase {
   private final LinkedBlockingQueue<HookConfigDirectory.Snapshot> snapshots =
@@ -53,23 +52,21 @@ class RemoteHooksIT extends ProxyTestBase {
     throw new AssertionError("hook config not applied within 10 s");
   }
 
-  /** A Java hook that labels pods, or hangs when told to. */
-  static final class LabelHook implements RuntimeHook {
+  /** A hook that labels pods, or hangs when told to. */
+  static final class LabelHook implements Hook {
     volatile CountDownLatch hang;
 
     @Override public String name() { return "label"; }
 
-    @Override public Set<HookPoint> points() { return Set.of(HookPoint.PRE_RUN_POD_SANDBOX); }
-
     @Override
-    public PodSandboxHookResponse onPodSandbox(HookPoint p, PodSandboxHookRequest r)
-        throws InterruptedException {
-      if (hang != null) {
-        hang.await();
+    public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) throws InterruptedException {
+      CountDownLatch h = hang;
+      if (h != null) {
+        h.await();
       }
-      return PodSandboxHookResponse.newBuilder()
-          .putLabels("remote", r.getPodMeta().getNamespace() + "/" + r.getPodMeta().getName())
-          .putAnnotations("hooked-by", "java-hook-server").build();
+      return PodSandboxAdjustment.builder()
+          .putLabel("remote", pod.getNamespace() + "/" + pod.getName())
+          .putAnnotation("hooked-by", "java-hook-server").build();
     }
   }
 
@@ -106,10 +103,11 @@ class RemoteHooksIT extends ProxyTestBase {
       long t0 = System.nanoTime();
       assertThatThrownBy(() -> stub.runPodSandbox(CriProxyIT.pod("slow")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-            // the gRPC deadline and the dispatcher's bound are both 300 ms: either may report
-            assertThat(e.getStatus().getDescription()).contains("hook koordlet failed at "
-                + "PreRunPodSandbox").containsAnyOf("DEADLINE_EXCEEDED", "timed out after 300 ms");
+            // the gRPC deadline and the chain's bound are both 300 ms: either may report
+            assertThat(e.getStatus().getCode()).isIn(Status.Code.UNKNOWN,
+                Status.Code.DEADLINE_EXCEEDED);
+            assertThat(e.getStatus().getDescription()).contains("AdjustPodSandbox: hook "
+                + "\"koordlet\"").containsAnyOf("DEADLINE_EXCEEDED", "did not answer within 300 ms");
           });
       assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
       hook.hang.countDown();
@@ -121,7 +119,7 @@ class RemoteHooksIT extends ProxyTestBase {
     int before = backend.received(RunPodSandboxRequest.class).size();
     assertThatThrownBy(() -> stub.runPodSandbox(CriProxyIT.pod("dead")))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-            assertThat(e.getStatus().getDescription()).contains("hook koordlet failed")
+            assertThat(e.getStatus().getDescription()).contains("hook \"koordlet\" failed")
                 .contains("UNAVAILABLE"));
     assertThat(backend.received(RunPodSandboxRequest.class)).hasSize(before);
 

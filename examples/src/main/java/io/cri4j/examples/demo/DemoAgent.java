@@ -142,7 +142,7 @@ public final class DemoAgent {
                     .addHook(new EnvAndCpusetHook("yes")).observePulls(pulls).build().start()) {
                 CriEndpoint front = proxy.listenEndpoint();
                 step("2", "proxy on " + front + " -> " + backend + ", interceptor labelling pods at RunPodSandbox,"
-                        + " in-process hook 'demo-env-cpuset' at PreCreateContainer, following every image pull");
+                        + " in-process hook 'demo-env-cpuset' at CreateContainer, following every image pull");
                 ManagedChannel channel = CriChannels.newChannel(front);
                 try {
                     return drive(front, channel, pulls, t0);

@@ -1,21 +1,21 @@
 package io.cri4j.examples.demo;
 
-import io.cri4j.cri.v1.KeyValue;
-import io.cri4j.hook.ContainerHookResult;
-import io.cri4j.hook.HookPoint;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
-import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
-import java.util.List;
-import java.util.Set;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.HookResult;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
- * The demo's in-process hook, at PreCreateContainer: injects an environment variable into every
+ * The demo's in-process hook, at CreateContainer: injects an environment variable into every
  * container, and pins the container's cpuset to the CPUs named by the pod annotation
- * {@value #CPUSET_ANNOTATION} when the pod has it.
+ * {@value #CPUSET_ANNOTATION} when the pod has it. It only computes its answer from the pod and
+ * container, so it is an {@link AsyncHook} answering at once: the proxy calls it on its I/O
+ * thread, without a hand-off.
  */
-public final class EnvAndCpusetHook implements RuntimeHook {
+public final class EnvAndCpusetHook implements AsyncHook {
 
     /** Pod annotation naming the CPUs to pin containers to, e.g. {@code 0-1}. */
     public static final String CPUSET_ANNOTATION = "cri4j.io/cpuset";
@@ -34,25 +34,13 @@ public final class EnvAndCpusetHook implements RuntimeHook {
         return "demo-env-cpuset";
     }
 
-    /** It only computes from the request, so it is called inline, without a hand-off. */
     @Override
-    public boolean callInline() {
-        return true;
-    }
-
-    @Override
-    public Set<HookPoint> points() {
-        return Set.of(HookPoint.PRE_CREATE_CONTAINER);
-    }
-
-    @Override
-    public ContainerHookResult onContainer(HookPoint point, ContainerResourceHookRequest request) {
-        ContainerResourceHookResponse.Builder response = ContainerResourceHookResponse.newBuilder();
-        String cpuset = request.getPodAnnotationsMap().get(CPUSET_ANNOTATION);
+    public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
+        Adjustments a = Adjustments.create().addEnv(ENV_NAME, envValue);
+        String cpuset = pod.getAnnotationsMap().get(CPUSET_ANNOTATION);
         if (cpuset != null && !cpuset.isBlank()) {
-            response.setContainerResources(LinuxContainerResources.newBuilder().setCpusetCpus(cpuset.strip()));
+            a.setLinuxCpuSetCpus(cpuset.strip());
         }
-        return ContainerHookResult.of(response.build())
-                .withEnvs(List.of(KeyValue.newBuilder().setKey(ENV_NAME).setValue(com.google.protobuf.ByteString.copyFromUtf8(envValue)).build()));
+        return CompletableFuture.completedFuture(HookResult.adjust(a.build()));
     }
 }

@@ -20,12 +20,13 @@ import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StopContainerRequest;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
-import io.cri4j.hook.ContainerHookResult;
-import io.cri4j.hook.HookPoint;
+import io.cri4j.hook.Adjustments;
+import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookResult;
 import io.cri4j.hook.HookServer;
-import io.cri4j.hook.RuntimeHook;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
-import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
+import io.cri4j.hook.PodSandboxAdjustment;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
@@ -70,23 +71,42 @@ class HookConfigChurnIT {
     Path dir;
 
     /** Hook server i marks every container it sees with the annotation seen-h<i>. */
-    private static RuntimeHook marker(int i) {
-        return new RuntimeHook() {
+    private static Hook marker(int i) {
+        return new Hook() {
             @Override
             public String name() {
                 return "h" + i;
             }
 
             @Override
-            public Set<HookPoint> points() {
-                return Set.of(HookPoint.values());
+            public HookResult createContainer(PodSandbox pod, Container c) {
+                return HookResult.adjust(Adjustments.create().addAnnotation("seen-h" + i, "1").build());
             }
 
             @Override
-            public ContainerHookResult onContainer(HookPoint p, ContainerResourceHookRequest r) {
-                return ContainerHookResult.of(p == HookPoint.PRE_CREATE_CONTAINER
-                        ? ContainerResourceHookResponse.newBuilder().putContainerAnnotations("seen-h" + i, "1").build()
-                        : ContainerResourceHookResponse.getDefaultInstance());
+            public void startContainer(PodSandbox pod, Container c) {
+            }
+
+            @Override
+            public void postStartContainer(PodSandbox pod, Container c) {
+            }
+
+            @Override
+            public HookResult stopContainer(PodSandbox pod, Container c) {
+                return HookResult.none();
+            }
+
+            @Override
+            public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) {
+                return PodSandboxAdjustment.NONE;
+            }
+
+            @Override
+            public void stopPodSandbox(PodSandbox pod) {
+            }
+
+            @Override
+            public void removePodSandbox(PodSandbox pod) {
             }
         };
     }
@@ -102,7 +122,7 @@ class HookConfigChurnIT {
         String[] timeouts = {"5s", "10s", "1m", "30s", "1h"};
         return "{\"remote-endpoint\": \"unix://" + dir.resolve("h" + i + ".sock") + "\", \"failure-policy\": \""
                 + (r.nextBoolean() ? "Fail" : "Ignore") + "\", \"runtime-hooks\": [\"" + String.join("\", \"", points)
-                + "\"], \"index\": " + (r.nextInt(100) - 10) + ", \"timeout\": \""
+                + "\"], \"index\": " + r.nextInt(100) + ", \"timeout\": \""
                 + timeouts[r.nextInt(timeouts.length)] + "\"}";
     }
 

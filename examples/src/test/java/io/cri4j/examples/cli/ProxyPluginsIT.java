@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.v1.ContainerConfig;
+import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -20,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code cri4j proxy --plugins DIR} as a real process loads the example plugin jar (module
- * example-hook-plugin) with ServiceLoader, and its hook changes what the runtime receives.
+ * example-hook-plugin) with ServiceLoader, and its hook ({@code OwnerTeamHook}, the class that also
+ * runs as an NRI plugin) changes what the runtime receives.
  */
 class ProxyPluginsIT {
 
@@ -49,16 +54,27 @@ class ProxyPluginsIT {
             }
             ManagedChannel channel = CriChannels.newChannel(CriEndpoint.unix(socket));
             try {
-                RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(PodSandboxConfig.newBuilder()
-                                .setMetadata(PodSandboxMetadata.newBuilder().setName("db").setNamespace("ns").setUid("u1"))
-                                .putLabels("team", "storage")).build());
+                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS);
+                PodSandboxConfig pod = PodSandboxConfig.newBuilder()
+                        .setMetadata(PodSandboxMetadata.newBuilder().setName("db").setNamespace("ns").setUid("u1"))
+                        .putLabels("team", "storage").build();
+                String podId = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                        .getPodSandboxId();
+                rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId).setSandboxConfig(pod)
+                        .setConfig(ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName("app"))
+                                .setImage(ImageSpec.newBuilder().setImage("busybox")))
+                        .build());
             } finally {
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
         }
-        RunPodSandboxRequest received = runtime.calls().lastRequest(RunPodSandboxRequest.class);
+        CreateContainerRequest received = runtime.calls().lastRequest(CreateContainerRequest.class);
         assertThat(received.getConfig().getAnnotationsMap()).containsEntry("cri4j.io/owner-team", "storage");
+        assertThat(received.getConfig().getEnvsList()).anySatisfy(kv -> {
+            assertThat(kv.getKey()).isEqualTo("CRI4J_TEAM");
+            assertThat(kv.getValue().toStringUtf8()).isEqualTo("storage");
+        });
         assertThat(socket).doesNotExist();
     }
 }

@@ -39,22 +39,8 @@ public final class InterceptedService {
   private final List<CriInterceptor> interceptors;
   private final Executor executor;
   private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
-  private final InlineHooks inlineHooks;
-  /** Unary methods only asynchronous interceptors and the hooks want: the I/O-thread path. */
+  /** Unary methods only asynchronous interceptors want: the I/O-thread path. */
   private final Set<MethodDescriptor<?, ?>> asyncOnly = new HashSet<>();
-
-  /**
-   * The runtime hooks in the chain; they run without blocking the I/O thread (hooks that may
-   * block go to hook threads, with their timeouts kept by the I/O thread's timer).
-   *
-   * @param gate the hooks' entry in the chain
-   * @param hooks the hook interceptor behind it
-   * @param apply whether the hooks apply to a method right now (false: the gate decides, on a
-   *     worker)
-   */
-  public record InlineHooks(CriInterceptor gate,
-      io.cri4j.hook.internal.CriHookInterceptor hooks,
-      java.util.function.Predicate<MethodDescriptor<?, ?>> apply) {}
 
   /** One intercepted unary call: what its chain's links need of it. */
   interface AsyncCall {
@@ -76,11 +62,10 @@ public final class InterceptedService {
    *     client-streaming or bidirectional ones, stay pass-through
    */
   public InterceptedService(Channel backend, List<CriInterceptor> interceptors,
-      Executor executor, List<MethodDescriptor<?, ?>> methods, InlineHooks inlineHooks) {
+      Executor executor, List<MethodDescriptor<?, ?>> methods) {
     this.backend = backend;
     this.interceptors = List.copyOf(interceptors);
     this.executor = executor;
-    this.inlineHooks = inlineHooks;
     for (MethodDescriptor<?, ?> m : methods) {
       MethodDescriptor.MethodType t = m.getType();
       if (wanted(m) && (t == MethodDescriptor.MethodType.UNARY
@@ -88,26 +73,19 @@ public final class InterceptedService {
         byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
         if (t == MethodDescriptor.MethodType.UNARY && this.interceptors.stream()
             .filter(i -> i.intercepts(m))
-            .allMatch(i -> i instanceof AsyncCriInterceptor || isHooks(i))) {
+            .allMatch(i -> i instanceof AsyncCriInterceptor)) {
           asyncOnly.add(m);
         }
       }
     }
   }
 
-  private boolean isHooks(CriInterceptor i) {
-    return inlineHooks != null && i == inlineHooks.gate();
-  }
-
   /**
-   * True when this call of {@code m} runs its chain on the I/O thread ({@link #unaryAsync}):
-   * every interceptor that wants it never blocks, and the hooks, if they want it, apply to it
-   * now. Otherwise the chain runs on a worker ({@link #unary}).
+   * True when a call of {@code m} runs its chain on the I/O thread ({@link #unaryAsync}): every
+   * interceptor that wants it never blocks. Otherwise the chain runs on a worker ({@link #unary}).
    */
   public boolean runsOnLoop(MethodDescriptor<?, ?> m) {
-    return asyncOnly.contains(m)
-        && (inlineHooks == null || !inlineHooks.gate().intercepts(m)
-            || inlineHooks.apply().test(m));
+    return asyncOnly.contains(m);
   }
 
   private boolean wanted(MethodDescriptor<?, ?> method) {
@@ -167,9 +145,6 @@ public final class InterceptedService {
         continue;
       }
       int next = i + 1;
-      if (isHooks(ic)) {
-        return hooksAsync(m, req, call, r -> asyncFrom(next, m, r, call));
-      }
       CompletionStage<Object> stage;
       try {
         stage = ((AsyncCriInterceptor) ic).interceptUnaryAsync(
@@ -204,18 +179,6 @@ public final class InterceptedService {
       return f;
     }
     return call.backend(req);
-  }
-
-  /**
-   * The hooks' link: the pre point, the rest of the chain with the changed request, then the
-   * post point. Hooks that never block run on the thread at hand, the others on hook threads
-   * (remote ones asynchronously), their timeouts kept by the I/O thread's timer.
-   */
-  private CompletableFuture<Object> hooksAsync(MethodDescriptor<?, ?> m, Object req,
-      AsyncCall call, java.util.function.Function<Object, CompletableFuture<Object>> next) {
-    return inlineHooks.hooks().beginAsync(m, req, call.loop()).thenCompose(phase ->
-        phase == null ? next.apply(req) : next.apply(phase.request())
-            .thenCompose(response -> phase.completeAsync(response, call.loop())));
   }
 
   /**
