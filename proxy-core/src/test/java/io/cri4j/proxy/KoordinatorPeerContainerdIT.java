@@ -298,9 +298,10 @@ class KoordinatorPeerContainerdIT {
     peer.stop(); // koordlet is gone
     assertThatThrownBy(() -> run(pod("refused").build()))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.getStatus().getCode()).as("as containerd answers a failing NRI plugin")
+              .isEqualTo(Status.Code.UNKNOWN);
           assertThat(e.getStatus().getDescription())
-              .contains("hook koordlet failed at PreRunPodSandbox").contains("UNAVAILABLE");
+              .contains("AdjustPodSandbox: hook \"koordlet\" failed").contains("UNAVAILABLE");
         });
     assertThat(podNamed("refused")).as("containerd never got the pod").isFalse();
 

@@ -213,6 +213,40 @@ final class TestBackend implements AutoCloseable {
     }
 
     @Override
+    public void stopContainer(io.cri4j.cri.v1.StopContainerRequest r,
+        StreamObserver<io.cri4j.cri.v1.StopContainerResponse> o) {
+      received.add(r);
+      o.onNext(io.cri4j.cri.v1.StopContainerResponse.getDefaultInstance());
+      o.onCompleted();
+    }
+
+    @Override
+    public void removeContainer(io.cri4j.cri.v1.RemoveContainerRequest r,
+        StreamObserver<io.cri4j.cri.v1.RemoveContainerResponse> o) {
+      received.add(r);
+      containers.remove(r.getContainerId());
+      o.onNext(io.cri4j.cri.v1.RemoveContainerResponse.getDefaultInstance());
+      o.onCompleted();
+    }
+
+    @Override
+    public void stopPodSandbox(io.cri4j.cri.v1.StopPodSandboxRequest r,
+        StreamObserver<io.cri4j.cri.v1.StopPodSandboxResponse> o) {
+      received.add(r);
+      o.onNext(io.cri4j.cri.v1.StopPodSandboxResponse.getDefaultInstance());
+      o.onCompleted();
+    }
+
+    @Override
+    public void removePodSandbox(io.cri4j.cri.v1.RemovePodSandboxRequest r,
+        StreamObserver<io.cri4j.cri.v1.RemovePodSandboxResponse> o) {
+      received.add(r);
+      pods.remove(r.getPodSandboxId());
+      o.onNext(io.cri4j.cri.v1.RemovePodSandboxResponse.getDefaultInstance());
+      o.onCompleted();
+    }
+
+    @Override
     public void updateContainerResources(UpdateContainerResourcesRequest r,
         StreamObserver<UpdateContainerResourcesResponse> o) {
       received.add(r);

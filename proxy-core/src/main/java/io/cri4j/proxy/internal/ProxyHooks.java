@@ -524,7 +524,9 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
           List<ContainerUpdate> others = new ArrayList<>();
           for (ContainerUpdate u : result.updates()) {
             if (u.getContainerId().equals(id)) {
-              sending = enforce(adjuster.apply(req, u), HookEvent.UPDATE_CONTAINER);
+              // the resources the hooks saw, with their changes
+              sending = enforce(adjuster.apply(req.toBuilder().setLinux(requested).build(), u),
+                  HookEvent.UPDATE_CONTAINER);
             } else {
               others.add(u);
             }
