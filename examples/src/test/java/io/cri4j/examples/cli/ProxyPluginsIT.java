@@ -59,6 +59,9 @@ class ProxyPluginsIT {
                 PodSandboxConfig pod = PodSandboxConfig.newBuilder()
                         .setMetadata(PodSandboxMetadata.newBuilder().setName("db").setNamespace("ns").setUid("u1"))
                         .putLabels("team", "storage").build();
+                io.cri4j.cri.v1.ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .pullImage(io.cri4j.cri.v1.PullImageRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage("busybox")).build());
                 String podId = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
                         .getPodSandboxId();
                 rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId).setSandboxConfig(pod)
