@@ -4,7 +4,7 @@ import io.cri4j.streaming.CommandOptions;
 import io.cri4j.streaming.RemoteCommand;
 import io.cri4j.streaming.StreamingException;
 import io.cri4j.streaming.TerminalSize;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.cri4j.streaming.internal.spdy.SpdyStream;
 import java.io.ByteArrayOutputStream;
