@@ -1,12 +1,10 @@
-package io.cri4j.streaming.internal;
+package io.cri4j.streaming.internal.remotecommand;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.cri4j.streaming.TerminalSize;
-import io.cri4j.streaming.internal.remotecommand.ResizeDecoder;
-import io.cri4j.streaming.internal.remotecommand.StatusJson;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

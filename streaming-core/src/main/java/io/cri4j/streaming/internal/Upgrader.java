@@ -1,4 +1,4 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal;
 
 import io.cri4j.streaming.StreamingException;
 import io.netty.bootstrap.Bootstrap;

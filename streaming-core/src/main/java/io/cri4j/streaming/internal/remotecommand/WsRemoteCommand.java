@@ -1,16 +1,12 @@
-package io.cri4j.streaming.internal.websocket;
+package io.cri4j.streaming.internal.remotecommand;
 
 import io.cri4j.streaming.internal.ServerContext;
 import io.cri4j.streaming.internal.io.Connections;
 import io.cri4j.streaming.internal.io.InboundCredit;
 import io.cri4j.streaming.internal.io.InboundPipe;
 import io.cri4j.streaming.internal.io.WriteGate;
-import io.cri4j.streaming.internal.remotecommand.CommandRequest;
-import io.cri4j.streaming.internal.remotecommand.CommandRunner;
-import io.cri4j.streaming.internal.remotecommand.ResizeDecoder;
-import io.cri4j.streaming.internal.remotecommand.SessionStreams;
-import io.cri4j.streaming.internal.remotecommand.SizeQueue;
-import io.cri4j.streaming.internal.remotecommand.StatusJson;
+import io.cri4j.streaming.internal.websocket.GateHolder;
+import io.cri4j.streaming.internal.websocket.WsChannels;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;

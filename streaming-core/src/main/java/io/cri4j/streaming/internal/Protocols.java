@@ -1,4 +1,4 @@
-package io.cri4j.streaming.internal.remotecommand;
+package io.cri4j.streaming.internal;
 
 import java.util.List;
 

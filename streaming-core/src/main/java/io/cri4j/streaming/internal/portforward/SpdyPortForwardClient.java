@@ -1,8 +1,8 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal.portforward;
 
 import io.cri4j.streaming.PortForwardSession;
 import io.cri4j.streaming.StreamingException;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.cri4j.streaming.internal.spdy.SpdyStream;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal.remotecommand;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

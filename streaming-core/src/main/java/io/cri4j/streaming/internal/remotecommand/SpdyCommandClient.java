@@ -1,10 +1,10 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal.remotecommand;
 
 import io.cri4j.streaming.CommandOptions;
 import io.cri4j.streaming.RemoteCommand;
 import io.cri4j.streaming.StreamingException;
 import io.cri4j.streaming.TerminalSize;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.cri4j.streaming.internal.spdy.SpdyStream;
 import java.io.ByteArrayOutputStream;

@@ -1,14 +1,14 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal.remotecommand;
 
 import io.cri4j.streaming.CommandOptions;
 import io.cri4j.streaming.RemoteCommand;
 import io.cri4j.streaming.StreamingException;
 import io.cri4j.streaming.TerminalSize;
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.io.InboundCredit;
 import io.cri4j.streaming.internal.io.InboundPipe;
 import io.cri4j.streaming.internal.io.ReaderWakeups;
 import io.cri4j.streaming.internal.io.WriteGate;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
 import io.cri4j.streaming.internal.websocket.WsChannels;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

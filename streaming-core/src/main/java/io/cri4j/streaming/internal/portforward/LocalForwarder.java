@@ -1,4 +1,4 @@
-package io.cri4j.streaming.internal.client;
+package io.cri4j.streaming.internal.portforward;
 
 import io.cri4j.streaming.LocalPortForward;
 import io.cri4j.streaming.PortForwardSession;
