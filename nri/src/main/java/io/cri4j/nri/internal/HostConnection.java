@@ -435,7 +435,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                 + "unknown events: 0x%x", fullName, mask & ~valid)));
                         return;
                     }
-                    events = Set.copyOf(HookEvent.fromNriMask(mask));
+                    events = java.util.Collections.unmodifiableSet(HookEvent.fromNriMask(mask));
                     synchronize();
                 });
     }
