@@ -232,8 +232,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        fail(cause instanceof TtrpcProtocolException ? new IllegalStateException(describe()
-                + " sent bytes that are not NRI: " + cause.getMessage(), cause) : cause);
+        fail(new IllegalStateException(describe() + (cause instanceof TtrpcProtocolException
+                ? " sent bytes that are not NRI: " : ": connection lost: ") + cause.getMessage(), cause));
     }
 
     @Override
@@ -261,7 +261,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         plugin.close(why);
         runtime.close(why);
         if (failure != null) {
-            LOG.warn("{}: {}", describe(), failure.getMessage());
+            LOG.warn("{}", failure.getMessage());
         } else if (was == State.READY) {
             LOG.info("{} disconnected", describe());
         } else {
