@@ -241,6 +241,24 @@ class NriHostBadPluginIT {
     }
 
     @Test
+    void noEventsMeansEveryEventOfThePluginsNriVersion() throws Exception {
+        start(builder());
+        RawNriPlugin old = raw();
+        old.register("old-stub", "30");
+        old.answer(old.expect("Configure"), ConfigureResponse.getDefaultInstance());
+        old.answer(old.expect("Synchronize"), SynchronizeResponse.getDefaultInstance());
+        assertThat(next()).isEqualTo("registered old-stub");
+        assertThat(HookEvent.nriMask(nri.hooks().get(0).events())).as("NRI v0.8's 11 events").isEqualTo(0x7ff);
+
+        RawNriPlugin recent = raw();
+        recent.register("new-stub", "40", "v0.12.0");
+        recent.answer(recent.expect("Configure"), ConfigureResponse.getDefaultInstance());
+        recent.answer(recent.expect("Synchronize"), SynchronizeResponse.getDefaultInstance());
+        assertThat(next()).isEqualTo("registered new-stub");
+        assertThat(HookEvent.nriMask(nri.hooks().get(1).events())).as("NRI v0.12's 14 events").isEqualTo(0x3fff);
+    }
+
+    @Test
     void aPluginThatCannotTakeASplitSynchronizeIsDroppedSayingSo() throws Exception {
         List<Container> big = new ArrayList<>();
         for (int i = 0; i < 6; i++) {

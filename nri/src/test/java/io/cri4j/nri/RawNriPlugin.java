@@ -45,8 +45,13 @@ final class RawNriPlugin implements AutoCloseable {
 
     /** Calls RegisterPlugin on mux connection 2 and returns the runtime's answer. */
     Response register(String name, String index) throws IOException {
-        return call(2, "nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin",
-                RegisterPluginRequest.newBuilder().setPluginName(name).setPluginIdx(index).build());
+        return register(name, index, "");
+    }
+
+    /** Calls RegisterPlugin naming the plugin's NRI version (v0.12 plugins send it). */
+    Response register(String name, String index, String nriVersion) throws IOException {
+        return call(2, "nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin", RegisterPluginRequest.newBuilder()
+                .setPluginName(name).setPluginIdx(index).setNRIVersion(nriVersion).build());
     }
 
     /** Calls a method of the runtime service and returns its answer. */

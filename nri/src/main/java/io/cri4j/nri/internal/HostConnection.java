@@ -129,6 +129,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     private volatile int index;
     private volatile Set<HookEvent> events = Set.of();
     private volatile boolean stateChangeOnly;
+    private volatile String pluginNriVersion = "";
     private volatile Throwable failure;
     private ScheduledFuture<?> registrationTimer;
     private boolean reserved;
@@ -334,6 +335,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         name = r.getPluginName();
         index = Integer.parseInt(r.getPluginIdx());
         fullName = r.getPluginIdx() + "-" + r.getPluginName();
+        pluginNriVersion = r.getNRIVersion();
         LOG.info("plugin {} registered ({}, NRI version {})", fullName, peer,
                 r.getNRIVersion().isEmpty() ? "unknown" : r.getNRIVersion());
         state = State.CONFIGURING;
@@ -428,7 +430,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                     }
                     int valid = s.nriVersion().isEmpty() ? V0_8_EVENTS : V0_12_EVENTS;
                     if (mask == 0) {
-                        mask = valid;
+                        // "all events": those of the plugin's NRI version, v0.8's when it names none
+                        mask = pluginNriVersion.isEmpty() ? V0_8_EVENTS : valid;
                     }
                     if ((mask & ~valid) != 0) {
                         fail(new IllegalStateException(String.format("plugin %s subscribed to "
