@@ -174,7 +174,8 @@ class NriHostGoPluginsIT {
             containers.add(container(p, "c" + i));
         }
         host.snapshot = new RuntimeSnapshot(pods, containers);
-        startHost();
+        // nri-logger logs all 6 MiB as YAML before it answers: room for a loaded machine
+        startHost(NriHost.builder(dir.resolve("nri.sock")).requestTimeout(Duration.ofSeconds(15)));
         go("nri-logger", 30);
         awaitRegistered("nri-logger");
         String log = Files.readString(dir.resolve("30-nri-logger.log"));
