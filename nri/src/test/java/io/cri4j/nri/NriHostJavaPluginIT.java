@@ -191,4 +191,60 @@ class NriHostJavaPluginIT {
                     .hasMessageContaining("no privileged containers here");
         }
     }
+
+    @Test
+    void everyEventReachesAV012PluginAsItsOwnCallAndItsAnswersComeBack() throws Exception {
+        NriHost nri = startHost();
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ContainerUpdate other = ContainerUpdate.newBuilder().setContainerId("ctr-9").setLinux(LinuxContainerUpdate
+                .newBuilder().setResources(io.cri4j.nri.api.LinuxResources.newBuilder()
+                        .setCpu(LinuxCPU.newBuilder().setShares(io.cri4j.nri.api.OptionalUInt64.newBuilder()
+                                .setValue(512))))).build();
+        plugin(nri, new Hook() {
+            @Override public void runPodSandbox(PodSandbox pod) { seen.add("RunPodSandbox " + pod.getName()); }
+            @Override public void updatePodSandbox(PodSandbox pod, io.cri4j.nri.api.LinuxResources overhead,
+                    io.cri4j.nri.api.LinuxResources resources) {
+                seen.add("UpdatePodSandbox " + resources.getCpu().getCpus());
+            }
+            @Override public void postUpdatePodSandbox(PodSandbox pod) { seen.add("PostUpdatePodSandbox"); }
+            @Override public void startContainer(PodSandbox pod, Container c) { seen.add("StartContainer " + c.getName()); }
+            @Override public void postStartContainer(PodSandbox pod, Container c) { seen.add("PostStartContainer"); }
+            @Override public HookResult updateContainer(PodSandbox pod, Container c, io.cri4j.nri.api.LinuxResources r) {
+                seen.add("UpdateContainer " + r.getCpu().getCpus());
+                return HookResult.builder().addUpdate(other).evict("ctr-8", "too hungry").build();
+            }
+            @Override public void postUpdateContainer(PodSandbox pod, Container c) { seen.add("PostUpdateContainer"); }
+            @Override public HookResult stopContainer(PodSandbox pod, Container c) {
+                seen.add("StopContainer " + c.getName());
+                return HookResult.update(List.of(other));
+            }
+            @Override public void removeContainer(PodSandbox pod, Container c) { seen.add("RemoveContainer"); }
+            @Override public void stopPodSandbox(PodSandbox pod) { seen.add("StopPodSandbox"); }
+            @Override public void removePodSandbox(PodSandbox pod) { seen.add("RemovePodSandbox"); }
+        }, "all-events", 10);
+        io.cri4j.nri.api.LinuxResources cpus = io.cri4j.nri.api.LinuxResources.newBuilder()
+                .setCpu(LinuxCPU.newBuilder().setCpus("1")).build();
+        PodSandbox pod = pod(0);
+        Container ctr = container(0, 1);
+        try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
+            chain.runPodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.updatePodSandbox(pod, io.cri4j.nri.api.LinuxResources.getDefaultInstance(), cpus)
+                    .toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.postUpdatePodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.startContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.postStartContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            HookResult updated = chain.updateContainer(pod, ctr, cpus).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            assertThat(updated.updates()).contains(other);
+            assertThat(updated.evictions()).extracting(ContainerEviction::getContainerId).containsExactly("ctr-8");
+            chain.postUpdateContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            assertThat(chain.stopContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS).updates())
+                    .containsExactly(other);
+            chain.removeContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.stopPodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            chain.removePodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        }
+        assertThat(seen).containsExactly("RunPodSandbox p0", "UpdatePodSandbox 1", "PostUpdatePodSandbox",
+                "StartContainer c0", "PostStartContainer", "UpdateContainer 1", "PostUpdateContainer",
+                "StopContainer c0", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox");
+    }
 }
