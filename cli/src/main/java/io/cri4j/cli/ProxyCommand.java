@@ -3,6 +3,9 @@ package io.cri4j.cli;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgressServer;
+import io.cri4j.hook.FailurePolicy;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.nri.NriHost;
 import io.cri4j.proxy.CriProxy;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -13,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
@@ -52,6 +56,16 @@ final class ProxyCommand implements Callable<Integer> {
 
     @Option(names = "--plugins", description = "directory of jars with in-process hooks")
     Path plugins;
+
+    @Option(names = "--nri-socket", converter = EndpointConverter.class,
+            description = "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins unchanged) connect"
+                    + " and run with the other hooks, e.g. unix:///var/run/cri4j/nri.sock")
+    CriEndpoint nriSocket;
+
+    @Option(names = "--nri-failure-policy", defaultValue = "Fail", converter = FailurePolicyConverter.class,
+            description = "what an NRI plugin's failure (an error, a missed deadline, a disconnection mid-call) does"
+                    + " to the CRI call: Fail or Ignore (default: ${DEFAULT-VALUE}, as containerd)")
+    FailurePolicy nriFailurePolicy;
 
     @Option(names = "--observe-pulls", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "follow the image pulls passing through and answer cri4j.imagepull.v1.PullProgress on"
@@ -124,6 +138,31 @@ final class ProxyCommand implements Callable<Integer> {
             pluginLoader = pluginLoader(plugins);
             b.loadHooks(pluginLoader);
         }
+        if (nriSocket != null) {
+            if (!nriSocket.isUnix()) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--nri-socket must be a unix socket (unix:///PATH), got " + nriSocket);
+            }
+            b.addHookProvider(NriHost.builder(nriSocket.path()).failurePolicy(nriFailurePolicy)
+                    .listener(new NriHost.Listener() {
+                        @Override
+                        public void registered(String name, int index, Set<HookEvent> events) {
+                            say(out, String.format("cri4j proxy: NRI plugin %02d-%s registered for %s", index, name,
+                                    events.stream().map(HookEvent::displayName).sorted().toList()));
+                        }
+
+                        @Override
+                        public void disconnected(String name, Throwable cause) {
+                            say(out, "cri4j proxy: NRI plugin " + name + " gone"
+                                    + (cause == null ? "" : ": " + cause.getMessage()));
+                        }
+
+                        @Override
+                        public void rejected(String who, String reason) {
+                            say(out, "cri4j proxy: NRI " + who + " refused: " + reason);
+                        }
+                    }).build());
+        }
         try (CriProxy p = b.build(); PullProgressServer s = http == null ? null : http.build()) {
             Thread hook = new Thread(() -> {
                 p.close();
@@ -136,6 +175,9 @@ final class ProxyCommand implements Callable<Integer> {
             proxy = p;
             out.println("cri4j proxy: serving " + p.listenEndpoint() + " -> " + backend
                     + (p.backendServesV1alpha2() ? " (v1 and v1alpha2 hooked)" : " (v1; v1alpha2 hooked once the backend answers it)"));
+            if (nriSocket != null) {
+                out.println("cri4j proxy: NRI plugins connect to " + nriSocket);
+            }
             if (s != null) {
                 s.start();
                 progress = s;
@@ -155,6 +197,14 @@ final class ProxyCommand implements Callable<Integer> {
             if (pluginLoader != null) {
                 pluginLoader.close();
             }
+        }
+    }
+
+    /** One line of output from another thread. */
+    private static void say(PrintWriter out, String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
         }
     }
 

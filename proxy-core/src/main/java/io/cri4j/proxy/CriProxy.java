@@ -201,7 +201,7 @@ public final class CriProxy implements AutoCloseable {
     List<HookProvider> providers = List.copyOf(config.providers);
     HookChain hookChain = HookChain.builder().name("cri4j-proxy")
         .source(source::hold, source::release)
-        .provided(new ProvidedHooks(providers)).build();
+        .provided(new ProvidedHooks(providers, fixed, configDir)).build();
     hooks = new ProxyHooks(hookChain, store, backend, this::hooksApply, backendVersion(),
         DeviceNodes.system());
     hooks.start();
@@ -241,7 +241,17 @@ public final class CriProxy implements AutoCloseable {
       Held(List<Object> fixed, List<RemoteRuntimeHook> generation) {
         List<Object> a = new ArrayList<>(fixed);
         if (generation != null) {
-          a.addAll(generation);
+          java.util.Set<String> names = new java.util.HashSet<>();
+          for (Object h : fixed) {
+            names.add(h instanceof AsyncHook x ? x.name() : ((Hook) h).name());
+          }
+          for (RemoteRuntimeHook r : generation) {
+            if (names.add(r.name())) {
+              a.add(r);
+            } else {
+              LOG.warn("hook config {} is not run: an in-process hook has its name", r.name());
+            }
+          }
         }
         this.all = List.copyOf(a);
         this.generation = generation;
@@ -278,15 +288,27 @@ public final class CriProxy implements AutoCloseable {
     }
   }
 
-  /** The providers' hooks, as the same list while none changed. */
+  /**
+   * The providers' hooks whose names no other hook has (a hook named like an in-process hook, a
+   * config file or an earlier provider's hook is left out, with one warning), as the same list
+   * while nothing changed.
+   */
   private static final class ProvidedHooks
       implements java.util.function.Supplier<List<AsyncHook>> {
     private final List<HookProvider> providers;
-    private volatile List<List<AsyncHook>> lastParts = List.of();
+    private final java.util.Set<String> fixedNames = new java.util.HashSet<>();
+    private final HookConfigDirectory dir;
+    private final java.util.Set<AsyncHook> warned = java.util.Collections.newSetFromMap(
+        new java.util.concurrent.ConcurrentHashMap<>());
+    private volatile List<Object> lastParts = List.of();
     private volatile List<AsyncHook> last = List.of();
 
-    ProvidedHooks(List<HookProvider> providers) {
+    ProvidedHooks(List<HookProvider> providers, List<Object> fixed, HookConfigDirectory dir) {
       this.providers = providers;
+      this.dir = dir;
+      for (Object h : fixed) {
+        fixedNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
+      }
     }
 
     @Override
@@ -294,9 +316,10 @@ public final class CriProxy implements AutoCloseable {
       if (providers.isEmpty()) {
         return List.of();
       }
-      List<List<AsyncHook>> parts = new ArrayList<>(providers.size());
+      List<Object> parts = new ArrayList<>(providers.size() + 1);
       providers.forEach(p -> parts.add(p.hooks()));
-      List<List<AsyncHook>> before = lastParts;
+      parts.add(dir == null ? List.of() : dir.get());
+      List<Object> before = lastParts;
       boolean same = before.size() == parts.size();
       for (int i = 0; same && i < parts.size(); i++) {
         same = before.get(i) == parts.get(i);
@@ -304,8 +327,23 @@ public final class CriProxy implements AutoCloseable {
       if (same) {
         return last;
       }
+      java.util.Set<String> names = new java.util.HashSet<>(fixedNames);
+      if (dir != null) {
+        dir.get().forEach(h -> names.add(h.name()));
+      }
       List<AsyncHook> all = new ArrayList<>();
-      parts.forEach(all::addAll);
+      for (int i = 0; i < providers.size(); i++) {
+        @SuppressWarnings("unchecked")
+        List<AsyncHook> part = (List<AsyncHook>) parts.get(i);
+        for (AsyncHook h : part) {
+          if (names.add(h.name())) {
+            all.add(h);
+          } else if (warned.add(h)) {
+            LOG.warn("hook {} of {} is not run: another hook of the proxy has its name", h.name(),
+                providers.get(i));
+          }
+        }
+      }
       List<AsyncHook> out = List.copyOf(all);
       last = out;
       lastParts = parts;
