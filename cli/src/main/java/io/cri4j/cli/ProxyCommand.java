@@ -27,9 +27,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code cri4j proxy}: a CRI proxy in front of a runtime, with hooks from a watched config
- * directory (remote hook servers speaking Koordinator's protocol) and from plugin jars
- * (in-process hooks listed in {@code META-INF/services/io.cri4j.hook.Hook} or {@code io.cri4j.hook.AsyncHook}). It follows every
+ * {@code cri4j proxy}: a CRI proxy in front of a runtime and an NRI host for it, with hooks from a watched
+ * config directory (remote hook servers speaking Koordinator's protocol), from plugin jars (in-process hooks
+ * listed in {@code META-INF/services/io.cri4j.hook.Hook} or {@code io.cri4j.hook.AsyncHook}) and, with
+ * {@code --nri-socket}, from the NRI plugins that connect to that socket. It follows every
  * image pull passing through (byte progress where the runtime is containerd), answers
  * {@code cri4j.imagepull.v1.PullProgress} on its socket and, with {@code --progress-address}, serves the
  * progress over HTTP in KEP-5334's shape with a page of live bars. Runs until interrupted (SIGINT/SIGTERM).
