@@ -121,7 +121,10 @@ final class BackendLeg extends RelayLeg {
     ready();
   }
 
-  /** Runs {@code action} now, or once connected; a CLOSED leg runs it now (it answers the failure). */
+  /**
+   * Runs {@code action} now, or once connected; a CLOSED leg runs it now (the action sees the
+   * failure and answers).
+   */
   void run(Runnable action) {
     switch (state) {
       case READY, DRAINING -> action.run();
