@@ -50,7 +50,7 @@ final class InterceptedStream {
   private CompletableFuture<Object> relayCall;
   /** Backend calls of later proceeds (grpc-java), failed when the client goes away. */
   private final java.util.List<CompletableFuture<Object>> retries = new java.util.ArrayList<>(0);
-  private RelayConnection.Capture relayAnswer;
+  private Capture relayAnswer;
   private ByteBuf relayBody;
   private Object relayResponse;
   private Throwable relayFailure;
@@ -269,7 +269,7 @@ final class InterceptedStream {
       relayCall = sent;
       // the client's block goes on as it came; headers are only encoded again if it cannot
       conn.forwardCaptured(p, p.requestBlock != null ? null : headersOrNull(), body,
-          new RelayConnection.Capture(maxMessageSize + 5,
+          new Capture(maxMessageSize + 5,
           answer -> onBackendAnswer(sent, answer)));
     });
     return sent;
@@ -280,7 +280,7 @@ final class InterceptedStream {
    * passes it on unchanged it goes to the client as it came; the chain gets it parsed, or the
    * status it failed with.
    */
-  private void onBackendAnswer(CompletableFuture<Object> sent, RelayConnection.Capture answer) {
+  private void onBackendAnswer(CompletableFuture<Object> sent, Capture answer) {
     relayCall = null;
     if (cancelled) {
       answer.release();
@@ -337,7 +337,7 @@ final class InterceptedStream {
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void answerWith(Object response, Throwable failure) {
     RelayConnection.Pair p = conn.pair(streamId);
-    RelayConnection.Capture kept = relayAnswer;
+    Capture kept = relayAnswer;
     ByteBuf keptBody = relayBody;
     relayAnswer = null;
     relayBody = null;
@@ -384,7 +384,7 @@ final class InterceptedStream {
     }
   }
 
-  private static void release(RelayConnection.Capture answer, ByteBuf body) {
+  private static void release(Capture answer, ByteBuf body) {
     if (answer != null) {
       answer.release();
     }
