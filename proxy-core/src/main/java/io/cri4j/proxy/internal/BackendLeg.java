@@ -320,8 +320,9 @@ final class BackendLeg extends RelayLeg {
       return;
     }
     boolean answered = p.upHalf.gotEnd;
-    p.upHalf.sentEnd = true;
-    flow.resetNow(p, errorCode); // writes nothing: sentEnd is set
+    p.upHalf.sentEnd = true; // reset by the runtime: closed, nothing goes back on it
+    p.upHalf.gotEnd = true;
+    flow.resetNow(p, errorCode); // writes nothing: the stream is closed
     if (p.capture != null && p.capture.done) {
       return; // the answer is complete: the proxy finishes the call
     }
@@ -358,7 +359,8 @@ final class BackendLeg extends RelayLeg {
     }
     for (Pair p : byUp.values().toArray(new Pair[0])) {
       if (p.upHalf.id > lastStreamId) {
-        p.upHalf.sentEnd = true;
+        p.upHalf.sentEnd = true; // never taken by the runtime: closed, nothing goes out on it
+        p.upHalf.gotEnd = true;
         flow.resetNow(p, RelayConnection.CANCEL);
         conn.failCaptured(p, Status.UNAVAILABLE.withDescription("the runtime "
             + conn.setup.backendName() + " is going away and did not take the call"));

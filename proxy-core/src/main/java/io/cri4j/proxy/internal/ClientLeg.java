@@ -218,7 +218,8 @@ final class ClientLeg extends RelayLeg {
 
   /** The client reset the stream (or broke its rules): it ends here and on the backend. */
   private void resetFromClient(Pair p, long errorCode) {
-    p.down.sentEnd = true; // nothing more may be written on a stream the client reset
+    p.down.sentEnd = true; // reset by the client: closed, nothing more may be written on it
+    p.down.gotEnd = true;
     flow.resetNow(p, errorCode);
     byDown.remove(p.down.id);
     if (p.intercepted != null) {

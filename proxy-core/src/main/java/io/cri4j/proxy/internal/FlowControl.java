@@ -166,12 +166,15 @@ final class FlowControl {
 
   /**
    * Resets stream {@code p} now: what waits on it is dropped (its credit given back), and
-   * RST_STREAM goes out unless the stream already ended here or never opened.
+   * RST_STREAM goes out unless the stream is closed here (ended both ways, reset either way) or
+   * never opened. A stream whose END_STREAM went out and whose answer is still coming (every
+   * unary call once its request is sent) is half-closed, not closed: the reset goes out, so a
+   * client's cancel or deadline reaches the peer.
    */
   void resetNow(Pair p, long code) {
     Half h = streams.half(p);
     dropPending(p, h);
-    if (!h.sentEnd && h.id != 0) {
+    if (h.id != 0 && !(h.sentEnd && h.gotEnd)) {
       out.rst(h.id, code);
     }
     h.ending = true;

@@ -239,6 +239,20 @@ class RelayConnectionTest {
   }
 
   @Test
+  void aClientsResetAfterItsCompleteRequestReachesTheRuntime() {
+    h.ready();
+    h.call(1, Wire.message(0, 0)); // the whole request, END_STREAM included: a unary call
+    h.backend().all();
+    h.fromClient(Wire.rst(1, Wire.CANCEL)); // kubelet's deadline or cancel while it waits
+
+    List<Frame> up = h.backend().frames();
+    assertThat(up).extracting(Frame::type, Frame::stream).containsExactly(tuple(Wire.RST, 1));
+    assertThat(up.get(0).int0()).isEqualTo(Wire.CANCEL);
+    h.fromBackend(Wire.headers(1, Wire.response(), false), Wire.data(1, new byte[5], false));
+    assertThat(h.client.frames()).as("nothing of the cancelled call goes back").isEmpty();
+  }
+
+  @Test
   void aRuntimesResetReachesTheClientWithItsCode() {
     h.ready();
     h.call(1, Wire.message(0, 0));
