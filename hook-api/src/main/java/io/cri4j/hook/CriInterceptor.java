@@ -59,7 +59,10 @@ public interface CriInterceptor {
    * {@link #interceptServerStreaming} run on {@code worker} in the gRPC {@link io.grpc.Context}
    * current when the proxy called the adapter, the returned stage completing from there. A call
    * {@code worker} rejects fails with {@code RESOURCE_EXHAUSTED} ({@code UNAVAILABLE} once an
-   * {@link java.util.concurrent.ExecutorService} is shut down), naming the method.
+   * {@link java.util.concurrent.ExecutorService} is shut down), naming the method. {@code worker}
+   * must run tasks on threads of its own: the interceptor waits in {@code proceed} for the rest of
+   * the chain, which runs on the caller's thread (a {@code proceed} on that thread fails the call
+   * with {@code INTERNAL}).
    * {@code CriProxy.Builder.addInterceptor(CriInterceptor)} does this with the proxy's own
    * bounded pool of named threads.
    */

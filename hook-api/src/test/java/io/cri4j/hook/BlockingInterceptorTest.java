@@ -254,6 +254,21 @@ class BlockingInterceptorTest {
   }
 
   @Test
+  void aWorkerThatRunsOnTheCallersThreadFailsTheCallInsteadOfWaitingForItself()
+      throws Exception {
+    AsyncCriInterceptor direct = CriInterceptor.async(blocking(c -> c.proceed(c.request())),
+        Runnable::run);
+    try {
+      call(direct, chain(version("v"), new CopyOnWriteArrayList<>(), q -> new CompletableFuture<>()));
+      throw new AssertionError("the call succeeded");
+    } catch (ExecutionException e) {
+      assertThat(failure(e).getCode()).isEqualTo(Status.Code.INTERNAL);
+      assertThat(failure(e).getDescription()).contains("runs on the thread that called it")
+          .contains("runtime.v1.RuntimeService/Version");
+    }
+  }
+
+  @Test
   void theWorkerRunsInTheCallersContextAndSeesItsCancellation() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CompletableFuture<Throwable> sawCancel = new CompletableFuture<>();

@@ -367,7 +367,7 @@ public final class CriProxy implements AutoCloseable {
 
     /**
      * Adds an interceptor that may block, run on the proxy's worker pool (bounded, see
-     * {@link #workerThreads}; threads named {@value #WORKER_THREAD_PREFIX}N) and never on the
+     * {@link #workerThreads}; threads named {@value CriProxy#WORKER_THREAD_PREFIX}N) and never on the
      * I/O thread; interceptors run in the order added, before the hooks.
      */
     public Builder addInterceptor(CriInterceptor interceptor) {

@@ -43,6 +43,7 @@ public final class BlockingInterceptor implements AsyncCriInterceptor {
   public <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> chain) {
     CompletableFuture<R> result = new CompletableFuture<>();
     MethodDescriptor<Q, R> m = chain.method();
+    Thread caller = Thread.currentThread();
     Runnable task = () -> {
       try {
         result.complete(interceptor.interceptUnary(new CriInterceptor.UnaryChain<Q, R>() {
@@ -53,6 +54,14 @@ public final class BlockingInterceptor implements AsyncCriInterceptor {
           @Override public Metadata metadata() { return chain.metadata(); }
 
           @Override public R proceed(Q request) throws StatusException {
+            if (Thread.currentThread() == caller) {
+              // the worker ran it on the thread that called the adapter: waiting there for the
+              // rest of the chain, which runs on that thread too, would never end
+              throw Status.INTERNAL.withDescription("blocking interceptor "
+                  + interceptor.getClass().getName() + " runs on the thread that called it on "
+                  + m.getFullMethodName() + "; give it an executor of other threads")
+                  .asException();
+            }
             return await(chain.proceed(request), m);
           }
         }));
