@@ -172,7 +172,7 @@ public final class CriProxy implements AutoCloseable {
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
     // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
-    // backend serves v1alpha2 (V1alpha2Gate)
+    // backend serves v1alpha2 (HookLink)
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()

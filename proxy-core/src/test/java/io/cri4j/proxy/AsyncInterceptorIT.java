@@ -280,6 +280,50 @@ class AsyncInterceptorIT extends ProxyTestBase {
     assertThat(version.threads).singleElement().asString().startsWith(IO_THREAD);
   }
 
+  @Test
+  void theWorkerPoolIsBoundedAndACallBeyondItFailsNamingTheMethod() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<String> ranOn = new CopyOnWriteArrayList<>();
+    CriInterceptor holding = blocking("Version", chain -> {
+      ranOn.add(Thread.currentThread().getName());
+      entered.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return chain.proceed(chain.request());
+    });
+    startProxy(CriProxy.builder().addInterceptor(holding).workerThreads(1, 1));
+    RuntimeServiceGrpc.RuntimeServiceFutureStub stub = RuntimeServiceGrpc.newFutureStub(client)
+        .withDeadlineAfter(10, TimeUnit.SECONDS);
+    try {
+      var first = stub.version(VersionRequest.getDefaultInstance());
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      var queued = stub.version(VersionRequest.getDefaultInstance());
+      var beyond = stub.version(VersionRequest.getDefaultInstance());
+      StatusRuntimeException e = catchStatus(() -> {
+        try {
+          beyond.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException x) {
+          throw (StatusRuntimeException) x.getCause();
+        } catch (Exception x) {
+          throw new AssertionError(x);
+        }
+      });
+      assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(e.getStatus().getDescription()).contains("runtime.v1.RuntimeService/Version");
+      release.countDown();
+      assertThat(first.get(10, TimeUnit.SECONDS).getRuntimeName()).isEqualTo("test-backend");
+      assertThat(queued.get(10, TimeUnit.SECONDS).getRuntimeName()).isEqualTo("test-backend");
+      assertThat(ranOn).hasSize(2).allSatisfy(t ->
+          assertThat(t).isEqualTo(CriProxy.WORKER_THREAD_PREFIX + "1"));
+    } finally {
+      release.countDown();
+    }
+  }
+
   @ParameterizedTest(name = "hook called inline: {0}")
   @ValueSource(booleans = {false, true})
   void runsBeforeTheHooksWhichSeeItsChange(boolean inline) throws Exception {
