@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code changes} changes of a hook config file (a hook server in this JVM; a relayed call after
  * each change), and the relayed calls per second. With flags, the processes get
  * {@code MALLOC_ARENA_MAX=2} as {@code ./cri4j} gives them; without, glibc's default. Run:
- * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.MemoryFootprint examples/target/cri4j-cli.jar [calls] [changes]},
+ * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.MemoryFootprint cli/target/cri4j-cli.jar [calls] [changes]},
  * with the flags to compare in {@code -Dflags="..."} (default: those of {@code ./cri4j}).
  */
 public final class MemoryFootprint {

@@ -1,11 +1,11 @@
 package io.cri4j.streaming;
 
-import io.cri4j.streaming.internal.client.LocalForwarder;
-import io.cri4j.streaming.internal.client.SpdyCommandClient;
-import io.cri4j.streaming.internal.client.SpdyPortForwardClient;
-import io.cri4j.streaming.internal.client.Upgrader;
-import io.cri4j.streaming.internal.client.WsCommandClient;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
+import io.cri4j.streaming.internal.Protocols;
+import io.cri4j.streaming.internal.Upgrader;
+import io.cri4j.streaming.internal.portforward.LocalForwarder;
+import io.cri4j.streaming.internal.portforward.SpdyPortForwardClient;
+import io.cri4j.streaming.internal.remotecommand.SpdyCommandClient;
+import io.cri4j.streaming.internal.remotecommand.WsCommandClient;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;

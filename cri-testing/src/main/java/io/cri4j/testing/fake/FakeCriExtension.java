@@ -93,6 +93,19 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
         return this;
     }
 
+    /**
+     * Hosts the hooks of a {@link io.cri4j.hook.host.HookProvider} (external NRI plugins on an {@code
+     * io.cri4j.nri.NriHost}, for one) in each fake this extension starts ({@link
+     * FakeCriServer.Builder#addHookProvider}): {@code factory} makes a fresh provider for every fake (once for a
+     * {@code static} extension, once per test otherwise), which the fake starts and closes.
+     */
+    public FakeCriExtension addHookProvider(java.util.function.Supplier<? extends io.cri4j.hook.host.HookProvider>
+            factory) {
+        Objects.requireNonNull(factory, "factory");
+        hooks.add(b -> b.addHookProvider(Objects.requireNonNull(factory.get(), "the factory gave no provider")));
+        return this;
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         perClass = true;

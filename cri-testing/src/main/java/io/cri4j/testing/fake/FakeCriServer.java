@@ -7,6 +7,7 @@ import io.cri4j.cri.v1.CgroupDriver;
 import io.cri4j.streaming.StreamingServer;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
+import io.cri4j.hook.host.HookProvider;
 import io.cri4j.testing.fake.internal.FakeContent;
 import io.cri4j.testing.fake.internal.FakeContentService;
 import io.cri4j.testing.fake.internal.FakeImageService;
@@ -79,7 +80,9 @@ import org.slf4j.LoggerFactory;
  * <p>The fake is also an NRI host for in-process lifecycle hooks ({@link Builder#addHook(Hook)}): their
  * adjustments change the fake's pods and containers (visible in {@code ContainerStatus}, {@code ExecSync}'s
  * environment and {@link FakeRuntime#containerConfig}), their updates and evictions change other containers, and
- * a failing hook under {@code FailurePolicy.FAIL} fails the CRI call with a status naming it.
+ * a failing hook under {@code FailurePolicy.FAIL} fails the CRI call with a status naming it. Hooks that come and
+ * go, such as external NRI plugins on an {@code NriHost}'s socket, join through {@link
+ * Builder#addHookProvider(HookProvider)}.
  */
 public final class FakeCriServer implements AutoCloseable {
 
@@ -130,7 +133,8 @@ public final class FakeCriServer implements AutoCloseable {
                 new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
         this.blocking.allowCoreThreadTimeOut(true);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
-        this.hooks = b.hooks.isEmpty() ? null : new FakeNriHost(state, b.hooks, b.runtimeName, b.runtimeVersion);
+        this.hooks = b.hooks.isEmpty() && b.providers.isEmpty() ? null
+                : new FakeNriHost(state, b.hooks, b.providers, b.runtimeName, b.runtimeVersion);
         this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
                 b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking, hooks));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
@@ -353,6 +357,7 @@ public final class FakeCriServer implements AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private int maxConcurrentExecs = 16;
         private final List<Object> hooks = new java.util.ArrayList<>();
+        private final List<HookProvider> providers = new java.util.ArrayList<>();
         private long pullRate;
         private boolean contentService = true;
 
@@ -374,6 +379,21 @@ public final class FakeCriServer implements AutoCloseable {
         /** Hosts a lifecycle hook that never blocks; see {@link #addHook(Hook)}. */
         public Builder addHook(AsyncHook hook) {
             hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /**
+         * Hosts the hooks of a {@link HookProvider}, such as the external NRI plugins connected to an
+         * {@code io.cri4j.nri.NriHost} (module {@code cri4j-nri}): {@link FakeCriServer#start()} starts the
+         * provider with a {@link io.cri4j.hook.host.HookHost} backed by the fake (runtime name and version as
+         * {@link #runtime(String, String)} sets them; its pods and containers, in NRI's model, as the snapshot new
+         * plugins are synchronized with; its runtime handle applies updates and evictions to the fake's
+         * containers), and the provider's hooks run in one chain with the in-process hooks ({@link #addHook}),
+         * ordered by index and then name. A provider hook whose name another hook has already is not run (logged).
+         * {@link FakeCriServer#close()} closes the provider.
+         */
+        public Builder addHookProvider(HookProvider provider) {
+            providers.add(Objects.requireNonNull(provider, "provider"));
             return this;
         }
 

@@ -85,6 +85,42 @@ public final class NriGoPlugin implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts NRI's Go plugin {@code name} ({@code nri-logger}, {@code nri-device-injector}) from
+     * containerd 2.1.4's directory ({@value LocalContainerd#CONTAINERD2_BIN_DEFAULT}, or {@value
+     * LocalContainerd#CONTAINERD2_BIN_ENV}) against any NRI runtime listening on {@code nriSocket}
+     * (cri4j's own {@code NriHost}, for one), with {@code -idx index} and {@code args}. Returns
+     * once the process runs: the caller awaits the registration on its runtime. The link and lock
+     * rules are those of {@link #logger}.
+     *
+     * @param logDir where the plugin's log ({@code NN-name.log}) goes
+     */
+    public static NriGoPlugin launch(Path nriSocket, Path logDir, String name, int index, String... args) {
+        Path bin = Path.of(System.getenv().getOrDefault(LocalContainerd.CONTAINERD2_BIN_ENV,
+                LocalContainerd.CONTAINERD2_BIN_DEFAULT));
+        Path exe = bin.resolve(name);
+        if (!Files.isExecutable(exe)) {
+            io.cri4j.testing.real.internal.Requirements.unavailable("NRI's Go plugin " + exe
+                    + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
+        }
+        String full = String.format("%02d-%s", index, name);
+        NriSocketLink.acquire(nriSocket);
+        try {
+            List<String> cmd = new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
+            cmd.addAll(List.of(args));
+            Path log = logDir.resolve(full + ".log");
+            return new NriGoPlugin(full, Daemon.start(name, cmd, log), log);
+        } catch (RuntimeException | Error e) {
+            NriSocketLink.release();
+            throw e;
+        }
+    }
+
+    /** The plugin process's id (to stop or kill it from a test). */
+    public long pid() {
+        return daemon.pid();
+    }
+
     /** The name containerd knows it by, e.g. {@code 20-nri-logger}. */
     public String fullName() {
         return fullName;

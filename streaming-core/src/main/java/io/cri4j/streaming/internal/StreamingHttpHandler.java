@@ -6,7 +6,6 @@ import io.cri4j.cri.v1.PortForwardRequest;
 import io.cri4j.streaming.StreamAuthorizer;
 import io.cri4j.streaming.StreamKind;
 import io.cri4j.streaming.internal.remotecommand.CommandRequest;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
 import io.cri4j.streaming.internal.remotecommand.SpdyRemoteCommand;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.netty.channel.ChannelHandlerContext;

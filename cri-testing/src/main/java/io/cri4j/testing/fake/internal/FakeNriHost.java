@@ -16,6 +16,8 @@ import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
 import io.cri4j.cri.v1.UpdateContainerResourcesResponse;
 import io.cri4j.cri.v1.UpdatePodSandboxResourcesRequest;
 import io.cri4j.cri.v1.UpdatePodSandboxResourcesResponse;
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookChain;
 import io.cri4j.hook.HookConfiguration;
 import io.cri4j.hook.HookEvent;
@@ -23,6 +25,9 @@ import io.cri4j.hook.HookResult;
 import io.cri4j.hook.host.Adjusted;
 import io.cri4j.hook.host.CriAdjuster;
 import io.cri4j.hook.host.DeviceNodes;
+import io.cri4j.hook.host.HookHost;
+import io.cri4j.hook.host.HookProvider;
+import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.hook.host.NriFromCri;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerEviction;
@@ -35,8 +40,15 @@ import io.cri4j.testing.fake.internal.FakeState.SandboxRecord;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
+import io.cri4j.hook.RuntimeHandle;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -55,7 +67,8 @@ import org.slf4j.LoggerFactory;
  * the stored config), their updates and evictions to other fake containers. Pre-events
  * (AdjustPodSandbox, RunPodSandbox, CreateContainer, StartContainer, UpdateContainer,
  * UpdatePodSandbox) come before the state change, the others after it; post-events' failures are
- * logged.
+ * logged. Hooks of {@link HookProvider}s (external NRI plugins) run in the same chain as the
+ * in-process hooks; the providers are started with a {@link HookHost} backed by the fake's state.
  */
 public final class FakeNriHost implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FakeNriHost.class);
@@ -69,19 +82,109 @@ public final class FakeNriHost implements AutoCloseable {
     private final String runtimeName;
     private final String runtimeVersion;
 
-    public FakeNriHost(FakeState state, List<Object> hooks, String runtimeName, String runtimeVersion) {
+    private final List<Object> inProcess;
+    private final Set<String> inProcessNames = new HashSet<>();
+    private final List<HookProvider> providers;
+    private final List<HookProvider> started = new ArrayList<>();
+    private final Set<Object> collisionsLogged = Collections.newSetFromMap(new IdentityHashMap<>());
+    private volatile Combined combined;
+
+    /** The chain's hooks for one set of provider lists (compared by identity). */
+    private record Combined(List<List<AsyncHook>> parts, List<Object> all) {}
+
+    public FakeNriHost(FakeState state, List<Object> hooks, List<HookProvider> providers, String runtimeName,
+                       String runtimeVersion) {
         this.state = state;
-        this.chain = HookChain.builder().name("fake-runtime-hooks").addAll(hooks).build();
+        this.inProcess = List.copyOf(hooks);
+        for (Object h : inProcess) {
+            inProcessNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
+        }
+        this.providers = List.copyOf(providers);
+        this.chain = HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks).build();
         this.runtimeName = runtimeName;
         this.runtimeVersion = runtimeVersion;
     }
 
     /**
-     * Configures and synchronizes the hooks, waiting up to the registration timeout.
+     * The in-process hooks, then the providers' hooks whose names no other hook has; the same list
+     * instance while no provider's list changed.
+     */
+    private Collection<?> currentHooks() {
+        List<List<AsyncHook>> now = new ArrayList<>(providers.size());
+        for (HookProvider p : providers) {
+            now.add(p.hooks());
+        }
+        Combined c = combined;
+        if (c != null && sameLists(c.parts, now)) {
+            return c.all;
+        }
+        synchronized (this) {
+            List<Object> all = new ArrayList<>(inProcess);
+            Set<String> names = new HashSet<>(inProcessNames);
+            for (List<AsyncHook> part : now) {
+                for (AsyncHook h : part) {
+                    if (names.add(h.name())) {
+                        all.add(h);
+                    } else if (collisionsLogged.add(h)) {
+                        log.warn("hook {} of a hook provider is not run: another hook of the fake runtime has its "
+                                + "name", h.name());
+                    }
+                }
+            }
+            combined = new Combined(now, List.copyOf(all));
+            return combined.all;
+        }
+    }
+
+    private static boolean sameLists(List<List<AsyncHook>> a, List<List<AsyncHook>> b) {
+        for (int i = 0; i < a.size(); i++) {
+            if (a.get(i) != b.get(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** What a provider sees of the fake: its name, its pods and containers, its update path. */
+    private final HookHost hookHost = new HookHost() {
+        @Override
+        public String runtimeName() {
+            return runtimeName;
+        }
+
+        @Override
+        public String runtimeVersion() {
+            return runtimeVersion;
+        }
+
+        @Override
+        public CompletionStage<RuntimeSnapshot> snapshot() {
+            try {
+                List<PodSandbox> pods = new ArrayList<>();
+                state.sandboxes().forEach(s -> pods.add(pod(s)));
+                List<Container> containers = new ArrayList<>();
+                state.containers().forEach(c -> containers.add(container(c)));
+                return CompletableFuture.completedFuture(new RuntimeSnapshot(pods, containers));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public RuntimeHandle runtime() {
+            return FakeNriHost.this::updateContainers;
+        }
+    };
+
+    /**
+     * Configures and synchronizes the in-process hooks, waiting up to the registration timeout, then
+     * starts the hook providers.
      *
      * @throws IllegalStateException when a hook under the Fail policy cannot be configured
+     * @throws IOException when a provider cannot start (its socket cannot be bound, for one); the providers
+     *     started so far are closed
      */
-    public void start() {
+    public void start() throws IOException {
         HookConfiguration config = new HookConfiguration("", runtimeName, runtimeVersion, REGISTRATION_TIMEOUT,
                 REQUEST_TIMEOUT, this::updateContainers);
         try {
@@ -94,6 +197,15 @@ public final class FakeNriHost implements AutoCloseable {
             List<ContainerUpdate> updates = chain.synchronize(pods, containers).toCompletableFuture()
                     .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
             applyUpdates(updates, null, false);
+            for (HookProvider p : providers) {
+                try {
+                    p.start(hookHost);
+                } catch (IOException | RuntimeException e) {
+                    closeProviders();
+                    throw e;
+                }
+                started.add(p);
+            }
         } catch (ExecutionException e) {
             throw new IllegalStateException("fake runtime hooks: " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
@@ -104,10 +216,22 @@ public final class FakeNriHost implements AutoCloseable {
         }
     }
 
-    /** Shuts the hooks down and stops the chain's threads. */
+    /** Closes the hook providers, shuts the hooks down and stops the chain's threads. */
     @Override
     public void close() {
+        closeProviders();
         chain.close();
+    }
+
+    private void closeProviders() {
+        for (HookProvider p : started) {
+            try {
+                p.close();
+            } catch (RuntimeException e) {
+                log.warn("closing hook provider {}: {}", p, e.toString());
+            }
+        }
+        started.clear();
     }
 
     // ---------------------------------------------------------------- NRI views of the fake's state

@@ -1,7 +1,7 @@
 package io.cri4j.streaming.internal.portforward;
 
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.ServerContext;
-import io.cri4j.streaming.internal.remotecommand.Protocols;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.cri4j.streaming.internal.spdy.SpdyStream;
 import java.io.IOException;

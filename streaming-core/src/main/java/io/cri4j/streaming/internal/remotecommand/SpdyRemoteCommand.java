@@ -1,5 +1,6 @@
 package io.cri4j.streaming.internal.remotecommand;
 
+import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.ServerContext;
 import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.cri4j.streaming.internal.spdy.SpdyStream;

@@ -4,8 +4,8 @@ import io.cri4j.streaming.internal.io.WriteGate;
 import io.netty.util.AttributeKey;
 
 /** Channel attribute holding a connection's {@link WriteGate}. */
-final class GateHolder {
-    static final AttributeKey<WriteGate> KEY = AttributeKey.valueOf("cri4j.writeGate");
+public final class GateHolder {
+    public static final AttributeKey<WriteGate> KEY = AttributeKey.valueOf("cri4j.writeGate");
 
     private GateHolder() {}
 }

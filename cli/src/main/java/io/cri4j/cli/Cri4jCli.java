@@ -1,0 +1,107 @@
+package io.cri4j.cli;
+
+import io.cri4j.cri.internal.IoErrors;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code ./cri4j} command line: one subcommand per thing a node engineer wants to try. */
+@Command(name = "cri4j", mixinStandardHelpOptions = true, version = "cri4j 0.1.0-SNAPSHOT",
+        description = "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.",
+        subcommands = {VersionCommand.class, FakeRuntimeCommand.class, ProxyCommand.class, NriPluginCommand.class, PullCommand.class, PullsCommand.class, CommandLine.HelpCommand.class})
+public final class Cri4jCli {
+
+    private Cri4jCli() {
+    }
+
+    /**
+     * Runs the command line and exits with the command's exit code.
+     *
+     * @param args command-line arguments
+     */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /**
+     * Runs the command line as {@link #main} does, without exiting: logging at WARN unless set,
+     * gRPC's {@code java.util.logging} records through SLF4J, then {@code args} executed.
+     * {@code moreCommands} are added as subcommands: {@code ./cri4j demo} is this command line
+     * with the examples' demo command added.
+     *
+     * @param args command-line arguments
+     * @param moreCommands picocli command objects to add as subcommands
+     * @return the command's exit code
+     */
+    public static int run(String[] args, Object... moreCommands) {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+        keepFrameLoggersQuiet();
+        JulLogging.toSlf4j(); // gRPC logs through java.util.logging: one line each, like ours
+        CommandLine cli = commandLine();
+        for (Object command : moreCommands) {
+            cli.addSubcommand(command);
+        }
+        return cli.execute(args);
+    }
+
+    /**
+     * gRPC's HTTP/2 frame loggers ({@code io.grpc.netty.NettyServerHandler} and
+     * {@code NettyClientHandler}) dump every DATA frame at DEBUG, exec and attach URLs with their
+     * one-time tokens included: they stay at INFO when DEBUG is turned on, unless a level is set
+     * for them by name.
+     */
+    static void keepFrameLoggersQuiet() {
+        for (String logger : new String[] {"io.grpc.netty.NettyServerHandler", "io.grpc.netty.NettyClientHandler"}) {
+            String key = "org.slf4j.simpleLogger.log." + logger;
+            if (System.getProperty(key) == null) {
+                System.setProperty(key, "info");
+            }
+        }
+    }
+
+    /** @return the configured command line (also used by tests) */
+    public static CommandLine commandLine() {
+        return new CommandLine(new Cri4jCli())
+                .setParameterExceptionHandler(Cri4jCli::usageError)
+                .setExecutionExceptionHandler((e, cmd, parseResult) -> {
+                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + describe(e));
+                    cmd.getErr().flush();
+                    return 1;
+                });
+    }
+
+    /** What went wrong, in one line that names the thing and the reason (no class names). */
+    static String describe(Throwable e) {
+        if (e instanceof io.grpc.StatusRuntimeException s) {
+            return IoErrors.describe(s.getStatus());
+        }
+        if (e instanceof io.grpc.StatusException s) {
+            return IoErrors.describe(s.getStatus());
+        }
+        String why = IoErrors.reason(e);
+        // a wrapper's message may name the thing, its cause the reason: keep both
+        Throwable c = e.getCause();
+        if (c != null && c != e && e.getMessage() != null) {
+            String cause = IoErrors.reason(c);
+            if (!why.contains(cause)) {
+                why = why + ": " + cause;
+            }
+        }
+        return why;
+    }
+
+    /** A bad option or argument: one line naming it, and where the usage is; exit code 2. */
+    private static int usageError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        String name = cmd.getCommandSpec().qualifiedName();
+        String message = e.getMessage() == null ? "invalid arguments" : e.getMessage().strip();
+        int nl = message.indexOf('\n');
+        if (nl >= 0) {
+            message = message.substring(0, nl);
+        }
+        cmd.getErr().println(name + ": " + message + " (see '" + name + " --help')");
+        cmd.getErr().flush();
+        return cmd.getCommandSpec().exitCodeOnInvalidInput();
+    }
+}

@@ -1,0 +1,173 @@
+package io.cri4j.cli;
+
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.imagepull.PullObserver;
+import io.cri4j.imagepull.PullProgressServer;
+import io.cri4j.proxy.CriProxy;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code cri4j proxy}: a CRI proxy in front of a runtime, with hooks from a watched config
+ * directory (remote hook servers speaking Koordinator's protocol) and from plugin jars
+ * (in-process hooks listed in {@code META-INF/services/io.cri4j.hook.RuntimeHook}). It follows every
+ * image pull passing through (byte progress where the runtime is containerd), answers
+ * {@code cri4j.imagepull.v1.PullProgress} on its socket and, with {@code --progress-address}, serves the
+ * progress over HTTP in KEP-5334's shape with a page of live bars. Runs until interrupted (SIGINT/SIGTERM).
+ */
+@Command(name = "proxy", mixinStandardHelpOptions = true,
+        description = "Serve a CRI proxy with hooks in front of a runtime.")
+final class ProxyCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--listen", required = true, converter = EndpointConverter.class,
+            description = "where the proxy serves, e.g. unix:///run/cri4j/proxy.sock")
+    CriEndpoint listen;
+
+    @Option(names = "--backend", converter = EndpointConverter.class,
+            defaultValue = EndpointConverter.DEFAULT_RUNTIME_ENDPOINT,
+            description = "the runtime behind the proxy (default: ${DEFAULT-VALUE})")
+    CriEndpoint backend;
+
+    @Option(names = "--hook-config-dir",
+            description = "watched directory of hook configs (*.json), e.g. /etc/runtime/hookserver.d")
+    Path hookConfigDir;
+
+    @Option(names = "--plugins", description = "directory of jars with in-process hooks")
+    Path plugins;
+
+    @Option(names = "--observe-pulls", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "follow the image pulls passing through and answer cri4j.imagepull.v1.PullProgress on"
+                    + " the socket (default: ${DEFAULT-VALUE})")
+    boolean observePulls;
+
+    @Option(names = "--progress-address", converter = AddressConverter.class,
+            description = "serve image pull progress over HTTP here (GET /imagePullProgress, a page at /),"
+                    + " e.g. 127.0.0.1:10251; loopback only unless --progress-allow-remote")
+    InetSocketAddress progressAddress;
+
+    @Option(names = "--progress-allow-remote", description = "allow --progress-address on a non-loopback address")
+    boolean progressAllowRemote;
+
+    @Option(names = "--max-followed-pulls", defaultValue = "" + PullObserver.DEFAULT_MAX_FOLLOWED,
+            description = "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
+    int maxFollowedPulls;
+
+    /** Set once the proxy serves; counted down when it has stopped. For tests. */
+    final CountDownLatch started = new CountDownLatch(1);
+    volatile CriProxy proxy;
+    volatile PullProgressServer progress;
+    volatile PullObserver pulls;
+
+    /** The observer of the pulls through the proxy, once it serves. For tests. */
+    PullObserver observer() {
+        return pulls;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (progressAddress != null && !observePulls) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--progress-address needs the pulls observed (drop --no-observe-pulls)");
+        }
+        if (maxFollowedPulls < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--max-followed-pulls must be >= 1");
+        }
+        PullProgressServer.Builder http = null;
+        if (progressAddress != null && !progressAllowRemote && !progressAddress.getAddress().isLoopbackAddress()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--progress-address "
+                    + progressAddress.getHostString() + ":" + progressAddress.getPort()
+                    + " is not a loopback address; add --progress-allow-remote to serve it there");
+        }
+        try (PullObserver observer = observePulls
+                ? PullObserver.builder(backend).maxFollowed(maxFollowedPulls).build() : null) {
+            pulls = observer;
+            if (observer != null && progressAddress != null) {
+                http = PullProgressServer.builder(observer).bindAddress(progressAddress)
+                        .allowRemote(progressAllowRemote);
+            }
+            return serve(out, observer, http);
+        }
+    }
+
+    private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http) throws Exception {
+        CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
+        if (observer != null) {
+            b.observePulls(observer);
+        }
+        if (hookConfigDir != null) {
+            if (Files.exists(hookConfigDir) && !Files.isDirectory(hookConfigDir)) {
+                throw new IOException("--hook-config-dir " + hookConfigDir + " is not a directory");
+            }
+            b.hookConfigDir(hookConfigDir);
+        }
+        URLClassLoader pluginLoader = null;
+        if (plugins != null) {
+            pluginLoader = pluginLoader(plugins);
+            b.loadHooks(pluginLoader);
+        }
+        try (CriProxy p = b.build(); PullProgressServer s = http == null ? null : http.build()) {
+            Thread hook = new Thread(() -> {
+                p.close();
+                if (s != null) {
+                    s.close();
+                }
+            }, "cri4j-proxy-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
+            p.start();
+            proxy = p;
+            out.println("cri4j proxy: serving " + p.listenEndpoint() + " -> " + backend
+                    + (p.backendServesV1alpha2() ? " (v1 and v1alpha2 hooked)" : " (v1; v1alpha2 hooked once the backend answers it)"));
+            if (s != null) {
+                s.start();
+                progress = s;
+                out.println("cri4j proxy: image pull progress on " + s.baseUrl() + "imagePullProgress, live bars on "
+                        + s.baseUrl());
+            }
+            out.flush();
+            started.countDown();
+            p.awaitTermination();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is what closed us
+            }
+            return 0;
+        } finally {
+            if (pluginLoader != null) {
+                pluginLoader.close();
+            }
+        }
+    }
+
+    private static URLClassLoader pluginLoader(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            throw new IOException("--plugins " + dir + " is not a directory");
+        }
+        List<URL> jars = new ArrayList<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
+                jars.add(p.toUri().toURL());
+            }
+        }
+        return new URLClassLoader(jars.toArray(URL[]::new), ProxyCommand.class.getClassLoader());
+    }
+}

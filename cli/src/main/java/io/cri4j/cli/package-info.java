@@ -1,0 +1,2 @@
+/** The {@code ./cri4j} command line. */
+package io.cri4j.cli;

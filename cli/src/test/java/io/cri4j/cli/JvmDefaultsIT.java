@@ -1,0 +1,128 @@
+package io.cri4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cri4j.cri.CriChannels;
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.cri.v1.VersionRequest;
+import io.grpc.ManagedChannel;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The JVM settings a node runs the agent with: {@code ./cri4j} and the container image start the
+ * JVM with the same documented defaults (a heap cap, the serial collector, bounded metaspace,
+ * code cache and direct memory), and a process started by {@code ./cri4j} stays within a memory
+ * bound under load where the JVM's own defaults let it grow (see BENCHMARKS.md, "Memory").
+ */
+class JvmDefaultsIT {
+
+    @TempDir
+    Path dir;
+
+    static List<String> scriptDefaults() throws Exception {
+        for (String l : Files.readAllLines(Path.of("..", "cri4j"))) {
+            if (l.startsWith("defaults=")) {
+                return Arrays.asList(l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
+            }
+        }
+        throw new AssertionError("./cri4j has no defaults= line");
+    }
+
+    /** The JVM options of the image's entrypoint (the -Pimage profile of cli/pom.xml). */
+    static List<String> imageFlags() throws Exception {
+        String pom = Files.readString(Path.of("pom.xml"));
+        Matcher m = Pattern.compile("<entrypoint>(.*?)</entrypoint>", Pattern.DOTALL).matcher(pom);
+        assertThat(m.find()).as("the image's entrypoint").isTrue();
+        List<String> flags = new ArrayList<>();
+        Matcher arg = Pattern.compile("<arg>([^<]*)</arg>").matcher(m.group(1));
+        while (arg.find()) {
+            if (arg.group(1).startsWith("-X")) {
+                flags.add(arg.group(1));
+            }
+        }
+        return flags;
+    }
+
+    @Test
+    void theScriptAndTheImageSetTheSameBoundedDefaults() throws Exception {
+        List<String> defaults = scriptDefaults();
+        assertThat(defaults).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"))
+                .anyMatch(f -> f.startsWith("-XX:MaxMetaspaceSize=")).anyMatch(f -> f.startsWith("-XX:MaxDirectMemorySize="));
+        assertThat(imageFlags()).as("the container image's JVM flags").containsExactlyElementsOf(defaults);
+    }
+
+    @Test
+    void aProcessStartedByTheScriptRunsWithThemAndStaysBoundedUnderLoad() throws Exception {
+        Path socket = dir.resolve("fake.sock");
+        Process p = new ProcessBuilder("bash", Path.of("..", "cri4j").toString(), "fake-runtime", "--listen",
+                "unix://" + socket).redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return out.readLine();
+                } catch (Exception e) {
+                    return null;
+                }
+            }).get(60, TimeUnit.SECONDS);
+            assertThat(first).contains("serving");
+            Thread drain = new Thread(() -> {
+                try {
+                    while (out.readLine() != null) {
+                        // keep the pipe empty
+                    }
+                } catch (Exception e) {
+                    // gone
+                }
+            });
+            drain.setDaemon(true);
+            drain.start();
+            Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(p.pid()), "VM.flags").redirectErrorStream(true).start();
+            String flags = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(jcmd.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(flags).as("flags of the JVM ./cri4j started").contains("-XX:+UseSerialGC",
+                    "-XX:MaxHeapSize=67108864");
+            ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(socket));
+            try {
+                var rt = RuntimeServiceGrpc.newBlockingStub(ch);
+                List<CompletableFuture<Void>> callers = new ArrayList<>();
+                for (int c = 0; c < 4; c++) {
+                    callers.add(CompletableFuture.runAsync(() -> {
+                        for (int i = 0; i < 5_000; i++) {
+                            rt.withDeadlineAfter(30, TimeUnit.SECONDS).version(VersionRequest.getDefaultInstance());
+                        }
+                    }));
+                }
+                CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            long rssKib = 0;
+            for (String l : Files.readAllLines(Path.of("/proc/" + p.pid() + "/status"))) {
+                if (l.startsWith("VmRSS:")) {
+                    rssKib = Long.parseLong(l.replaceAll("[^0-9]", ""));
+                }
+            }
+            // measured: about 83 MiB with the defaults, about 210 MiB with the JVM's own (BENCHMARKS.md)
+            assertThat(rssKib / 1024).as("RSS (MiB) after 20,000 calls").isPositive().isLessThanOrEqualTo(128);
+        } finally {
+            p.destroy();
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+}

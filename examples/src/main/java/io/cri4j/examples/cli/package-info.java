@@ -1,2 +1,0 @@
-/** The {@code ./cri4j} command line. */
-package io.cri4j.examples.cli;

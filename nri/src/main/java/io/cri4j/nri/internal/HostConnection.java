@@ -1,0 +1,824 @@
+package io.cri4j.nri.internal;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.FailurePolicy;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookPolicy;
+import io.cri4j.hook.HookRejectedException;
+import io.cri4j.hook.HookResult;
+import io.cri4j.hook.HookTimeoutException;
+import io.cri4j.hook.host.HookHost;
+import io.cri4j.hook.host.RuntimeSnapshot;
+import io.cri4j.nri.api.ConfigureRequest;
+import io.cri4j.nri.api.ConfigureResponse;
+import io.cri4j.nri.api.Container;
+import io.cri4j.nri.api.ContainerAdjustment;
+import io.cri4j.nri.api.ContainerUpdate;
+import io.cri4j.nri.api.CreateContainerRequest;
+import io.cri4j.nri.api.CreateContainerResponse;
+import io.cri4j.nri.api.Empty;
+import io.cri4j.nri.api.Event;
+import io.cri4j.nri.api.LinuxResources;
+import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.nri.api.PostCreateContainerRequest;
+import io.cri4j.nri.api.PostStartContainerRequest;
+import io.cri4j.nri.api.PostUpdateContainerRequest;
+import io.cri4j.nri.api.PostUpdatePodSandboxRequest;
+import io.cri4j.nri.api.RegisterPluginRequest;
+import io.cri4j.nri.api.RemoveContainerRequest;
+import io.cri4j.nri.api.RemovePodSandboxRequest;
+import io.cri4j.nri.api.RunPodSandboxRequest;
+import io.cri4j.nri.api.StartContainerRequest;
+import io.cri4j.nri.api.StateChangeEvent;
+import io.cri4j.nri.api.StopContainerRequest;
+import io.cri4j.nri.api.StopContainerResponse;
+import io.cri4j.nri.api.StopPodSandboxRequest;
+import io.cri4j.nri.api.SynchronizeRequest;
+import io.cri4j.nri.api.SynchronizeResponse;
+import io.cri4j.nri.api.UpdateContainerRequest;
+import io.cri4j.nri.api.UpdateContainerResponse;
+import io.cri4j.nri.api.UpdateContainersRequest;
+import io.cri4j.nri.api.UpdateContainersResponse;
+import io.cri4j.nri.api.UpdatePodSandboxRequest;
+import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
+import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The runtime's end of one NRI plugin connection, as containerd's {@code pkg/adaptation} runs it:
+ * NRI's multiplexer on the socket, the plugin service on mux connection 1 (we call the plugin),
+ * the runtime service on mux connection 2 (the plugin calls {@code RegisterPlugin} and {@code
+ * UpdateContainers}). The plugin must register within the registration timeout; it is then
+ * configured, synchronized with the host's state, the updates it answers are applied, and only
+ * then is it {@link Registry#ready ready} as an {@link AsyncHook} ({@link #hook()}). A plugin that
+ * disconnects or misses the request timeout is dropped; the call in flight fails as a failure of
+ * its hook. All state lives on the channel's event loop. Not API: {@code io.cri4j.nri.NriHost} is.
+ */
+public final class HostConnection extends ChannelInboundHandlerAdapter {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostConnection.class);
+    /** The events of NRI v0.8 (1..11), all a plugin without an NRI version can take. */
+    static final int V0_8_EVENTS = (1 << 11) - 1;
+    /** The events of NRI v0.12 (1..14). */
+    static final int V0_12_EVENTS = (1 << 14) - 1;
+    /** How much longer than the request timeout the hook's own policy waits: the call's deadline comes first. */
+    static final Duration POLICY_MARGIN = Duration.ofMillis(250);
+
+    /** The host's registry of plugins; called on the event loop. */
+    public interface Registry {
+        /**
+         * Reserves {@code name} for this connection.
+         *
+         * @return null when reserved, else why the name cannot be used
+         */
+        String reserve(HostConnection connection, String name);
+
+        /** The plugin is configured and synchronized: list its hook. */
+        void ready(HostConnection connection);
+
+        /** The connection closed; {@code cause} is null for a clean close. */
+        void gone(HostConnection connection, Throwable cause);
+    }
+
+    /**
+     * What the host configures plugins with.
+     *
+     * @param host the host's runtime
+     * @param registrationTimeout how long a plugin may take to register
+     * @param requestTimeout how long one call to a plugin may take
+     * @param failurePolicy the failure policy of every plugin's hook
+     * @param config the configuration text for a plugin, by name ({@code "name"})
+     * @param nriVersion the NRI version sent in {@code Configure}, empty for none
+     */
+    public record Settings(HookHost host, Duration registrationTimeout, Duration requestTimeout,
+            FailurePolicy failurePolicy, Function<String, String> config, String nriVersion) {}
+
+    private enum State { CONNECTED, CONFIGURING, SYNCHRONIZING, READY, CLOSED }
+
+    private final Channel channel;
+    private final Settings s;
+    private final Registry registry;
+    private final String peer;
+    private final TtrpcPeer plugin;
+    private final TtrpcPeer runtime;
+    private final MuxFrameParser mux;
+    private final PluginHook hook = new PluginHook();
+    private volatile State state = State.CONNECTED;
+    private volatile String name;
+    private volatile String fullName;
+    private volatile int index;
+    private volatile Set<HookEvent> events = Set.of();
+    private volatile boolean stateChangeOnly;
+    private volatile String pluginNriVersion = "";
+    private volatile Throwable failure;
+    private ScheduledFuture<?> registrationTimer;
+    private boolean reserved;
+
+    /**
+     * A connection on {@code channel}; add it to the channel's pipeline before it is active.
+     *
+     * @param peer how logs name the connection before the plugin registers, e.g. {@code pid 1234}
+     */
+    public HostConnection(Channel channel, Settings settings, Registry registry, String peer) {
+        this.channel = channel;
+        this.s = settings;
+        this.registry = registry;
+        this.peer = peer;
+        this.plugin = new TtrpcPeer("plugin service (mux connection 1)", channel.eventLoop(),
+                f -> write(NriConnection.PLUGIN_SERVICE_CONN, f), null);
+        this.runtime = new TtrpcPeer("runtime service (mux connection 2)", channel.eventLoop(),
+                f -> write(NriConnection.RUNTIME_SERVICE_CONN, f), this::serveRuntime);
+        this.mux = new MuxFrameParser(this::demux);
+    }
+
+    /** The plugin as a hook; listed by the host once {@link Registry#ready} was called. */
+    public AsyncHook hook() {
+        return hook;
+    }
+
+    /** The plugin's name as it registered, or null before. */
+    public String name() {
+        return name;
+    }
+
+    /** {@code index-name} once registered, else a description of the connection. */
+    public String describe() {
+        String f = fullName;
+        return f != null ? "plugin " + f : "unregistered plugin (" + peer + ")";
+    }
+
+    /** The plugin's index, 0..99, once registered. */
+    public int index() {
+        return index;
+    }
+
+    /** The events the plugin subscribed to, once configured. */
+    public Set<HookEvent> events() {
+        return events;
+    }
+
+    /** The channel. */
+    public Channel channel() {
+        return channel;
+    }
+
+    /**
+     * Tells the plugin that the runtime shuts down ({@code Shutdown}), then closes the connection.
+     * Completes when closed, at most about {@code wait} after the call.
+     */
+    public CompletableFuture<Void> shutdown(Duration wait) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        channel.closeFuture().addListener(f -> done.complete(null));
+        if (state == State.READY) {
+            plugin.call(PluginService.SERVICE, "Shutdown", Empty.getDefaultInstance().toByteArray(),
+                    wait).whenComplete((v, t) -> channel.close());
+        } else {
+            channel.close();
+        }
+        return done;
+    }
+
+    // --- the connection -------------------------------------------------------------------
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        registrationTimer = channel.eventLoop().schedule(() -> fail(new IllegalStateException(
+                describe() + " did not register within " + s.registrationTimeout().toMillis()
+                        + " ms")), s.registrationTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        LOG.debug("NRI plugin connection from {}", peer);
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf buf = (ByteBuf) msg;
+        try {
+            mux.feed(buf);
+        } catch (TtrpcProtocolException e) {
+            fail(new IllegalStateException(describe() + " sent bytes that are not NRI: "
+                    + e.getMessage(), e));
+        } finally {
+            buf.release();
+        }
+    }
+
+    private void demux(int conn, ByteBuf bytes) {
+        switch (conn) {
+            case NriConnection.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
+            case NriConnection.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
+            default -> LOG.debug("{}: dropping {} bytes for unknown mux connection {}", describe(),
+                    bytes.readableBytes(), Integer.toUnsignedLong(conn));
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        fail(new IllegalStateException(describe() + (cause instanceof TtrpcProtocolException
+                ? " sent bytes that are not NRI: " : ": connection lost: ") + cause.getMessage(), cause));
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        State was = state;
+        state = State.CLOSED;
+        if (registrationTimer != null) {
+            registrationTimer.cancel(false);
+        }
+        if (failure == null) {
+            String partial = mux.partial();
+            if (partial == null) {
+                partial = plugin.partialFrame();
+            }
+            if (partial == null) {
+                partial = runtime.partialFrame();
+            }
+            if (partial != null) {
+                failure = new IllegalStateException(describe() + " closed its connection in the "
+                        + "middle of a frame (" + partial + ")");
+            }
+        }
+        String why = failure == null ? "connection closed" : "connection closed: "
+                + failure.getMessage();
+        plugin.close(why);
+        runtime.close(why);
+        if (failure != null) {
+            LOG.warn("{}", failure.getMessage());
+        } else if (was == State.READY) {
+            LOG.info("{} disconnected", describe());
+        } else {
+            LOG.warn("{} disconnected before it was registered", describe());
+        }
+        registry.gone(this, failure);
+        super.channelInactive(ctx);
+    }
+
+    /** Drops the plugin: logs why (once the channel is inactive), closes the connection. */
+    private void fail(Throwable t) {
+        if (failure == null) {
+            failure = t;
+        }
+        if (channel.isActive()) {
+            // after what was written so far, e.g. the error answer to a bad registration
+            channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            channel.close();
+        }
+    }
+
+    private void write(int conn, byte[] frame) {
+        channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame)).addListener(f -> {
+            if (!f.isSuccess() && state != State.CLOSED) {
+                LOG.debug("{}: write failed: {}", describe(), f.cause().toString());
+            }
+        });
+    }
+
+    // --- the runtime service (the plugin calls us) ------------------------------------------
+
+    private CompletionStage<byte[]> serveRuntime(TtrpcPeer.Call call) {
+        if (!NriConnection.RUNTIME_SERVICE.equals(call.service())) {
+            return failed(Status.Code.UNIMPLEMENTED, "service " + call.service());
+        }
+        try {
+            return switch (call.method()) {
+                case "RegisterPlugin" -> register(RegisterPluginRequest.parseFrom(call.payload()));
+                case "UpdateContainers" ->
+                        updateContainers(UpdateContainersRequest.parseFrom(call.payload()));
+                default -> failed(Status.Code.UNIMPLEMENTED, NriConnection.RUNTIME_SERVICE + "/"
+                        + call.method() + " is not a method of NRI's runtime service");
+            };
+        } catch (InvalidProtocolBufferException e) {
+            return failed(Status.Code.INVALID_ARGUMENT, "cannot read the " + call.method()
+                    + " request: " + e.getMessage());
+        }
+    }
+
+    private CompletionStage<byte[]> register(RegisterPluginRequest r) {
+        if (state != State.CONNECTED || name != null) {
+            return failed(Status.Code.FAILED_PRECONDITION, describe() + " is registered already");
+        }
+        String bad = checkName(r.getPluginName());
+        if (bad == null) {
+            bad = checkIndex(r.getPluginIdx());
+        }
+        if (bad == null) {
+            bad = registry.reserve(this, r.getPluginName());
+            reserved = bad == null;
+        }
+        if (bad != null) {
+            String why = "refused the registration of " + describe() + " as "
+                    + r.getPluginIdx() + "-" + r.getPluginName() + ": " + bad;
+            channel.eventLoop().execute(() -> fail(new IllegalStateException(why)));
+            return failed(Status.Code.INVALID_ARGUMENT, why);
+        }
+        registrationTimer.cancel(false);
+        name = r.getPluginName();
+        index = Integer.parseInt(r.getPluginIdx());
+        fullName = r.getPluginIdx() + "-" + r.getPluginName();
+        pluginNriVersion = r.getNRIVersion();
+        LOG.info("plugin {} registered ({}, NRI version {})", fullName, peer,
+                r.getNRIVersion().isEmpty() ? "unknown" : r.getNRIVersion());
+        state = State.CONFIGURING;
+        channel.eventLoop().execute(this::configure);
+        return CompletableFuture.completedFuture(Empty.getDefaultInstance().toByteArray());
+    }
+
+    /** Whether this connection holds its name in the host's registry. */
+    public boolean holdsName() {
+        return reserved;
+    }
+
+    /** NRI's rule for plugin names, as the plugin stub checks them: why {@code n} is bad, or null. */
+    static String checkName(String n) {
+        if (n.isEmpty()) {
+            return "the plugin name is empty";
+        }
+        for (char c : n.toCharArray()) {
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+                    || c == '-' || c == '_' || c == '.' || c == '+')) {
+                return "invalid plugin name \"" + n + "\": contains '" + c
+                        + "' (allowed: letters, digits, - _ . +)";
+            }
+        }
+        return null;
+    }
+
+    /** NRI's {@code CheckPluginIndex}: two digits. */
+    static String checkIndex(String idx) {
+        if (idx.length() != 2 || !idx.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return "invalid plugin index \"" + idx + "\": must be two digits";
+        }
+        return null;
+    }
+
+    private CompletionStage<byte[]> updateContainers(UpdateContainersRequest r) {
+        if (name == null) {
+            return failed(Status.Code.FAILED_PRECONDITION, describe() + " asked for container "
+                    + "updates before registering");
+        }
+        LOG.info("plugin {} requested updates of {} and evictions of {}", fullName,
+                ids(r.getUpdateList(), ContainerUpdate::getContainerId),
+                ids(r.getEvictList(), io.cri4j.nri.api.ContainerEviction::getContainerId));
+        CompletionStage<List<ContainerUpdate>> applied;
+        try {
+            applied = s.host().runtime().updateContainers(r.getUpdateList(), r.getEvictList());
+        } catch (RuntimeException e) {
+            applied = CompletableFuture.failedFuture(e);
+        }
+        return applied.handle((failedUpdates, t) -> {
+            if (t != null) {
+                String why = "the runtime could not apply the updates of plugin " + fullName + ": "
+                        + message(t);
+                LOG.warn(why);
+                throw TtrpcStatus.error(Status.Code.UNKNOWN, why);
+            }
+            if (!failedUpdates.isEmpty()) {
+                LOG.warn("plugin {}: {} of its container updates failed: {}", fullName,
+                        failedUpdates.size(), ids(failedUpdates, ContainerUpdate::getContainerId));
+            }
+            return UpdateContainersResponse.newBuilder().addAllFailed(failedUpdates).build()
+                    .toByteArray();
+        });
+    }
+
+    // --- registration: Configure, Synchronize ------------------------------------------------
+
+    private void configure() {
+        if (state != State.CONFIGURING) {
+            return;
+        }
+        ConfigureRequest req = ConfigureRequest.newBuilder()
+                .setConfig(nullToEmpty(s.config().apply(name)))
+                .setRuntimeName(s.host().runtimeName()).setRuntimeVersion(s.host().runtimeVersion())
+                .setRegistrationTimeout(s.registrationTimeout().toMillis())
+                .setRequestTimeout(s.requestTimeout().toMillis())
+                .setNRIVersion(s.nriVersion()).build();
+        plugin.call(PluginService.SERVICE, "Configure", req.toByteArray(), s.requestTimeout())
+                .whenComplete((bytes, t) -> {
+                    if (t != null) {
+                        fail(new IllegalStateException("plugin " + fullName + " failed to be "
+                                + "configured: " + message(t), t));
+                        return;
+                    }
+                    int mask;
+                    try {
+                        mask = ConfigureResponse.parseFrom(bytes).getEvents();
+                    } catch (InvalidProtocolBufferException e) {
+                        fail(new IllegalStateException("plugin " + fullName + " answered Configure "
+                                + "with an unreadable message: " + e.getMessage(), e));
+                        return;
+                    }
+                    int valid = s.nriVersion().isEmpty() ? V0_8_EVENTS : V0_12_EVENTS;
+                    if (mask == 0) {
+                        // "all events": those of the plugin's NRI version, v0.8's when it names none
+                        mask = pluginNriVersion.isEmpty() ? V0_8_EVENTS : valid;
+                    }
+                    if ((mask & ~valid) != 0) {
+                        fail(new IllegalStateException(String.format("plugin %s subscribed to "
+                                + "unknown events: 0x%x", fullName, mask & ~valid)));
+                        return;
+                    }
+                    events = java.util.Collections.unmodifiableSet(HookEvent.fromNriMask(mask));
+                    synchronize();
+                });
+    }
+
+    private void synchronize() {
+        if (state != State.CONFIGURING) {
+            return;
+        }
+        state = State.SYNCHRONIZING;
+        CompletionStage<RuntimeSnapshot> snap;
+        try {
+            snap = s.host().snapshot();
+        } catch (RuntimeException e) {
+            snap = CompletableFuture.failedFuture(e);
+        }
+        snap.whenComplete((snapshot, t) -> onLoop(() -> {
+            if (t != null) {
+                fail(new IllegalStateException("the host could not give its pods and containers to "
+                        + "synchronize plugin " + fullName + ": " + message(t), t));
+                return;
+            }
+            List<SynchronizeRequest> messages;
+            try {
+                messages = SyncSplitter.split(snapshot.pods(), snapshot.containers(),
+                        SyncSplitter.MAX_MESSAGE);
+            } catch (IllegalArgumentException e) {
+                fail(new IllegalStateException("cannot synchronize plugin " + fullName + ": "
+                        + e.getMessage(), e));
+                return;
+            }
+            if (messages.size() > 1) {
+                LOG.info("synchronizing plugin {}: {} pods and {} containers in {} messages", fullName,
+                        snapshot.pods().size(), snapshot.containers().size(), messages.size());
+            } else {
+                LOG.debug("synchronizing plugin {}: {} pods and {} containers", fullName,
+                        snapshot.pods().size(), snapshot.containers().size());
+            }
+            sendSync(messages, 0);
+        }));
+    }
+
+    private void sendSync(List<SynchronizeRequest> messages, int i) {
+        SynchronizeRequest req = messages.get(i);
+        plugin.call(PluginService.SERVICE, "Synchronize", req.toByteArray(), s.requestTimeout())
+                .whenComplete((bytes, t) -> {
+                    if (t != null) {
+                        fail(new IllegalStateException("plugin " + fullName + " failed to be "
+                                + "synchronized" + (messages.size() > 1 ? " (message " + (i + 1)
+                                + " of " + messages.size() + ")" : "") + ": " + message(t), t));
+                        return;
+                    }
+                    SynchronizeResponse rsp;
+                    try {
+                        rsp = SynchronizeResponse.parseFrom(bytes);
+                    } catch (InvalidProtocolBufferException e) {
+                        fail(new IllegalStateException("plugin " + fullName + " answered "
+                                + "Synchronize with an unreadable message: " + e.getMessage(), e));
+                        return;
+                    }
+                    if (req.getMore()) {
+                        if (!rsp.getMore() || rsp.getUpdateCount() > 0) {
+                            fail(new IllegalStateException("plugin " + fullName + " does not handle "
+                                    + "a Synchronize split in " + messages.size() + " messages (it "
+                                    + "answered the first part without more = true); the host's "
+                                    + "state is too large for one ttrpc message"));
+                            return;
+                        }
+                        sendSync(messages, i + 1);
+                        return;
+                    }
+                    applySyncUpdates(rsp.getUpdateList());
+                });
+    }
+
+    private void applySyncUpdates(List<ContainerUpdate> updates) {
+        CompletionStage<List<ContainerUpdate>> applied;
+        if (updates.isEmpty()) {
+            applied = CompletableFuture.completedFuture(List.of());
+        } else {
+            LOG.info("plugin {} answered Synchronize with updates of {}", fullName,
+                    ids(updates, ContainerUpdate::getContainerId));
+            try {
+                applied = s.host().runtime().updateContainers(updates, List.of());
+            } catch (RuntimeException e) {
+                applied = CompletableFuture.failedFuture(e);
+            }
+        }
+        applied.whenComplete((failedUpdates, t) -> onLoop(() -> {
+            if (t != null) {
+                LOG.warn("plugin {}: the runtime could not apply the updates it answered "
+                        + "Synchronize with: {}", fullName, message(t));
+            } else if (!failedUpdates.isEmpty()) {
+                LOG.warn("plugin {}: {} of the updates it answered Synchronize with failed: {}",
+                        fullName, failedUpdates.size(),
+                        ids(failedUpdates, ContainerUpdate::getContainerId));
+            }
+            if (state != State.SYNCHRONIZING || !channel.isActive()) {
+                return;
+            }
+            state = State.READY;
+            LOG.info("plugin {} connected and synchronized; events: {}", fullName,
+                    PluginService.names(events));
+            registry.ready(this);
+        }));
+    }
+
+    // --- events (we call the plugin) ---------------------------------------------------------
+
+    /** Parses an answer. */
+    private interface Parser<T> {
+        T parse(byte[] bytes) throws InvalidProtocolBufferException;
+    }
+
+    /**
+     * Calls {@code method} on the plugin with the request timeout. A plugin that closes the
+     * connection or misses the deadline is dropped and the call fails; a plugin's error status
+     * fails the call with its message.
+     */
+    private <T> CompletableFuture<T> call(HookEvent event, String method, Message request,
+            Parser<T> parser) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        if (state != State.READY) {
+            out.completeExceptionally(new IllegalStateException(describe() + " is disconnected"));
+            return out;
+        }
+        long start = System.nanoTime();
+        plugin.call(PluginService.SERVICE, method, request.toByteArray(), s.requestTimeout())
+                .whenComplete((bytes, t) -> {
+                    if (t == null) {
+                        try {
+                            out.complete(parser.parse(bytes));
+                        } catch (InvalidProtocolBufferException e) {
+                            out.completeExceptionally(new IllegalStateException("plugin " + fullName
+                                    + " answered " + method + " with an unreadable message: "
+                                    + e.getMessage(), e));
+                        }
+                        return;
+                    }
+                    out.completeExceptionally(callFailure(event, method, t, start));
+                });
+        return out;
+    }
+
+    private Throwable callFailure(HookEvent event, String method, Throwable t, long start) {
+        Throwable c = TtrpcStatus.unwrap(t);
+        Status.Code code = c instanceof StatusRuntimeException sre ? sre.getStatus().getCode()
+                : Status.Code.UNKNOWN;
+        if (state == State.CLOSED || !channel.isActive()) {
+            Throwable why = failure;
+            return new IllegalStateException("plugin " + fullName + " disconnected before "
+                    + "answering " + method + (why != null ? " (" + why.getMessage() + ")" : ""), c);
+        }
+        if (code == Status.Code.DEADLINE_EXCEEDED
+                && System.nanoTime() - start >= s.requestTimeout().toNanos()) {
+            fail(new IllegalStateException("plugin " + fullName + " did not answer " + method
+                    + " within " + s.requestTimeout().toMillis() + " ms; dropping it"));
+            return new HookTimeoutException(name, event, method, s.requestTimeout());
+        }
+        return new IllegalStateException("plugin " + fullName + " answered " + method
+                + " with an error: " + message(c), c);
+    }
+
+    /**
+     * An event NRI v0.12 sends as its own call and NRI v0.8 as {@code StateChange}: a plugin that
+     * answers UNIMPLEMENTED is sent {@code StateChange} from then on (as upstream does).
+     */
+    private CompletionStage<Void> event(HookEvent event, Event nri, Message request,
+            PodSandbox pod, Container ctr) {
+        if (stateChangeOnly) {
+            return stateChange(event, nri, pod, ctr);
+        }
+        CompletableFuture<Void> out = new CompletableFuture<>();
+        call(event, event.displayName(), request, b -> (Void) null).whenComplete((v, t) -> {
+            if (t == null) {
+                out.complete(null);
+            } else if (t.getCause() instanceof StatusRuntimeException sre
+                    && sre.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+                stateChangeOnly = true;
+                LOG.info("plugin {} does not implement {}; sending it StateChange events (NRI "
+                        + "v0.8)", fullName, event.displayName());
+                stateChange(event, nri, pod, ctr).whenComplete((x, t2) -> {
+                    if (t2 == null) {
+                        out.complete(null);
+                    } else {
+                        out.completeExceptionally(t2);
+                    }
+                });
+            } else {
+                out.completeExceptionally(t);
+            }
+        });
+        return out;
+    }
+
+    private CompletionStage<Void> stateChange(HookEvent event, Event nri, PodSandbox pod,
+            Container ctr) {
+        StateChangeEvent.Builder e = StateChangeEvent.newBuilder().setEvent(nri).setPod(pod);
+        if (ctr != null) {
+            e.setContainer(ctr);
+        }
+        return call(event, "StateChange", e.build(), b -> (Void) null);
+    }
+
+    /** One plugin as a hook of the host's chain. */
+    private final class PluginHook implements AsyncHook {
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public HookPolicy policy() {
+            Duration t = s.requestTimeout().plus(POLICY_MARGIN);
+            if (t.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
+                t = HookPolicy.MAX_TIMEOUT;
+            }
+            return new HookPolicy(index, t, s.failurePolicy());
+        }
+
+        @Override
+        public Set<HookEvent> events() {
+            return events;
+        }
+
+        @Override
+        public CompletionStage<Void> runPodSandbox(PodSandbox pod) {
+            return event(HookEvent.RUN_POD_SANDBOX, Event.RUN_POD_SANDBOX,
+                    RunPodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+        }
+
+        @Override
+        public CompletionStage<Void> updatePodSandbox(PodSandbox pod, LinuxResources overhead,
+                LinuxResources resources) {
+            return call(HookEvent.UPDATE_POD_SANDBOX, "UpdatePodSandbox", UpdatePodSandboxRequest
+                    .newBuilder().setPod(pod).setOverheadLinuxResources(overhead)
+                    .setLinuxResources(resources).build(), b -> (Void) null);
+        }
+
+        @Override
+        public CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
+            return event(HookEvent.POST_UPDATE_POD_SANDBOX, Event.POST_UPDATE_POD_SANDBOX,
+                    PostUpdatePodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+        }
+
+        @Override
+        public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
+            return event(HookEvent.STOP_POD_SANDBOX, Event.STOP_POD_SANDBOX,
+                    StopPodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+        }
+
+        @Override
+        public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
+            return event(HookEvent.REMOVE_POD_SANDBOX, Event.REMOVE_POD_SANDBOX,
+                    RemovePodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+        }
+
+        @Override
+        public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
+            return call(HookEvent.CREATE_CONTAINER, "CreateContainer", CreateContainerRequest
+                    .newBuilder().setPod(pod).setContainer(container).build(), b -> {
+                        CreateContainerResponse r = CreateContainerResponse.parseFrom(b);
+                        return new HookResult(r.hasAdjust() ? r.getAdjust()
+                                : ContainerAdjustment.getDefaultInstance(), r.getUpdateList(),
+                                r.getEvictList());
+                    });
+        }
+
+        @Override
+        public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
+            return event(HookEvent.POST_CREATE_CONTAINER, Event.POST_CREATE_CONTAINER,
+                    PostCreateContainerRequest.newBuilder().setPod(pod).setContainer(container)
+                            .build(), pod, container);
+        }
+
+        @Override
+        public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
+            return event(HookEvent.START_CONTAINER, Event.START_CONTAINER,
+                    StartContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
+                    pod, container);
+        }
+
+        @Override
+        public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
+            return event(HookEvent.POST_START_CONTAINER, Event.POST_START_CONTAINER,
+                    PostStartContainerRequest.newBuilder().setPod(pod).setContainer(container)
+                            .build(), pod, container);
+        }
+
+        @Override
+        public CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
+                LinuxResources resources) {
+            return call(HookEvent.UPDATE_CONTAINER, "UpdateContainer", UpdateContainerRequest
+                    .newBuilder().setPod(pod).setContainer(container).setLinuxResources(resources)
+                    .build(), b -> {
+                        UpdateContainerResponse r = UpdateContainerResponse.parseFrom(b);
+                        return new HookResult(ContainerAdjustment.getDefaultInstance(),
+                                r.getUpdateList(), r.getEvictList());
+                    });
+        }
+
+        @Override
+        public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
+            return event(HookEvent.POST_UPDATE_CONTAINER, Event.POST_UPDATE_CONTAINER,
+                    PostUpdateContainerRequest.newBuilder().setPod(pod).setContainer(container)
+                            .build(), pod, container);
+        }
+
+        @Override
+        public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
+            return call(HookEvent.STOP_CONTAINER, "StopContainer", StopContainerRequest.newBuilder()
+                    .setPod(pod).setContainer(container).build(), b -> HookResult.update(
+                            StopContainerResponse.parseFrom(b).getUpdateList()));
+        }
+
+        @Override
+        public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
+            return event(HookEvent.REMOVE_CONTAINER, Event.REMOVE_CONTAINER,
+                    RemoveContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
+                    pod, container);
+        }
+
+        @Override
+        public CompletionStage<Void> validateContainerAdjustment(
+                ValidateContainerAdjustmentRequest request) {
+            return call(HookEvent.VALIDATE_CONTAINER_ADJUSTMENT, "ValidateContainerAdjustment",
+                    request, ValidateContainerAdjustmentResponse::parseFrom).thenApply(r -> {
+                        if (r.getReject()) {
+                            throw new HookRejectedException(name, r.getReason().isEmpty()
+                                    ? "no reason given" : r.getReason(), null);
+                        }
+                        return null;
+                    });
+        }
+
+        @Override
+        public String toString() {
+            return "NRI " + describe();
+        }
+    }
+
+    // --- helpers ---------------------------------------------------------------------------
+
+    private void onLoop(Runnable r) {
+        if (channel.eventLoop().inEventLoop()) {
+            r.run();
+        } else {
+            try {
+                channel.eventLoop().execute(r);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                LOG.debug("{}: event loop gone", describe());
+            }
+        }
+    }
+
+    private static <T> List<String> ids(List<T> items, Function<T, String> id) {
+        List<String> out = new ArrayList<>();
+        items.forEach(i -> out.add(id.apply(i)));
+        return out;
+    }
+
+    private static String nullToEmpty(String v) {
+        return v == null ? "" : v;
+    }
+
+    static String message(Throwable t) {
+        Throwable c = TtrpcStatus.unwrap(t);
+        if (c instanceof StatusRuntimeException sre) {
+            String d = sre.getStatus().getDescription();
+            return sre.getStatus().getCode() + (d == null ? "" : ": " + d);
+        }
+        return c.getMessage() == null ? c.getClass().getName() : c.getMessage();
+    }
+
+    private static <T> CompletionStage<T> failed(Status.Code code, String message) {
+        return CompletableFuture.failedFuture(TtrpcStatus.error(code, message));
+    }
+
+    @Override
+    public String toString() {
+        return "HostConnection[" + describe() + "]";
+    }
+}
