@@ -5,6 +5,7 @@ import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.HookConfigDirectory;
 import io.cri4j.hook.HookConflict;
@@ -14,6 +15,7 @@ import io.cri4j.hook.RuntimeHook;
 import io.cri4j.hook.internal.CheckpointStore;
 import io.cri4j.hook.internal.CriHookInterceptor;
 import io.cri4j.imagepull.PullObserver;
+import io.cri4j.proxy.internal.HookLink;
 import io.cri4j.proxy.internal.InterceptedService;
 import io.cri4j.proxy.internal.PullObserving;
 import io.cri4j.proxy.internal.ProxyTransport;
@@ -28,8 +30,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -44,6 +48,11 @@ import org.slf4j.LoggerFactory;
  * relayed as raw bytes without decoding. Serves {@code runtime.v1} and {@code runtime.v1alpha2};
  * hooks run on v1alpha2 calls once the backend answered v1alpha2 Version (probed at start, and
  * again on the next v1alpha2 call while the backend could not be reached).
+ *
+ * <p>Threads: every link of a chain ({@link AsyncCriInterceptor}s, the hooks' link) runs on the
+ * I/O thread that read the call. A blocking {@link CriInterceptor} runs on a worker (the proxy's
+ * bounded pool, threads named {@value #WORKER_THREAD_PREFIX}N, or an executor given with it) and
+ * hands back to the I/O thread when it proceeds and when it answers.
  *
  * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
  * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
@@ -61,11 +70,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class CriProxy implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
+  /** The names of the proxy's worker threads start with this, then a number. */
+  public static final String WORKER_THREAD_PREFIX = "cri4j-proxy-worker-";
 
   private final Builder config;
   private final ProxyTransport transport;
   private final ManagedChannel backend;
-  private final ExecutorService executor;
+  /** Runs blocking interceptors added without an executor of their own, and backend probes. */
+  private final ThreadPoolExecutor workers;
   private final CheckpointStore store = new CheckpointStore();
   private HookConfigDirectory configDir;
   private HookDispatcher dispatcher;
@@ -79,11 +91,13 @@ public final class CriProxy implements AutoCloseable {
     this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
     this.backend = transport.backend();
     AtomicInteger n = new AtomicInteger();
-    this.executor = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.workers = new ThreadPoolExecutor(b.workerThreads, b.workerThreads, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(b.workerQueue), r -> {
+          Thread t = new Thread(r, WORKER_THREAD_PREFIX + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    workers.allowCoreThreadTimeOut(true); // idle, the proxy keeps no worker thread
   }
 
   /** A builder; {@code listen} and {@code backend} are required. */
@@ -132,12 +146,15 @@ public final class CriProxy implements AutoCloseable {
     // without hooks, and no directory to add them later, the hook points are not intercepted
     // at all: those calls are relayed like every other, and no checkpoint store is kept
     boolean hooksPossible = !fixedCopy.isEmpty() || configDir != null;
-    List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    List<AsyncCriInterceptor> chain = new ArrayList<>();
+    for (Registered r : config.interceptors) {
+      chain.add(r.async != null ? r.async
+          : CriInterceptor.async(r.blocking, r.worker != null ? r.worker : workers));
+    }
     if (config.pullObserver != null) {
       // after the user's interceptors: it sees the pulls as they reach the runtime
       chain.add(new PullObserving(config.pullObserver));
     }
-    InterceptedService.InlineHooks inlineHooks = null;
     if (hooksPossible) {
       try {
         store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
@@ -145,20 +162,17 @@ public final class CriProxy implements AutoCloseable {
         LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
             IoErrors.describe(e.getStatus()));
       }
-      CriHookInterceptor hooks = new CriHookInterceptor(dispatcher, store);
-      V1alpha2Gate gate = new V1alpha2Gate(hooks);
-      chain.add(gate);
-      inlineHooks = new InterceptedService.InlineHooks(gate, hooks, m -> {
-        String svc = m.getServiceName();
-        return svc == null || !svc.startsWith("runtime.v1alpha2.")
-            || Boolean.TRUE.equals(v1alpha2);
-      });
+      // v1alpha2 calls are hooked only when the backend serves v1alpha2; while that is unknown
+      // a worker probes the backend
+      chain.add(new HookLink(new CriHookInterceptor(dispatcher, store), () -> v1alpha2,
+          () -> CompletableFuture.supplyAsync(this::v1alpha2Known, workers),
+          config.backend.toString()));
     }
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
     methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
     // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
-    // backend serves v1alpha2 (V1alpha2Gate)
+    // backend serves v1alpha2 (HookLink)
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
         .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
     methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
@@ -166,10 +180,9 @@ public final class CriProxy implements AutoCloseable {
     if (config.pullObserver != null) {
       methods.addAll(PullObserving.localMethods()); // answered here, not relayed
     }
-    InterceptedService intercepted =
-        new InterceptedService(backend, chain, executor, methods, inlineHooks);
+    InterceptedService intercepted = new InterceptedService(backend, chain, methods);
     try {
-      // everything else is relayed as HTTP/2 frames on the transport thread; chains get a pool
+      // everything else is relayed as HTTP/2 frames on the transport thread
       transport.start(intercepted, config.socketMode);
     } catch (IOException | RuntimeException e) {
       close();
@@ -220,8 +233,8 @@ public final class CriProxy implements AutoCloseable {
   }
 
   /**
-   * Whether the backend serves v1alpha2, probing it when no probe was conclusive yet; null while
-   * the backend cannot be reached.
+   * Whether the backend serves v1alpha2, probing it when no probe was conclusive yet (blocking);
+   * null while the backend cannot be reached.
    */
   private Boolean v1alpha2Known() {
     Boolean known = v1alpha2;
@@ -235,37 +248,6 @@ public final class CriProxy implements AutoCloseable {
       }
     }
     return known;
-  }
-
-  /** Runs the hooks on v1alpha2 calls only when the backend serves v1alpha2. */
-  private final class V1alpha2Gate implements CriInterceptor {
-    private final CriInterceptor hooks;
-
-    V1alpha2Gate(CriInterceptor hooks) {
-      this.hooks = hooks;
-    }
-
-    @Override
-    public boolean intercepts(MethodDescriptor<?, ?> method) {
-      return hooks.intercepts(method);
-    }
-
-    @Override
-    public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws io.grpc.StatusException {
-      String svc = chain.method().getServiceName();
-      if (svc != null && svc.startsWith("runtime.v1alpha2.")) {
-        Boolean served = v1alpha2Known();
-        if (served == null) {
-          // never let a call pass unhooked because the probe raced a reconnecting backend
-          throw Status.UNAVAILABLE.withDescription("backend " + config.backend
-              + " is unreachable (cannot tell whether it serves runtime.v1alpha2)").asException();
-        }
-        if (!served) {
-          return chain.proceed(chain.request());
-        }
-      }
-      return hooks.interceptUnary(chain);
-    }
   }
 
   /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
@@ -303,7 +285,7 @@ public final class CriProxy implements AutoCloseable {
       closed = true;
     }
     transport.close();
-    executor.shutdownNow();
+    workers.shutdownNow();
     if (dispatcher != null) {
       dispatcher.close();
     }
@@ -312,12 +294,18 @@ public final class CriProxy implements AutoCloseable {
     }
   }
 
+  /** An interceptor as added: asynchronous, or blocking with its worker (null: the pool's). */
+  private record Registered(AsyncCriInterceptor async, CriInterceptor blocking,
+      Executor worker) {}
+
   /** Configures a {@link CriProxy}. */
   public static final class Builder {
     private CriEndpoint listen;
     private CriEndpoint backend;
     private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
-    private final List<CriInterceptor> interceptors = new ArrayList<>();
+    private final List<Registered> interceptors = new ArrayList<>();
+    private int workerThreads = 16;
+    private int workerQueue = 1024;
     private final List<RuntimeHook> hooks = new ArrayList<>();
     private ClassLoader serviceLoader;
     private Path hookConfigDir;
@@ -368,13 +356,50 @@ public final class CriProxy implements AutoCloseable {
     }
 
     /**
-     * Adds an interceptor; interceptors run in the order added, before the hooks. A unary
-     * method that only {@link io.cri4j.hook.AsyncCriInterceptor}s (and hooks) want runs its
-     * chain on the proxy's I/O thread; one that a blocking {@link CriInterceptor} wants runs it
-     * on a worker.
+     * Adds an interceptor that never blocks; interceptors run in the order added, before the
+     * hooks. The proxy calls it on the I/O thread that read the call.
+     */
+    public Builder addInterceptor(AsyncCriInterceptor interceptor) {
+      interceptors.add(new Registered(Objects.requireNonNull(interceptor, "interceptor"), null,
+          null));
+      return this;
+    }
+
+    /**
+     * Adds an interceptor that may block, run on the proxy's worker pool (bounded, see
+     * {@link #workerThreads}; threads named {@value CriProxy#WORKER_THREAD_PREFIX}N) and never on the
+     * I/O thread; interceptors run in the order added, before the hooks.
      */
     public Builder addInterceptor(CriInterceptor interceptor) {
-      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
+          null));
+      return this;
+    }
+
+    /**
+     * Adds an interceptor that may block, run on {@code worker} (which the caller owns and shuts
+     * down after the proxy); see {@link CriInterceptor#async}.
+     */
+    public Builder addInterceptor(CriInterceptor interceptor, Executor worker) {
+      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
+          Objects.requireNonNull(worker, "worker")));
+      return this;
+    }
+
+    /**
+     * The proxy's worker pool, for blocking interceptors added without an executor: at most
+     * {@code threads} threads (default 16; idle ones end after 30 s) and {@code queue} calls
+     * waiting for one (default 1024); a call beyond that fails with {@code RESOURCE_EXHAUSTED}.
+     */
+    public Builder workerThreads(int threads, int queue) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("workerThreads must be at least 1, got " + threads);
+      }
+      if (queue < 1) {
+        throw new IllegalArgumentException("the worker queue must hold at least 1, got " + queue);
+      }
+      this.workerThreads = threads;
+      this.workerQueue = queue;
       return this;
     }
 
@@ -425,7 +450,7 @@ public final class CriProxy implements AutoCloseable {
 
     /**
      * Event loop threads shared by the listening socket and the backend channel (default 1:
-     * relaying on one thread avoids hand-offs; blocking interceptor work runs on a pool).
+     * relaying on one thread avoids hand-offs; blocking interceptors run on workers).
      */
     public Builder ioThreads(int threads) {
       if (threads < 1) {

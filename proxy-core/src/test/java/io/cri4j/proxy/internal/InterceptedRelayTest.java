@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.AsyncCriInterceptor;
+import io.grpc.MethodDescriptor;
 import io.cri4j.proxy.internal.Wire.Frame;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
@@ -28,7 +29,7 @@ class InterceptedRelayTest {
   };
 
   private final RelayHarness h = new RelayHarness(List.of(PASS_ON),
-      List.of(RuntimeServiceGrpc.getVersionMethod()));
+      List.<MethodDescriptor<?, ?>>of(RuntimeServiceGrpc.getVersionMethod()));
 
   @AfterEach
   void close() {

@@ -1,6 +1,6 @@
 package io.cri4j.proxy.internal;
 
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.AsyncCriInterceptor;
 import io.grpc.MethodDescriptor;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -43,12 +43,12 @@ final class RelayHarness implements AutoCloseable {
 
   /** A relay that intercepts nothing, its first backend connection made as {@code first} says. */
   RelayHarness(Dial first) {
-    this(new InterceptedService(null, List.of(), Runnable::run, List.of(), null), first);
+    this(new InterceptedService(null, List.of(), List.of()), first);
   }
 
   /** A relay whose intercepted methods are {@code methods}, wanted by {@code interceptors}. */
-  RelayHarness(List<CriInterceptor> interceptors, List<MethodDescriptor<?, ?>> methods) {
-    this(new InterceptedService(null, interceptors, Runnable::run, methods, null), Dial.CONNECT);
+  RelayHarness(List<AsyncCriInterceptor> interceptors, List<MethodDescriptor<?, ?>> methods) {
+    this(new InterceptedService(null, interceptors, methods), Dial.CONNECT);
   }
 
   private RelayHarness(InterceptedService service, Dial first) {
