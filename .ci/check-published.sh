@@ -7,7 +7,9 @@
 #  - every module has its POM, jar, sources jar and Javadoc jar (with checksums), cri4j-bom and
 #    cri4j-parent their POM only, as Maven Central requires;
 #  - every POM names and describes itself, and gets URL, licence, SCM and developers from cri4j-bom,
-#    the root of every published POM's parent chain.
+#    the root of every published POM's parent chain;
+#  - every module's jar is an explicit Java module (module-info.class) named io.cri4j.*, which exports
+#    no .internal package to everyone (only qualified, to io.cri4j modules) and opens nothing to everyone.
 #
 #   bash .ci/check-published.sh [DIR]   without DIR: deploys into target/publish-check (emptied
 #                                       first) with -DskipTests, then checks it
@@ -73,9 +75,28 @@ done
 parent=$(one cri4j-parent .pom POM)
 grep -q '<artifactId>cri4j-bom</artifactId>' "$parent" || fail "cri4j-parent: its parent is not cri4j-bom"
 
+# module descriptor of a jar -> fails unless it is an explicit io.cri4j module keeping its .internal packages
+module_boundaries() { # artifactId jar
+  local d name
+  d=$(jar --describe-module --file "$2" 2>&1) || fail "$1: jar --describe-module failed: $d"
+  grep -q '^No module descriptor found' <<<"$d" && fail "$1: its jar has no module-info.class (an automatic module)"
+  name=$(head -1 <<<"$d" | sed 's/@.*//; s/ .*//')
+  [[ $name == io.cri4j.* ]] || fail "$1: module $name is not named io.cri4j.*"
+  grep -q '^open module' <<<"$d" && fail "$1: $name is an open module"
+  local bad
+  bad=$(grep -E '^exports [^ ]*\.internal(\.| |$)' <<<"$d" || true)
+  [[ -z $bad ]] || fail "$1: $name exports an internal package to everyone: $bad (export it to the io.cri4j modules that use it)"
+  bad=$(grep -E '^opens ' <<<"$d" || true)
+  [[ -z $bad ]] || fail "$1: $name opens a package to everyone: $bad"
+  bad=$(grep -E '^qualified exports ' <<<"$d" | awk '{ for (i = 5; i <= NF; i++) if ($i !~ /^io\.cri4j\./) print }' || true)
+  [[ -z $bad ]] || fail "$1: $name exports a package to a module outside cri4j: $bad"
+  modules+=("$name")
+}
+modules=()
 for a in $cri4j_published; do
   pom=$(one "$a" .pom POM)
-  one "$a" .jar jar >/dev/null
+  jar=$(one "$a" .jar jar)
+  module_boundaries "$a" "$jar"
   sources=$(one "$a" -sources.jar "sources jar")
   javadoc=$(one "$a" -javadoc.jar "Javadoc jar")
   grep -q '\.java$' <<<"$(unzip -Z1 "$sources")" || fail "$a: the sources jar holds no .java file"
@@ -86,3 +107,4 @@ for a in $cri4j_published; do
   grep -q '<artifactId>cri4j-parent</artifactId>' "$pom" || fail "$a: its parent is not cri4j-parent"
 done
 echo "== check-published: cri4j-bom, cri4j-parent and $(echo $cri4j_published | wc -w) modules, each with POM, jar, sources and Javadoc; nothing else"
+echo "== check-published: Java modules ${modules[*]}, no internal package exported or opened to everyone"

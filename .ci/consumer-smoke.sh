@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Consumer smoke test: builds the user projects in it/ against the published modules as a user's
 # build meets them. The modules cri4j-bom lists (and their parents) are installed with -DskipTests
-# into an empty private local repository, then it/consumer (imports cri4j-bom) and
-# it/consumer-nobom (module versions written out) run their test with that same repository, so
+# into an empty private local repository, then it/consumer (imports cri4j-bom),
+# it/consumer-nobom (module versions written out) and it/consumer-modules (a named module on the
+# module path: the published modules' boundaries) run their tests with that same repository, so
 # nothing from ~/.m2 or the reactor can hide a missing or wrong dependency. Before building it checks
 # that README.md's dependency snippet is it/consumer/pom.xml's, character for character, and that
 # both consumers depend on every module the BOM lists.
@@ -41,7 +42,9 @@ for pom in it/consumer/pom.xml it/consumer-nobom/pom.xml; do
           | grep -vx "$version" | sort -u | paste -sd' ' - || true)
   [[ -z $stale ]] || fail "$pom names cri4j version(s) $stale, the build is $version"
 done
-grep -q "<version>$version</version>" it/consumer/pom.xml || fail "it/consumer/pom.xml does not import cri4j-bom $version"
+for pom in it/consumer/pom.xml it/consumer-modules/pom.xml; do
+  grep -q "<version>$version</version>" "$pom" || fail "$pom does not import cri4j-bom $version"
+done
 
 # --- install the published modules into an empty repository, then build the consumers with it
 rm -rf "$repo"
@@ -55,7 +58,7 @@ echo "== consumer smoke: install $(echo $published | wc -w) modules into the emp
 mvn -B -ntp -q -Dstyle.color=never -Dmaven.repo.local="$repo" -Dmaven.compiler.useIncrementalCompilation=false -DskipTests \
   -pl "$modules" -am install
 t1=$SECONDS
-for consumer in it/consumer it/consumer-nobom; do
+for consumer in it/consumer it/consumer-nobom it/consumer-modules; do
   echo "== consumer smoke: $consumer"
   log=$consumer/target/consumer-smoke.log
   rm -rf "$consumer/target" && mkdir -p "$consumer/target"

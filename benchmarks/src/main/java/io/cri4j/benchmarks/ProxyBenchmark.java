@@ -9,17 +9,16 @@ import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
-import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.AsyncHook;
+import io.cri4j.hook.ForwardingAsyncCriInterceptor;
+import io.cri4j.hook.ForwardingCriInterceptor;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.hook.CriInterceptor;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -73,38 +72,32 @@ public class ProxyBenchmark {
         }
     }
 
-    /** An interceptor as a user would write it: annotates every container it creates. */
-    public static final class AnnotateInterceptor implements CriInterceptor {
-        @Override
-        public boolean intercepts(MethodDescriptor<?, ?> m) {
-            return m.getBareMethodName().equals("CreateContainer");
-        }
-
+    /**
+     * An interceptor as a user would write it, blocking ({@link ForwardingCriInterceptor}, run on
+     * the proxy's workers): annotates every container it creates.
+     */
+    public static final class AnnotateInterceptor extends ForwardingCriInterceptor {
         /** The request with the benchmark's annotation. */
-        static Object annotate(Object request) {
-            CreateContainerRequest r = (CreateContainerRequest) request;
+        static CreateContainerRequest annotate(CreateContainerRequest r) {
             return r.toBuilder().setConfig(r.getConfig().toBuilder()
                     .putAnnotations("bench", r.getConfig().getMetadata().getName())).build();
         }
 
         @Override
-        @SuppressWarnings("unchecked")
-        public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-            return chain.proceed((Q) annotate(chain.request()));
+        public CreateContainerResponse createContainer(CreateContainerRequest request,
+                UnaryChain<CreateContainerRequest, CreateContainerResponse> chain)
+                throws StatusException {
+            return chain.proceed(annotate(request));
         }
     }
 
-    /** The same interceptor, written not to block: its chain stays on the proxy's I/O thread. */
-    public static final class AsyncAnnotateInterceptor implements AsyncCriInterceptor {
+    /** The same interceptor, written not to block: it stays on the proxy's I/O thread. */
+    public static final class AsyncAnnotateInterceptor extends ForwardingAsyncCriInterceptor {
         @Override
-        public boolean intercepts(MethodDescriptor<?, ?> m) {
-            return m.getBareMethodName().equals("CreateContainer");
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> chain) {
-            return chain.proceed((Q) AnnotateInterceptor.annotate(chain.request()));
+        public CompletionStage<CreateContainerResponse> createContainer(
+                CreateContainerRequest request,
+                AsyncUnaryChain<CreateContainerRequest, CreateContainerResponse> chain) {
+            return chain.proceed(AnnotateInterceptor.annotate(request));
         }
     }
 

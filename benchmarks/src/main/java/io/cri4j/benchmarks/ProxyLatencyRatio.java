@@ -93,8 +93,7 @@ public final class ProxyLatencyRatio {
             CreateContainerRequest c = createRequest();
             // the request as the hook and the interceptors change it: sent directly, it shows what
             // the bigger request costs the runtime itself (parsing the annotation map)
-            CreateContainerRequest changed = (CreateContainerRequest)
-                    ProxyBenchmark.AnnotateInterceptor.annotate(c);
+            CreateContainerRequest changed = ProxyBenchmark.AnnotateInterceptor.annotate(c);
             // series: Version direct, Version relayed, CreateContainer direct, relayed,
             // with the hook on a hook thread, with the hook inline, with the blocking interceptor,
             // with the asynchronous one, and the changed request direct
@@ -206,8 +205,7 @@ public final class ProxyLatencyRatio {
         String[] names = {"direct", "relayed", "hook-thread", "inline-hook", "interceptor",
             "async-interceptor", "remote-hook"};
         CreateContainerRequest c = createRequest();
-        CreateContainerRequest changed = (CreateContainerRequest)
-                ProxyBenchmark.AnnotateInterceptor.annotate(c);
+        CreateContainerRequest changed = ProxyBenchmark.AnnotateInterceptor.annotate(c);
         System.out.println("request=" + java.util.HexFormat.of().formatHex(c.toByteArray()));
         System.out.println("changed=" + java.util.HexFormat.of().formatHex(changed.toByteArray()));
         for (int k = 0; k < socks.length; k++) {

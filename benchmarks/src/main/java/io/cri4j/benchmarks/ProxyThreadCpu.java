@@ -17,13 +17,13 @@ import java.util.TreeMap;
 
 /**
  * CPU per proxied {@code CreateContainer} call of the proxy's own threads (its I/O thread
- * {@code cri4j-proxy-io-*}, workers {@code cri4j-proxy-*}, hook threads {@code cri4j-hook-*}):
+ * {@code cri4j-proxy-io-*}, workers {@code cri4j-proxy-worker-*}, hook threads {@code cri4j-hook-*}):
  * {@code calls} calls after as many warm-up calls, against a built-in backend in the same JVM,
  * through a proxy without hooks ({@code none}), with an in-process {@code CreateContainer}
  * hook that never blocks ({@code inline}, an {@code AsyncHook}) or a blocking one on a hook worker
  * ({@code thread}), or with an interceptor that
- * annotates the container: a blocking {@code CriInterceptor} ({@code interceptor}) or an
- * {@code AsyncCriInterceptor} ({@code async}), or the hook served by a {@code HookServer} in the
+ * annotates the container: a blocking {@code ForwardingCriInterceptor} ({@code interceptor}) or a
+ * {@code ForwardingAsyncCriInterceptor} ({@code async}), or the hook served by a {@code HookServer} in the
  * same JVM and called over its unix socket ({@code remote}; the server's threads count as the
  * client's and the runtime's do: not at all), and the bytes those threads allocate per call.
  * Less noisy than latency on a shared machine: other load changes how long a call waits, not how

@@ -1,27 +1,48 @@
 package io.cri4j.hook;
 
-import io.cri4j.hook.internal.Statuses;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.Status;
 import io.grpc.StatusException;
-import java.util.concurrent.CompletableFuture;
+import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 
 /**
- * A {@link CriInterceptor} whose unary calls never block the thread they are called on. When
- * every interceptor that wants a unary method is one of these (runtime hooks count as one), a
- * proxy runs the whole chain on the I/O thread that read the call, sends the backend call on its
- * own connection to the runtime, and runs the rest of the chain when the answer comes in: no
- * thread hand-off, tens of microseconds less per call on a small node than the worker the
- * blocking {@link CriInterceptor#interceptUnary} needs.
+ * Intercepts CRI calls passing through a proxy, in the spirit of OkHttp's
+ * {@code Interceptor.Chain}: an interceptor sees the call (method, request, metadata), may
+ * replace the request, {@linkplain AsyncUnaryChain#proceed proceed} to the next link (the last
+ * link is the backend runtime), change the response, or answer without proceeding. This is the
+ * form a proxy runs: every link of a chain is one of these, called on the proxy's I/O thread.
  *
- * <p>{@link #interceptUnaryAsync} must return at once: no I/O, no waiting on locks or futures,
- * no sleeping. Work that has to wait goes elsewhere (an executor of yours, an asynchronous
- * client) and completes the returned stage from there; the proxy then writes the answer from
- * its I/O thread. An interceptor that says it never blocks and then blocks stalls every call on
- * that I/O thread.
+ * <p>Which to write:
+ * <ul>
+ *   <li>Code that never blocks (it computes from the request, or waits on nothing but stages):
+ *       extend {@link ForwardingAsyncCriInterceptor} and override the methods you want, e.g.
+ *       {@code createContainer(CreateContainerRequest, AsyncUnaryChain)}; typed, no casts.</li>
+ *   <li>Code that blocks (asks a server, takes a lock, reads a file): extend
+ *       {@link ForwardingCriInterceptor}, the blocking form; a proxy runs it on a worker thread
+ *       ({@link CriInterceptor#async}).</li>
+ *   <li>Code that sees every method alike (logging, metrics, a header check): implement this
+ *       interface, or {@link CriInterceptor} when it blocks.</li>
+ * </ul>
+ *
+ * <p>{@link #interceptUnaryAsync} and {@link #interceptServerStreaming} must return at once: no
+ * I/O, no waiting on locks or futures, no sleeping. Work that has to wait goes elsewhere (an
+ * executor of yours, an asynchronous client) and completes the returned stage from there;
+ * {@code proceed} may be called from any thread. A proxy calls every link on the I/O thread
+ * that read the call and completes the stages it hands out ({@code proceed}'s) on that thread:
+ * dependent stages run there too and must not block either. An interceptor that says it never
+ * blocks and then blocks stalls every call on that I/O thread.
+ *
+ * <p>Interceptors compose in the order they were registered: the first registered sees the call
+ * first and the response last. Calls of methods for which {@link #intercepts} answers false for
+ * every interceptor (and that no hook needs) are forwarded as raw bytes without being decoded.
+ *
+ * <p>Both {@code runtime.v1} and {@code runtime.v1alpha2} calls are presented with the
+ * {@code io.cri4j.cri.v1} message classes: the two versions are wire-compatible for every message
+ * the v1alpha2 API has, and fields only one side knows are kept as unknown fields. The
+ * {@linkplain AsyncUnaryChain#method() method}'s full name tells which version was called;
+ * compare {@link MethodDescriptor#getBareMethodName()} to treat both alike (the
+ * {@code Forwarding*} bases do).
  *
  * <p>A stage that fails with a {@link StatusException} or {@link io.grpc.StatusRuntimeException}
  * (also wrapped in a {@link java.util.concurrent.CompletionException}, as dependent stages wrap
@@ -31,61 +52,36 @@ import java.util.concurrent.ExecutionException;
  * the call or went away. An error from the runtime that reaches the client unchanged is
  * forwarded exactly as the runtime sent it (status, message and trailers); likewise a response
  * the chain passes back unchanged goes back as the bytes the runtime sent.
- *
- * <p>Server-streaming calls go through {@link #interceptServerStreaming} as for every
- * interceptor; a chain that also has a blocking interceptor for a unary method runs
- * {@link #interceptUnary}, which by default runs {@link #interceptUnaryAsync} and waits for it.
  */
-public interface AsyncCriInterceptor extends CriInterceptor {
+public interface AsyncCriInterceptor {
 
   /**
-   * Intercepts a unary call without blocking.
+   * Whether this interceptor wants to see calls of {@code method}. Defaults to all. A proxy asks
+   * once per method when it starts.
+   */
+  default boolean intercepts(MethodDescriptor<?, ?> method) {
+    return true;
+  }
+
+  /**
+   * Intercepts a unary call without blocking. The default proceeds with the request unchanged.
    *
    * @return the response for the client, or a stage failing with the status to answer with
    */
-  <ReqT, RespT> CompletionStage<RespT> interceptUnaryAsync(AsyncUnaryChain<ReqT, RespT> chain);
+  default <ReqT, RespT> CompletionStage<RespT> interceptUnaryAsync(
+      AsyncUnaryChain<ReqT, RespT> chain) {
+    return chain.proceed(chain.request());
+  }
 
   /**
-   * Runs {@link #interceptUnaryAsync} on the calling thread with the rest of the chain called
-   * synchronously, and waits for its answer: how this interceptor takes part in a chain that
-   * runs on a worker.
+   * Intercepts a server-streaming call (for example {@code GetContainerEvents}) without
+   * blocking. The default proceeds with the request unchanged and passes every response through.
+   * To change responses, proceed with a wrapping {@link StreamObserver}; to answer without
+   * proceeding, write to {@link StreamingChain#responses()} directly and complete it (from any
+   * thread).
    */
-  @Override
-  default <ReqT, RespT> RespT interceptUnary(UnaryChain<ReqT, RespT> chain)
-      throws StatusException {
-    CompletionStage<RespT> stage;
-    try {
-      stage = interceptUnaryAsync(new AsyncUnaryChain<ReqT, RespT>() {
-        @Override public MethodDescriptor<ReqT, RespT> method() { return chain.method(); }
-
-        @Override public ReqT request() { return chain.request(); }
-
-        @Override public Metadata metadata() { return chain.metadata(); }
-
-        @Override public CompletionStage<RespT> proceed(ReqT request) {
-          try {
-            return CompletableFuture.completedFuture(chain.proceed(request));
-          } catch (StatusException | RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-          }
-        }
-      });
-    } catch (RuntimeException e) {
-      throw Statuses.of(e, "interceptor failed on " + chain.method().getFullMethodName());
-    }
-    if (stage == null) {
-      throw Statuses.noStage(this, chain.method());
-    }
-    try {
-      return stage.toCompletableFuture().get();
-    } catch (ExecutionException e) {
-      throw Statuses.of(e.getCause(),
-          "interceptor failed on " + chain.method().getFullMethodName());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw Status.CANCELLED.withDescription("interrupted while waiting for the interceptor on "
-          + chain.method().getFullMethodName()).asException();
-    }
+  default <ReqT, RespT> void interceptServerStreaming(StreamingChain<ReqT, RespT> chain) {
+    chain.proceed(chain.request(), chain.responses());
   }
 
   /** The rest of the chain for a unary call, asynchronously. */
@@ -102,10 +98,32 @@ public interface AsyncCriInterceptor extends CriInterceptor {
     /**
      * Calls the next link, ultimately the backend, with the client's headers and deadline. The
      * stage completes with the response, or fails with the status the backend (or a later link)
-     * failed with; dependent stages run on the thread that completes it, usually the proxy's I/O
-     * thread, so they must not block either. Calling it more than once sends the request again
-     * (for example to retry).
+     * failed with; dependent stages run on the thread that completes it, the proxy's I/O thread
+     * in a proxy, so they must not block either. Calling it more than once sends the request
+     * again (for example to retry). May be called from any thread.
      */
     CompletionStage<RespT> proceed(ReqT request);
+  }
+
+  /** The rest of the chain for a server-streaming call. */
+  interface StreamingChain<ReqT, RespT> {
+    /** The called method, as named on the wire. */
+    MethodDescriptor<ReqT, RespT> method();
+
+    /** The request as handed to this link. */
+    ReqT request();
+
+    /** The request headers the client sent; forwarded to the backend. */
+    Metadata metadata();
+
+    /** Where responses for the client go. */
+    StreamObserver<RespT> responses();
+
+    /**
+     * Starts the next link; its responses, completion or error are delivered to
+     * {@code responses}. Returns once the call is started, not when it ends. May be called from
+     * any thread.
+     */
+    void proceed(ReqT request, StreamObserver<RespT> responses);
   }
 }

@@ -5,6 +5,7 @@ import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.Hook;
@@ -31,11 +32,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -61,6 +63,12 @@ import org.slf4j.LoggerFactory;
  * on the backend, and {@code Synchronize} gives them the proxy's record of pods and containers,
  * rebuilt from the backend at start.
  *
+ * <p>Threads: every link of a chain ({@link AsyncCriInterceptor}s, the hooks' link) runs on the
+ * I/O thread that read the call; so do {@link AsyncHook}s, while blocking {@link Hook}s run on
+ * the hook chain's workers. A blocking {@link CriInterceptor} runs on a worker (the proxy's
+ * bounded pool, threads named {@value #WORKER_THREAD_PREFIX}N, or an executor given with it) and
+ * hands back to the I/O thread when it proceeds and when it answers.
+ *
  * <p>The backend connection reconnects by itself: while the backend is down, calls fail fast
  * with UNAVAILABLE, and the proxy serves again once the backend is back, without restart.
  *
@@ -78,11 +86,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class CriProxy implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
+  /** The names of the proxy's worker threads start with this, then a number. */
+  public static final String WORKER_THREAD_PREFIX = "cri4j-proxy-worker-";
 
   private final Builder config;
   private final ProxyTransport transport;
   private final ManagedChannel backend;
-  private final ExecutorService executor;
+  /** Runs blocking interceptors added without an executor of their own, and backend probes. */
+  private final ThreadPoolExecutor workers;
   private final CheckpointStore store = new CheckpointStore();
   private final AtomicReference<CompletableFuture<Boolean>> probing = new AtomicReference<>();
   private HookConfigDirectory configDir;
@@ -98,11 +109,13 @@ public final class CriProxy implements AutoCloseable {
     this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
     this.backend = transport.backend();
     AtomicInteger n = new AtomicInteger();
-    this.executor = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "cri4j-proxy-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.workers = new ThreadPoolExecutor(b.workerThreads, b.workerThreads, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(b.workerQueue), r -> {
+          Thread t = new Thread(r, WORKER_THREAD_PREFIX + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    workers.allowCoreThreadTimeOut(true); // idle, the proxy keeps no worker thread
   }
 
   /** A builder; {@code listen} and {@code backend} are required. */
@@ -146,7 +159,11 @@ public final class CriProxy implements AutoCloseable {
     // not intercepted at all: those calls are relayed like every other, and no store is kept
     boolean hooksPossible = !fixed.isEmpty() || configDir != null
         || !config.providers.isEmpty();
-    List<CriInterceptor> chain = new ArrayList<>(config.interceptors);
+    List<AsyncCriInterceptor> chain = new ArrayList<>();
+    for (Registered r : config.interceptors) {
+      chain.add(r.async != null ? r.async
+          : CriInterceptor.async(r.blocking, r.worker != null ? r.worker : workers));
+    }
     if (config.pullObserver != null) {
       // after the user's interceptors: it sees the pulls as they reach the runtime
       chain.add(new PullObserving(config.pullObserver));
@@ -172,9 +189,9 @@ public final class CriProxy implements AutoCloseable {
     if (config.pullObserver != null) {
       methods.addAll(PullObserving.localMethods()); // answered here, not relayed
     }
-    InterceptedService intercepted = new InterceptedService(backend, chain, executor, methods);
+    InterceptedService intercepted = new InterceptedService(backend, chain, methods);
     try {
-      // everything else is relayed as HTTP/2 frames on the transport thread; chains get a pool
+      // everything else is relayed as HTTP/2 frames on the transport thread
       transport.start(intercepted, config.socketMode);
     } catch (IOException | RuntimeException e) {
       close();
@@ -185,7 +202,6 @@ public final class CriProxy implements AutoCloseable {
         hooks == null ? "none" : hooks.chain().hookNames());
     return this;
   }
-
   /**
    * Rebuilds the store, makes the hook chain, configures and synchronizes its hooks, then starts
    * the providers (which configure and synchronize theirs).
@@ -488,7 +504,7 @@ public final class CriProxy implements AutoCloseable {
       closed = true;
     }
     transport.close();
-    executor.shutdownNow();
+    workers.shutdownNow();
     List<HookProvider> providers;
     synchronized (this) {
       providers = List.copyOf(startedProviders);
@@ -508,12 +524,18 @@ public final class CriProxy implements AutoCloseable {
     }
   }
 
+  /** An interceptor as added: asynchronous, or blocking with its worker (null: the pool's). */
+  private record Registered(AsyncCriInterceptor async, CriInterceptor blocking,
+      Executor worker) {}
+
   /** Configures a {@link CriProxy}. */
   public static final class Builder {
     private CriEndpoint listen;
     private CriEndpoint backend;
     private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
-    private final List<CriInterceptor> interceptors = new ArrayList<>();
+    private final List<Registered> interceptors = new ArrayList<>();
+    private int workerThreads = 16;
+    private int workerQueue = 1024;
     private final List<Object> hooks = new ArrayList<>();
     private final List<HookProvider> providers = new ArrayList<>();
     private ClassLoader serviceLoader;
@@ -563,13 +585,50 @@ public final class CriProxy implements AutoCloseable {
     }
 
     /**
-     * Adds an interceptor; interceptors run in the order added, before the hooks. A unary
-     * method that only {@link io.cri4j.hook.AsyncCriInterceptor}s (and the hooks) want runs its
-     * chain on the proxy's I/O thread; one that a blocking {@link CriInterceptor} wants runs it
-     * on a worker.
+     * Adds an interceptor that never blocks; interceptors run in the order added, before the
+     * hooks. The proxy calls it on the I/O thread that read the call.
+     */
+    public Builder addInterceptor(AsyncCriInterceptor interceptor) {
+      interceptors.add(new Registered(Objects.requireNonNull(interceptor, "interceptor"), null,
+          null));
+      return this;
+    }
+
+    /**
+     * Adds an interceptor that may block, run on the proxy's worker pool (bounded, see
+     * {@link #workerThreads}; threads named {@value CriProxy#WORKER_THREAD_PREFIX}N) and never on the
+     * I/O thread; interceptors run in the order added, before the hooks.
      */
     public Builder addInterceptor(CriInterceptor interceptor) {
-      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
+          null));
+      return this;
+    }
+
+    /**
+     * Adds an interceptor that may block, run on {@code worker} (which the caller owns and shuts
+     * down after the proxy); see {@link CriInterceptor#async}.
+     */
+    public Builder addInterceptor(CriInterceptor interceptor, Executor worker) {
+      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
+          Objects.requireNonNull(worker, "worker")));
+      return this;
+    }
+
+    /**
+     * The proxy's worker pool, for blocking interceptors added without an executor: at most
+     * {@code threads} threads (default 16; idle ones end after 30 s) and {@code queue} calls
+     * waiting for one (default 1024); a call beyond that fails with {@code RESOURCE_EXHAUSTED}.
+     */
+    public Builder workerThreads(int threads, int queue) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("workerThreads must be at least 1, got " + threads);
+      }
+      if (queue < 1) {
+        throw new IllegalArgumentException("the worker queue must hold at least 1, got " + queue);
+      }
+      this.workerThreads = threads;
+      this.workerQueue = queue;
       return this;
     }
 
@@ -638,7 +697,7 @@ public final class CriProxy implements AutoCloseable {
 
     /**
      * Event loop threads shared by the listening socket and the backend channel (default 1:
-     * relaying on one thread avoids hand-offs; blocking interceptor work runs on a pool).
+     * relaying on one thread avoids hand-offs; blocking interceptors run on workers).
      */
     public Builder ioThreads(int threads) {
       if (threads < 1) {

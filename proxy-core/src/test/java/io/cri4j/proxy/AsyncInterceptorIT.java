@@ -41,7 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link AsyncCriInterceptor}s in the proxy: their chain runs on the proxy's I/O thread, with the
- * backend call on the relay's connection, over real unix sockets.
+ * backend call on the relay's connection, over real unix sockets; a blocking interceptor in the
+ * same chain runs on a worker and leaves the others on the I/O thread.
  */
 class AsyncInterceptorIT extends ProxyTestBase {
   private static final String IO_THREAD = "cri4j-proxy-io";
@@ -111,7 +112,7 @@ class AsyncInterceptorIT extends ProxyTestBase {
     assertThat(self.threads).singleElement().asString().startsWith(IO_THREAD);
   }
 
-  @ParameterizedTest(name = "with a blocking interceptor too (chain on a worker): {0}")
+  @ParameterizedTest(name = "with a blocking interceptor after it (on a worker): {0}")
   @ValueSource(booleans = {false, true})
   void theRuntimesErrorReachesTheChainAndTheClientAsItCameUnlessTheChainRecovers(
       boolean onWorker) throws Exception {
@@ -151,8 +152,8 @@ class AsyncInterceptorIT extends ProxyTestBase {
       stub.startContainer(StartContainerRequest.newBuilder().setContainerId("recover-me")
           .build());
       assertThat(seen).hasSize(2);
-      assertThat(recover.threads).hasSize(2).allSatisfy(t -> assertThat(t.startsWith(IO_THREAD))
-          .as("chain thread " + t).isEqualTo(!onWorker));
+      assertThat(recover.threads).hasSize(2).allSatisfy(t -> assertThat(t)
+          .as("chain thread").startsWith(IO_THREAD));
     } finally {
       direct.shutdownNow();
     }
@@ -247,15 +248,22 @@ class AsyncInterceptorIT extends ProxyTestBase {
       Metadata.Key.of("x-fallback", Metadata.ASCII_STRING_MARSHALLER);
 
   @Test
-  void aBlockingInterceptorOnTheSameMethodMovesItsChainToAWorker() throws Exception {
+  void aBlockingInterceptorOnTheSameMethodRunsOnAWorkerAndTheOthersStayOnTheIoThread()
+      throws Exception {
     List<String> order = new CopyOnWriteArrayList<>();
+    List<String> afterAsync = new CopyOnWriteArrayList<>();
     Async async = new Async("RunPodSandbox", chain -> {
       order.add("async");
-      return chain.proceed(chain.request());
+      return chain.proceed(chain.request()).thenApply(r -> {
+        afterAsync.add(Thread.currentThread().getName());
+        return r;
+      });
     });
     Async version = new Async("Version", chain -> chain.proceed(chain.request()));
+    List<String> blockingOn = new CopyOnWriteArrayList<>();
     CriInterceptor blocking = blocking("RunPodSandbox", chain -> {
       order.add("blocking");
+      blockingOn.add(Thread.currentThread().getName());
       RunPodSandboxResponse r = (RunPodSandboxResponse) chain.proceed(chain.request());
       return r.toBuilder().setPodSandboxId(r.getPodSandboxId() + "-blocking").build();
     });
@@ -263,9 +271,57 @@ class AsyncInterceptorIT extends ProxyTestBase {
         .addInterceptor(async).addInterceptor(blocking).addInterceptor(version));
     assertThat(stub.runPodSandbox(pod("w")).getPodSandboxId()).endsWith("-blocking");
     assertThat(order).containsExactly("async", "blocking");
-    assertThat(async.threads).singleElement().asString().doesNotStartWith(IO_THREAD);
+    assertThat(async.threads).singleElement().asString().startsWith(IO_THREAD);
+    assertThat(afterAsync).as("the blocking link's answer is handed back to the I/O thread")
+        .singleElement().asString().startsWith(IO_THREAD);
+    assertThat(blockingOn).singleElement().asString()
+        .startsWith(CriProxy.WORKER_THREAD_PREFIX);
     stub.version(VersionRequest.getDefaultInstance());
     assertThat(version.threads).singleElement().asString().startsWith(IO_THREAD);
+  }
+
+  @Test
+  void theWorkerPoolIsBoundedAndACallBeyondItFailsNamingTheMethod() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<String> ranOn = new CopyOnWriteArrayList<>();
+    CriInterceptor holding = blocking("Version", chain -> {
+      ranOn.add(Thread.currentThread().getName());
+      entered.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return chain.proceed(chain.request());
+    });
+    startProxy(CriProxy.builder().addInterceptor(holding).workerThreads(1, 1));
+    RuntimeServiceGrpc.RuntimeServiceFutureStub stub = RuntimeServiceGrpc.newFutureStub(client)
+        .withDeadlineAfter(10, TimeUnit.SECONDS);
+    try {
+      var first = stub.version(VersionRequest.getDefaultInstance());
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      var queued = stub.version(VersionRequest.getDefaultInstance());
+      var beyond = stub.version(VersionRequest.getDefaultInstance());
+      StatusRuntimeException e = catchStatus(() -> {
+        try {
+          beyond.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException x) {
+          throw (StatusRuntimeException) x.getCause();
+        } catch (Exception x) {
+          throw new AssertionError(x);
+        }
+      });
+      assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(e.getStatus().getDescription()).contains("runtime.v1.RuntimeService/Version");
+      release.countDown();
+      assertThat(first.get(10, TimeUnit.SECONDS).getRuntimeName()).isEqualTo("test-backend");
+      assertThat(queued.get(10, TimeUnit.SECONDS).getRuntimeName()).isEqualTo("test-backend");
+      assertThat(ranOn).hasSize(2).allSatisfy(t ->
+          assertThat(t).isEqualTo(CriProxy.WORKER_THREAD_PREFIX + "1"));
+    } finally {
+      release.countDown();
+    }
   }
 
   @ParameterizedTest(name = "hook never blocks: {0}")

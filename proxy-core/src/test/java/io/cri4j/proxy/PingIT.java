@@ -144,7 +144,7 @@ class PingIT {
   @Test
   void theProxyAcksTheClientsPingsBeyondWhatMayWaitForTheRuntime() throws Exception {
     startAll(false, true);
-    int waiting = 8; // RelayConnection.MAX_FORWARDED_PINGS
+    int waiting = 8; // PingRelay.MAX_FORWARDED_PINGS
     for (int i = 1; i <= waiting + 1; i++) {
       assertThat(client.version(2 * i + 1, 0)).isEqualTo("0");
       client.ping(i);
@@ -174,7 +174,7 @@ class PingIT {
   @Test
   void theProxyAcksTheRuntimesPingsBeyondWhatMayWaitForTheClient() throws Exception {
     startAll(true, false);
-    int waiting = 8; // RelayConnection.MAX_FORWARDED_PINGS
+    int waiting = 8; // PingRelay.MAX_FORWARDED_PINGS
     assertThat(client.version(3, waiting + 4)).isEqualTo("0");
     List<Long> acked = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
@@ -198,7 +198,7 @@ class PingIT {
   void pingsOfARuntimeThatWentAwayAreForgottenAndTheNextRuntimesGoToTheClient()
       throws Exception {
     startAll(true, false);
-    int waiting = 8; // RelayConnection.MAX_FORWARDED_PINGS: all of them wait for the client
+    int waiting = 8; // PingRelay.MAX_FORWARDED_PINGS: all of them wait for the client
     assertThat(client.version(3, waiting)).isEqualTo("0");
     for (int i = 1; i <= waiting; i++) {
       assertThat(client.pings.poll(10, TimeUnit.SECONDS)).isEqualTo(PING | i);

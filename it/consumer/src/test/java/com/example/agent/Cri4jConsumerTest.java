@@ -15,9 +15,10 @@ import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
+import io.cri4j.cri.v1.RunPodSandboxResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.ForwardingCriInterceptor;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.imagepull.CriImagePullBackend;
@@ -31,7 +32,6 @@ import io.cri4j.streaming.RemoteCommand;
 import io.cri4j.streaming.StreamingClient;
 import io.cri4j.testing.fake.FakeCriExtension;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -153,20 +153,12 @@ class Cri4jConsumerTest {
     }
 
     /** Labels every pod the proxy creates, so the test can see that the call went through the proxy. */
-    static final class LabelPods implements CriInterceptor {
+    static final class LabelPods extends ForwardingCriInterceptor {
         @Override
-        public boolean intercepts(MethodDescriptor<?, ?> method) {
-            return method.getBareMethodName().equals("RunPodSandbox");
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public <Q, R> R interceptUnary(UnaryChain<Q, R> chain) throws StatusException {
-            if (!(chain.request() instanceof RunPodSandboxRequest r)) {
-                return chain.proceed(chain.request());    // runtime.v1alpha2
-            }
-            return chain.proceed((Q) r.toBuilder().setConfig(r.getConfig().toBuilder().putLabels(LABEL, "true"))
-                    .build());
+        public RunPodSandboxResponse runPodSandbox(RunPodSandboxRequest request,
+                UnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain) throws StatusException {
+            return chain.proceed(request.toBuilder()
+                    .setConfig(request.getConfig().toBuilder().putLabels(LABEL, "true")).build());
         }
     }
 

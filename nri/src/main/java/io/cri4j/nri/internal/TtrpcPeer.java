@@ -291,7 +291,7 @@ public final class TtrpcPeer {
                     + " bytes, more than ttrpc's maximum message size of "
                     + TtrpcFrame.MAX_DATA_LENGTH;
             LOG.warn("{}: {}", name, why);
-            data = Response.newBuilder().setStatus(com.google.rpc.Status.newBuilder()
+            data = Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
                     .setCode(Status.Code.RESOURCE_EXHAUSTED.value()).setMessage(why)).build()
                     .toByteArray();
         }
@@ -341,7 +341,7 @@ public final class TtrpcPeer {
     private void sendStatus(int streamId, Status.Code code, String message) {
         LOG.debug("{}: answering stream {} with {}: {}", name, Integer.toUnsignedString(streamId),
                 code, message);
-        byte[] data = Response.newBuilder().setStatus(com.google.rpc.Status.newBuilder()
+        byte[] data = Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
                 .setCode(code.value()).setMessage(message)).build().toByteArray();
         sink.send(new TtrpcFrame(streamId, TtrpcFrame.RESPONSE, 0, data).encode());
     }

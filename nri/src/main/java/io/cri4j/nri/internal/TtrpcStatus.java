@@ -8,8 +8,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * ttrpc carries errors as {@code google.rpc.Status} in its Response; Java sees them as gRPC's
- * {@link StatusRuntimeException}, whose codes are the same.
+ * ttrpc carries errors as {@code google.rpc.Status} (its fields, in {@code ttrpc.Status}) in its
+ * Response; Java sees them as gRPC's {@link StatusRuntimeException}, whose codes are the same.
  */
 public final class TtrpcStatus {
 
@@ -21,7 +21,7 @@ public final class TtrpcStatus {
     }
 
     /** The status a peer receives for {@code failure}: its own status, or UNKNOWN with the message. */
-    public static com.google.rpc.Status toProto(Throwable failure) {
+    public static io.cri4j.nri.internal.proto.Status toProto(Throwable failure) {
         Throwable t = unwrap(failure);
         Status s;
         if (t instanceof StatusRuntimeException e) {
@@ -34,7 +34,7 @@ public final class TtrpcStatus {
             String m = t.getMessage();
             s = Status.UNKNOWN.withDescription(m == null ? t.getClass().getName() : m);
         }
-        com.google.rpc.Status.Builder b = com.google.rpc.Status.newBuilder()
+        io.cri4j.nri.internal.proto.Status.Builder b = io.cri4j.nri.internal.proto.Status.newBuilder()
                 .setCode(s.getCode().value());
         if (s.getDescription() != null) {
             b.setMessage(s.getDescription());
@@ -43,7 +43,7 @@ public final class TtrpcStatus {
     }
 
     /** The Java form of a status received from a peer. */
-    public static StatusRuntimeException fromProto(com.google.rpc.Status status) {
+    public static StatusRuntimeException fromProto(io.cri4j.nri.internal.proto.Status status) {
         return Status.fromCodeValue(status.getCode()).withDescription(status.getMessage())
                 .asRuntimeException();
     }

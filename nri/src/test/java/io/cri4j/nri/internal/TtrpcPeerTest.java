@@ -153,7 +153,7 @@ class TtrpcPeerTest {
         Request ra = Request.parseFrom(sent.get(0).data());
         assertThat(ra.getMethod()).isEqualTo("A");
         assertThat(ra.getTimeoutNano()).isEqualTo(2_000_000_000L);
-        receive(client, 3, TtrpcFrame.RESPONSE, Response.newBuilder().setStatus(com.google.rpc.Status.newBuilder()
+        receive(client, 3, TtrpcFrame.RESPONSE, Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
                 .setCode(Status.Code.PERMISSION_DENIED.value()).setMessage("no")).build().toByteArray());
         receive(client, 1, TtrpcFrame.RESPONSE, Response.newBuilder()
                 .setPayload(ByteString.copyFrom(new byte[] {5})).build().toByteArray());

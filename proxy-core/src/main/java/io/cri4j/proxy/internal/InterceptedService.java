@@ -1,11 +1,12 @@
 package io.cri4j.proxy.internal;
 
 import io.cri4j.hook.AsyncCriInterceptor;
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.internal.BlockingInterceptor;
 import io.cri4j.hook.internal.Statuses;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
+import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -14,87 +15,101 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
+import io.netty.channel.EventLoop;
 import io.netty.util.AsciiString;
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executor;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * Runs the interceptor chain on the calls some interceptor wants, decoded, and ends the chain
- * with the call to the backend (request headers forwarded). The relay ({@link RelayConnection})
- * runs a chain of interceptors that never block on its event loop ({@link #unaryAsync}), other
- * unary chains on the {@link #executor()} ({@link #unary}); both end in a backend call on the
- * relay's own connection. Server-streaming chains run on the executor and end in a grpc-java
- * call. Everything else the relay forwards as HTTP/2 frames and never decodes.
+ * The one chain runner: runs the interceptors of the calls some interceptor wants, decoded, and
+ * ends the chain with the call to the backend (request headers forwarded). Every link is an
+ * {@link AsyncCriInterceptor} called on the call's I/O thread: a {@code proceed} from another
+ * thread (a blocking interceptor's worker, an executor of an interceptor's own) runs the next link
+ * there, and a stage a link returns that completes elsewhere is taken back there before the
+ * previous link sees it. A unary chain ends in a backend call over the relay's connection
+ * ({@link AsyncCall#backend}); a server-streaming chain ends in a grpc-java call. Everything else
+ * the relay forwards as HTTP/2 frames and never decodes.
  */
 public final class InterceptedService {
+  private static final AsyncCriInterceptor[] NONE = new AsyncCriInterceptor[0];
   private final Channel backend;
-  private final List<CriInterceptor> interceptors;
-  private final Executor executor;
   private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
-  /** Unary methods only asynchronous interceptors want: the I/O-thread path. */
-  private final Set<MethodDescriptor<?, ?>> asyncOnly = new HashSet<>();
+  /** Each intercepted method's links, outermost first. */
+  private final Map<MethodDescriptor<?, ?>, Links> chains = new HashMap<>();
 
-  /** One intercepted unary call: what its chain's links need of it. */
+  /**
+   * The links of one method; {@code blocking} when one of them runs on a worker, which then runs
+   * in the call's gRPC context.
+   */
+  private record Links(AsyncCriInterceptor[] links, boolean blocking) {}
+
+  /** One intercepted call: what its chain's links need of it. */
   interface AsyncCall {
     /** The client's request headers as metadata (decoded when first asked for). */
     Metadata metadata();
 
-    /** Sends {@code request} to the backend; completes with its response or fails with status. */
+    /**
+     * Sends {@code request} to the backend (on the event loop); completes with its response or
+     * fails with status, on the event loop.
+     */
     CompletableFuture<Object> backend(Object request);
 
-    /** The call's I/O thread: keeps the timeouts of hooks that run elsewhere. */
+    /** The call's I/O thread: where every link runs; keeps the timeouts of hooks. */
+    EventLoop loop();
+
+    /** The call's gRPC context (deadline, cancellation), or null when it has none. */
+    Context.CancellableContext context();
+  }
+
+  /**
+   * A future the runner completes on the call's event loop (so a link's stage that is one needs
+   * no hand-back). Its dependents are plain futures.
+   */
+  static final class LoopFuture extends CompletableFuture<Object> {}
+
+  /**
+   * The links' view of a call's event loop, for the proxy's own links (the hooks keep their
+   * timeouts on its timer).
+   */
+  public interface OnLoop {
+    /** The call's I/O thread. */
     ScheduledExecutorService loop();
   }
 
   /**
-   * @param backend the channel calls proceed on
+   * @param backend the channel server-streaming calls (and repeated unary proceeds) go to
    * @param interceptors the chain, outermost first
-   * @param executor runs the chains (never an event loop)
    * @param methods the methods that may be intercepted; those no interceptor wants, and
    *     client-streaming or bidirectional ones, stay pass-through
    */
-  public InterceptedService(Channel backend, List<CriInterceptor> interceptors,
-      Executor executor, List<MethodDescriptor<?, ?>> methods) {
+  public InterceptedService(Channel backend, List<AsyncCriInterceptor> interceptors,
+      List<MethodDescriptor<?, ?>> methods) {
     this.backend = backend;
-    this.interceptors = List.copyOf(interceptors);
-    this.executor = executor;
     for (MethodDescriptor<?, ?> m : methods) {
       MethodDescriptor.MethodType t = m.getType();
-      if (wanted(m) && (t == MethodDescriptor.MethodType.UNARY
-          || t == MethodDescriptor.MethodType.SERVER_STREAMING)) {
-        byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
-        if (t == MethodDescriptor.MethodType.UNARY && this.interceptors.stream()
-            .filter(i -> i.intercepts(m))
-            .allMatch(i -> i instanceof AsyncCriInterceptor)) {
-          asyncOnly.add(m);
+      if (t != MethodDescriptor.MethodType.UNARY
+          && t != MethodDescriptor.MethodType.SERVER_STREAMING) {
+        continue;
+      }
+      List<AsyncCriInterceptor> wanting = new ArrayList<>();
+      boolean blocking = false;
+      for (AsyncCriInterceptor i : interceptors) {
+        if (i.intercepts(m)) {
+          wanting.add(i);
+          blocking |= i instanceof BlockingInterceptor;
         }
       }
-    }
-  }
-
-  /**
-   * True when a call of {@code m} runs its chain on the I/O thread ({@link #unaryAsync}): every
-   * interceptor that wants it never blocks. Otherwise the chain runs on a worker ({@link #unary}).
-   */
-  public boolean runsOnLoop(MethodDescriptor<?, ?> m) {
-    return asyncOnly.contains(m);
-  }
-
-  private boolean wanted(MethodDescriptor<?, ?> method) {
-    for (CriInterceptor i : interceptors) {
-      if (i.intercepts(method)) {
-        return true;
+      if (!wanting.isEmpty()) {
+        byPath.put(AsciiString.of("/" + m.getFullMethodName()), m);
+        chains.put(m, new Links(wanting.toArray(NONE), blocking));
       }
     }
-    return false;
   }
 
   /** The intercepted method for an HTTP/2 {@code :path}, or null when it passes through. */
@@ -107,84 +122,132 @@ public final class InterceptedService {
     return byPath.size();
   }
 
-  /** Where chains run. */
-  public Executor executor() {
-    return executor;
+  /**
+   * Whether a link of {@code m}'s chain runs on a worker: its calls then get a gRPC context with
+   * the client's deadline, cancelled when the client cancels.
+   */
+  boolean needsContext(MethodDescriptor<?, ?> m) {
+    Links l = chains.get(m);
+    return l != null && l.blocking();
   }
 
   /**
-   * Runs a unary call through the chain, on a worker; the chain's backend call is
-   * {@code call.backend}, waited for.
-   *
-   * @throws StatusException the status to answer with (an interceptor's, the backend's, or
-   *     INTERNAL naming the method when an interceptor threw something else)
+   * Runs a unary call through the chain, on the call's event loop. The outcome completes there.
    */
-  public <Q, R> R unary(MethodDescriptor<Q, R> m, Q req, Metadata headers, AsyncCall call)
-      throws StatusException {
-    try {
-      return callFrom(0, m, req, headers, call);
-    } catch (RuntimeException e) {
-      throw Statuses.of(e, "interceptor failed on " + m.getFullMethodName());
-    }
-  }
-
-  /**
-   * Runs a unary call through the chain without blocking (see {@link #runsOnLoop}). The outcome
-   * completes on whichever thread finished the last link: the I/O thread when nothing left it.
-   */
-  CompletableFuture<Object> unaryAsync(MethodDescriptor<?, ?> m, Object req, AsyncCall call) {
-    return asyncFrom(0, m, req, call);
+  CompletableFuture<Object> unary(MethodDescriptor<?, ?> m, Object req, AsyncCall call) {
+    return unaryFrom(0, chains.get(m).links(), m, req, call);
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private CompletableFuture<Object> asyncFrom(int from, MethodDescriptor m, Object req,
-      AsyncCall call) {
-    for (int i = from; i < interceptors.size(); i++) {
-      CriInterceptor ic = interceptors.get(i);
-      if (!ic.intercepts(m)) {
-        continue;
+  private CompletableFuture<Object> unaryFrom(int i, AsyncCriInterceptor[] links,
+      MethodDescriptor m, Object req, AsyncCall call) {
+    if (i == links.length) {
+      return backOnLoop(call.backend(req), call.loop());
+    }
+    AsyncCriInterceptor link = links[i];
+    CompletionStage<Object> stage;
+    Context.CancellableContext ctx = call.context();
+    Context previous = ctx == null ? null : ctx.attach();
+    try {
+      stage = link.interceptUnaryAsync(new UnaryLink(i + 1, links, m, req, call));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    } finally {
+      if (ctx != null) {
+        ctx.detach(previous);
       }
-      int next = i + 1;
-      CompletionStage<Object> stage;
-      try {
-        stage = ((AsyncCriInterceptor) ic).interceptUnaryAsync(
-            new AsyncCriInterceptor.AsyncUnaryChain<Object, Object>() {
-              @Override public MethodDescriptor<Object, Object> method() { return m; }
+    }
+    if (stage == null) {
+      return CompletableFuture.failedFuture(Statuses.noStage(link, m));
+    }
+    return backOnLoop(stage, call.loop());
+  }
 
-              @Override public Object request() { return req; }
+  /** The rest of a unary chain, as a link sees it. */
+  private final class UnaryLink implements AsyncCriInterceptor.AsyncUnaryChain<Object, Object>,
+      OnLoop {
+    private final int next;
+    private final AsyncCriInterceptor[] links;
+    private final MethodDescriptor<Object, Object> method;
+    private final Object request;
+    private final AsyncCall call;
 
-              @Override public Metadata metadata() { return call.metadata(); }
+    UnaryLink(int next, AsyncCriInterceptor[] links, MethodDescriptor<Object, Object> method,
+        Object request, AsyncCall call) {
+      this.next = next;
+      this.links = links;
+      this.method = method;
+      this.request = request;
+      this.call = call;
+    }
 
-              @Override public CompletionStage<Object> proceed(Object request) {
-                return asyncFrom(next, m, request, call);
-              }
-            });
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
+    @Override public MethodDescriptor<Object, Object> method() { return method; }
+
+    @Override public Object request() { return request; }
+
+    @Override public Metadata metadata() { return call.metadata(); }
+
+    @Override public ScheduledExecutorService loop() { return call.loop(); }
+
+    @Override
+    public CompletionStage<Object> proceed(Object request) {
+      EventLoop loop = call.loop();
+      if (loop.inEventLoop()) {
+        return unaryFrom(next, links, method, request, call);
       }
-      if (stage == null) {
-        return CompletableFuture.failedFuture(Statuses.noStage(ic, m));
-      }
-      if (stage instanceof CompletableFuture<Object> f) {
-        return f;
-      }
-      CompletableFuture<Object> f = new CompletableFuture<>();
-      stage.whenComplete((v, e) -> {
-        if (e != null) {
-          f.completeExceptionally(e);
-        } else {
-          f.complete(v);
-        }
-      });
+      LoopFuture out = new LoopFuture();
+      onLoop(loop, () -> unaryFrom(next, links, method, request, call)
+          .whenComplete((v, e) -> complete(out, v, e)), out);
+      return out;
+    }
+  }
+
+  /**
+   * {@code stage}, completing on {@code loop}: as it is when it already does (the runner's own
+   * futures, or one already complete), else a future completed there once it completes.
+   */
+  private static CompletableFuture<Object> backOnLoop(CompletionStage<Object> stage,
+      EventLoop loop) {
+    if (stage instanceof LoopFuture f) {
       return f;
     }
-    return call.backend(req);
+    if (stage instanceof CompletableFuture<Object> f && f.isDone()) {
+      return f; // its dependents run on the thread that adds them: this loop
+    }
+    LoopFuture out = new LoopFuture();
+    stage.whenComplete((v, e) -> {
+      if (loop.inEventLoop()) {
+        complete(out, v, e);
+      } else {
+        onLoop(loop, () -> complete(out, v, e), out);
+      }
+    });
+    return out;
+  }
+
+  private static void complete(CompletableFuture<Object> f, Object v, Throwable e) {
+    if (e != null) {
+      f.completeExceptionally(e);
+    } else {
+      f.complete(v);
+    }
+  }
+
+  /** Runs {@code task} on {@code loop}; fails {@code orElse} when the loop is shut down. */
+  private static void onLoop(EventLoop loop, Runnable task, CompletableFuture<?> orElse) {
+    try {
+      loop.execute(task);
+    } catch (RejectedExecutionException e) {
+      orElse.completeExceptionally(Status.UNAVAILABLE
+          .withDescription("the proxy is shutting down").withCause(e).asException());
+    }
   }
 
   /**
    * A unary call straight to the backend through grpc-java, with the client's headers and
    * deadline: a chain's second {@code proceed} (its first goes over the relay). Failing the
-   * returned future first (the client went away) cancels the call.
+   * returned future first (the client went away) cancels the call. Completes on the channel's
+   * thread.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   CompletableFuture<Object> callBackend(MethodDescriptor m, Object req, Metadata headers,
@@ -218,74 +281,58 @@ public final class InterceptedService {
     return out;
   }
 
-  /** Runs a server-streaming call through the chain; the outcome goes to {@code out}. */
-  public <Q, R> void serverStreaming(MethodDescriptor<Q, R> m, Q req, Metadata headers,
-      StreamObserver<R> out) {
-    try {
-      streamFrom(0, m, req, headers, out);
-    } catch (RuntimeException e) {
-      out.onError(Status.INTERNAL.withDescription("interceptor failed on "
-          + m.getFullMethodName() + ": " + e).withCause(e).asException());
-    }
+  /**
+   * Runs a server-streaming call through the chain, on the call's event loop; the outcome goes to
+   * {@code out}. The backend call is made in {@code ctx}: its deadline, and its cancellation when
+   * the client goes away, reach the runtime.
+   */
+  void serverStreaming(MethodDescriptor<?, ?> m, Object req, Metadata headers,
+      Context.CancellableContext ctx, EventLoop loop, StreamObserver<Object> out) {
+    streamFrom(0, chains.get(m).links(), m, req, headers, ctx, loop, out);
   }
 
-  private <Q, R> R callFrom(int from, MethodDescriptor<Q, R> m, Q req, Metadata headers,
-      AsyncCall call) throws StatusException {
-    for (int i = from; i < interceptors.size(); i++) {
-      CriInterceptor ic = interceptors.get(i);
-      if (ic.intercepts(m)) {
-        int index = i;
-        return ic.interceptUnary(new CriInterceptor.UnaryChain<Q, R>() {
-          @Override public MethodDescriptor<Q, R> method() { return m; }
-
-          @Override public Q request() { return req; }
-
-          @Override public Metadata metadata() { return headers; }
-
-          @Override public R proceed(Q request) throws StatusException {
-            return callFrom(index + 1, m, request, headers, call);
-          }
-        });
-      }
-    }
-    // the client's deadline reaches the runtime with the request headers, and the client's
-    // cancellation fails the call: waiting for it needs no bound of its own
-    CompletableFuture<Object> answer = call.backend(req);
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void streamFrom(int i, AsyncCriInterceptor[] links, MethodDescriptor m, Object req,
+      Metadata headers, Context.CancellableContext ctx, EventLoop loop,
+      StreamObserver<Object> out) {
+    Context previous = ctx.attach();
     try {
-      @SuppressWarnings("unchecked")
-      R r = (R) answer.get();
-      return r;
-    } catch (ExecutionException e) {
-      throw Statuses.of(e.getCause(), "backend call of " + m.getFullMethodName() + " failed");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw Status.CANCELLED.withDescription("interrupted while waiting for the runtime's answer"
-          + " to " + m.getFullMethodName()).asException();
-    }
-  }
-
-  private <Q, R> void streamFrom(int from, MethodDescriptor<Q, R> m, Q req, Metadata headers,
-      StreamObserver<R> out) {
-    for (int i = from; i < interceptors.size(); i++) {
-      CriInterceptor ic = interceptors.get(i);
-      if (ic.intercepts(m)) {
-        int index = i;
-        ic.interceptServerStreaming(new CriInterceptor.StreamingChain<Q, R>() {
-          @Override public MethodDescriptor<Q, R> method() { return m; }
-
-          @Override public Q request() { return req; }
-
-          @Override public Metadata metadata() { return headers; }
-
-          @Override public StreamObserver<R> responses() { return out; }
-
-          @Override public void proceed(Q request, StreamObserver<R> responses) {
-            streamFrom(index + 1, m, request, headers, responses);
-          }
-        });
+      if (i == links.length) {
+        startBackendStream(m, req, headers, out);
         return;
       }
+      links[i].interceptServerStreaming(new AsyncCriInterceptor.StreamingChain<Object, Object>() {
+        @Override public MethodDescriptor<Object, Object> method() { return m; }
+
+        @Override public Object request() { return req; }
+
+        @Override public Metadata metadata() { return headers; }
+
+        @Override public StreamObserver<Object> responses() { return out; }
+
+        @Override public void proceed(Object request, StreamObserver<Object> responses) {
+          if (loop.inEventLoop()) {
+            streamFrom(i + 1, links, m, request, headers, ctx, loop, responses);
+            return;
+          }
+          try {
+            loop.execute(() -> streamFrom(i + 1, links, m, request, headers, ctx, loop,
+                responses));
+          } catch (RejectedExecutionException e) {
+            responses.onError(Status.UNAVAILABLE.withDescription("the proxy is shutting down")
+                .asException());
+          }
+        }
+      });
+    } catch (RuntimeException e) {
+      out.onError(Statuses.of(e, "interceptor failed on " + m.getFullMethodName()));
+    } finally {
+      ctx.detach(previous);
     }
+  }
+
+  private <Q, R> void startBackendStream(MethodDescriptor<Q, R> m, Q req, Metadata headers,
+      StreamObserver<R> out) {
     ClientCalls.asyncServerStreamingCall(withHeaders(headers).newCall(m, CallOptions.DEFAULT),
         req, new StreamObserver<R>() {
           @Override public void onNext(R value) { out.onNext(value); }

@@ -14,15 +14,15 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.Http2Headers;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A client stream of an intercepted method, answered by the proxy itself: collects the request
- * message on the event loop, runs the interceptor chain (on the event loop when none of its links
- * blocks, else on the executor), and writes the response (headers, messages, trailers with the
- * status) back on the event loop. A reset or a closed client connection cancels the chain: its
- * context on the executor (which cancels the backend call), a pending backend call on the loop.
+ * message on the event loop, runs the interceptor chain there ({@link InterceptedService}: links
+ * that block run on workers of their own and hand back to the loop), and writes the response
+ * (headers, messages, trailers with the status) back on the event loop. A reset or a closed client
+ * connection cancels the chain: its gRPC context, if it has one (which cancels a server-streaming
+ * backend call), and every pending backend call.
  */
 final class InterceptedStream {
   private static final StatusException CLIENT_CANCELLED = Status.CANCELLED
@@ -39,10 +39,14 @@ final class InterceptedStream {
   private boolean ended;
   /** The chain started on the one request message, before the client half-closed. */
   private boolean early;
+  /**
+   * The call's gRPC context (client deadline, cancelled when the client goes away): for
+   * server-streaming calls, and unary ones with a link that runs on a worker.
+   */
   private volatile Context.CancellableContext context;
   private volatile boolean cancelled;
   private final long arrived = System.nanoTime();
-  // the I/O-thread path (runOnLoop); the relay* fields only on the event loop
+  // unary calls; the relay* fields only on the event loop
   private Object parsed;
   private byte[] parsedBytes;
   private final java.util.concurrent.atomic.AtomicBoolean relayUsed =
@@ -50,7 +54,7 @@ final class InterceptedStream {
   private CompletableFuture<Object> relayCall;
   /** Backend calls of later proceeds (grpc-java), failed when the client goes away. */
   private final java.util.List<CompletableFuture<Object>> retries = new java.util.ArrayList<>(0);
-  private RelayConnection.Capture relayAnswer;
+  private Capture relayAnswer;
   private ByteBuf relayBody;
   private Object relayResponse;
   private Throwable relayFailure;
@@ -140,53 +144,54 @@ final class InterceptedStream {
         b.release();
       }
     }
-    if (service.runsOnLoop(method)) {
-      runOnLoop(message);
-      return;
-    }
-    Deadline deadline;
-    Metadata md;
-    try {
-      deadline = deadline();
-      md = GrpcWire.metadata(headers());
-    } catch (StatusException e) {
-      answer(e.getStatus(), null);
-      return;
-    }
-    Context.CancellableContext ctx = deadline != null
-        ? Context.ROOT.withDeadline(deadline, conn.eventLoop())
-        : Context.ROOT.withCancellation();
-    context = ctx;
-    if (cancelled) {
-      ctx.cancel(CLIENT_CANCELLED);
-      return;
-    }
-    try {
-      service.executor().execute(ctx.wrap(() -> run(message, md)));
-    } catch (RejectedExecutionException e) {
-      ctx.cancel(e);
-      answer(Status.UNAVAILABLE.withDescription("the proxy is shutting down"), null);
+    if (method.getType() == MethodDescriptor.MethodType.UNARY) {
+      runUnary(message);
+    } else {
+      runServerStreaming(message);
     }
   }
 
   /**
-   * A unary call whose interceptors never block (the hooks among them): the chain starts here,
-   * on the event loop. Its first backend call goes out on the paired backend connection with the
-   * client's headers (so the backend sees the client's deadline) and its answer is collected on
-   * the event loop; the rest of the chain runs there when it comes (hooks that may block run on
-   * hook threads, at the pre and the post point alike). An answer the chain passes back unchanged,
-   * success or error, goes to the client as the runtime sent it.
+   * The call's gRPC context, made now (on the event loop): the client's deadline, counted from
+   * when its headers came, cancelled when the client goes away.
+   *
+   * @throws StatusException INTERNAL when the headers do not decode or the timeout is malformed
    */
-  private void runOnLoop(byte[] message) {
+  private Context.CancellableContext makeContext() throws StatusException {
+    Deadline deadline = deadline();
+    Context.CancellableContext ctx = deadline != null
+        ? Context.ROOT.withDeadline(deadline, conn.eventLoop())
+        : Context.ROOT.withCancellation();
+    context = ctx;
+    return ctx;
+  }
+
+  /**
+   * A unary call: the chain runs here, on the event loop. Its first backend call goes out on the
+   * paired backend connection with the client's headers (so the backend sees the client's
+   * deadline) and its answer is collected on the event loop; the rest of the chain runs there
+   * when it comes (links that block run on their workers, hooks that may block on hook threads,
+   * and hand back). An answer the chain passes back unchanged, success or error, goes to the
+   * client as the runtime sent it.
+   */
+  private void runUnary(byte[] message) {
     Object request = parse(message);
     if (request == null) {
       return;
+    }
+    if (service.needsContext(method)) {
+      try {
+        makeContext();
+      } catch (StatusException e) {
+        answer(e.getStatus(), null);
+        return;
+      }
     }
     parsed = request;
     parsedBytes = message;
     CompletableFuture<Object> outcome;
     try {
-      outcome = service.unaryAsync(method, request, new ChainCall(null));
+      outcome = service.unary(method, request, new ChainCall(null));
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -219,8 +224,13 @@ final class InterceptedStream {
     }
 
     @Override
-    public java.util.concurrent.ScheduledExecutorService loop() {
+    public io.netty.channel.EventLoop loop() {
       return conn.eventLoop();
+    }
+
+    @Override
+    public Context.CancellableContext context() {
+      return context;
     }
 
     /** A second backend call (a link retrying): through grpc-java, with the client's deadline. */
@@ -247,7 +257,7 @@ final class InterceptedStream {
   /** The first backend call, on the relay's paired connection (from any thread). */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private CompletableFuture<Object> relay(Object request) {
-    CompletableFuture<Object> sent = new CompletableFuture<>();
+    CompletableFuture<Object> sent = new InterceptedService.LoopFuture();
     ByteBuf body;
     try {
       body = request == parsed
@@ -269,7 +279,7 @@ final class InterceptedStream {
       relayCall = sent;
       // the client's block goes on as it came; headers are only encoded again if it cannot
       conn.forwardCaptured(p, p.requestBlock != null ? null : headersOrNull(), body,
-          new RelayConnection.Capture(maxMessageSize + 5,
+          new Capture(maxMessageSize + 5,
           answer -> onBackendAnswer(sent, answer)));
     });
     return sent;
@@ -280,7 +290,7 @@ final class InterceptedStream {
    * passes it on unchanged it goes to the client as it came; the chain gets it parsed, or the
    * status it failed with.
    */
-  private void onBackendAnswer(CompletableFuture<Object> sent, RelayConnection.Capture answer) {
+  private void onBackendAnswer(CompletableFuture<Object> sent, Capture answer) {
     relayCall = null;
     if (cancelled) {
       answer.release();
@@ -336,8 +346,9 @@ final class InterceptedStream {
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void answerWith(Object response, Throwable failure) {
+    endContext();
     RelayConnection.Pair p = conn.pair(streamId);
-    RelayConnection.Capture kept = relayAnswer;
+    Capture kept = relayAnswer;
     ByteBuf keptBody = relayBody;
     relayAnswer = null;
     relayBody = null;
@@ -384,7 +395,15 @@ final class InterceptedStream {
     }
   }
 
-  private static void release(RelayConnection.Capture answer, ByteBuf body) {
+  /** The call is answered: its context (if any) is cancelled, as grpc-java's server does. */
+  private void endContext() {
+    Context.CancellableContext ctx = context;
+    if (ctx != null) {
+      ctx.cancel(null);
+    }
+  }
+
+  private static void release(Capture answer, ByteBuf body) {
     if (answer != null) {
       answer.release();
     }
@@ -507,31 +526,32 @@ final class InterceptedStream {
     }
   }
 
+  /**
+   * A server-streaming call: the chain runs here, on the event loop, in the call's context; its
+   * backend call goes through grpc-java in that context, and the responses are written back on
+   * the event loop in the order they come.
+   */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private void run(byte[] message, Metadata md) {
+  private void runServerStreaming(byte[] message) {
     MethodDescriptor m = method;
     Object request = parse(message);
     if (request == null) {
       return;
     }
-    if (m.getType() == MethodDescriptor.MethodType.UNARY) {
-      // the chain's backend call goes over the relay as on the loop path; the answer is written
-      // the same way (what the runtime sent, as it came, when the chain passed it on unchanged)
-      parsed = request;
-      parsedBytes = message;
-      Object response = null;
-      Throwable failure = null;
-      try {
-        response = service.unary(m, request, md, new ChainCall(md));
-      } catch (StatusException e) {
-        failure = e;
-      }
-      Object r = response;
-      Throwable f = failure;
-      conn.execute(() -> answerWith(r, f));
+    Context.CancellableContext ctx;
+    Metadata md;
+    try {
+      md = GrpcWire.metadata(headers());
+      ctx = makeContext();
+    } catch (StatusException e) {
+      answer(e.getStatus(), null);
       return;
     }
-    service.serverStreaming(m, request, md, new StreamObserver<Object>() {
+    if (cancelled) {
+      ctx.cancel(CLIENT_CANCELLED);
+      return;
+    }
+    service.serverStreaming(m, request, md, ctx, conn.eventLoop(), new StreamObserver<Object>() {
       @Override
       public void onNext(Object value) {
         send(m, value);
@@ -570,6 +590,7 @@ final class InterceptedStream {
    */
   private void answer(Status status, Metadata trailers) {
     conn.execute(() -> {
+      endContext();
       RelayConnection.Pair p = conn.pair(streamId);
       if (p != null && !cancelled) {
         conn.finish(p, status, trailers);

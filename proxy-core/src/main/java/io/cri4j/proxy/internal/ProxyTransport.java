@@ -5,9 +5,14 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.internal.NettyTransport;
 import io.cri4j.cri.internal.UnixSockets;
 import io.grpc.ManagedChannel;
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -39,7 +44,6 @@ public final class ProxyTransport implements AutoCloseable {
   private final NettyTransport.Kind backendKind;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final CountDownLatch terminated = new CountDownLatch(1);
-  private InterceptedService intercepted;
   private Channel serverChannel;
   /** The claim on the listen socket path (its lock, and the socket file bound). */
   private UnixSockets.Claim claim;
@@ -83,7 +87,8 @@ public final class ProxyTransport implements AutoCloseable {
   /** Binds the listen endpoint (replacing a stale unix socket) and starts serving. */
   public synchronized void start(InterceptedService service, String socketMode)
       throws IOException {
-    this.intercepted = service;
+    RelayConnection.Setup relays = new RelayConnection.Setup(service,
+        CriChannels.DEFAULT_MAX_MESSAGE_SIZE, backendEndpoint.toString(), this::connectBackend);
     SocketAddress address;
     if (listen.isUnix()) {
       claim();
@@ -97,7 +102,7 @@ public final class ProxyTransport implements AutoCloseable {
           @Override
           protected void initChannel(Channel ch) {
             connections.add(ch);
-            new RelayConnection(ProxyTransport.this, ch).install();
+            new RelayConnection(relays, ch).install();
           }
         });
     try {
@@ -118,26 +123,16 @@ public final class ProxyTransport implements AutoCloseable {
     }
   }
 
-  InterceptedService intercepted() {
-    return intercepted;
-  }
-
-  int maxMessageSize() {
-    return CriChannels.DEFAULT_MAX_MESSAGE_SIZE;
-  }
-
-  Class<? extends Channel> backendChannelType() {
-    return backendKind.channelType();
-  }
-
-  SocketAddress backendAddress() {
-    return backendEndpoint.isUnix()
+  /** Connects a relay's backend leg, on the event loop of its client connection. */
+  private ChannelFuture connectBackend(EventLoop loop, ChannelHandler handler) {
+    SocketAddress address = backendEndpoint.isUnix()
         ? new DomainSocketAddress(backendEndpoint.path().toString())
         : new InetSocketAddress(backendEndpoint.host(), backendEndpoint.port());
-  }
-
-  String backendName() {
-    return backendEndpoint.toString();
+    return new Bootstrap().group(loop)
+        .channel(backendKind.channelType())
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
+        .handler(handler)
+        .connect(address);
   }
 
   /** The endpoint served (the real port for {@code tcp://host:0}). */

@@ -1,0 +1,28 @@
+/**
+ * Hooks and interceptors on CRI calls ({@link io.cri4j.hook}), the host side of hooks
+ * ({@link io.cri4j.hook.host}), and the generated Koordinator {@code runtime.v1alpha1}, NRI
+ * {@code nri.pkg.api.v1alpha1} and cri4j extension messages.
+ *
+ * <p>In-process hooks are found with {@link java.util.ServiceLoader}: a hook module
+ * {@code provides io.cri4j.hook.Hook with ...} (or lists the class in {@code META-INF/services} on the
+ * class path).
+ */
+module io.cri4j.hook {
+  requires transitive io.cri4j.cri;
+  requires io.grpc.protobuf;
+  requires com.google.gson;
+  requires org.slf4j;
+
+  exports io.cri4j.hook;
+  exports io.cri4j.hook.host;
+  exports io.cri4j.hook.koordinator.v1alpha1;
+  exports io.cri4j.hook.extended.v1alpha1;
+  exports io.cri4j.nri.api;
+
+  // how an interceptor's failure becomes a status, and the blocking-interceptor adapter, which
+  // the proxy's chain runner uses
+  exports io.cri4j.hook.internal to io.cri4j.proxy;
+
+  uses io.cri4j.hook.Hook;
+  uses io.cri4j.hook.AsyncHook;
+}
