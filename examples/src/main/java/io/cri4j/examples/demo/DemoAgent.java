@@ -267,6 +267,7 @@ public final class DemoAgent {
                     out.println("   proxy saw " + observed(p));
                     out.flush();
                 }
+                lastLine.notifyAll();
             }
         });
         try (watch; ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(front).build()).build();
@@ -303,10 +304,28 @@ public final class DemoAgent {
             if (finalStatus.failed() > 0) {
                 throw new IllegalStateException("pre-warming failed: " + finalStatus.images());
             }
+            awaitObservedEnds(lastLine, observedStep);
             List<String> present = new ArrayList<>();
             finalStatus.images().values().forEach(tags -> tags.forEach(t -> present.add(t.image() + ":" + t.tag())));
             out.println("   " + finalStatus.succeeded() + "/" + finalStatus.desired() + " images present");
             return present;
+        }
+    }
+
+    /**
+     * The proxy follows a pull from beside it, so its last word on a pull may come a moment after the puller's:
+     * waits (a few seconds at most) until every pull the proxy reported on has ended there too.
+     */
+    private static void awaitObservedEnds(Object lock, Map<String, Integer> observedStep) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        synchronized (lock) {
+            while (observedStep.values().stream().anyMatch(quarter -> quarter < 4)) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (left <= 0) {
+                    return;
+                }
+                lock.wait(left);
+            }
         }
     }
 
