@@ -9,6 +9,7 @@ import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
+import io.cri4j.examples.plugin.OwnerTeamHook;
 import io.cri4j.hook.HookServer;
 import io.cri4j.hook.PodSandboxAdjustment;
 import io.cri4j.nri.api.Container;
@@ -129,6 +130,24 @@ class HookServerGrpcJsIT {
       assertThat(error.get("name").getAsString()).isEqualTo("INTERNAL");
       assertThat(error.get("details").getAsString()).contains("hook \"java-hook\" failed")
           .contains("refusing c42");
+    }
+  }
+
+  @Test
+  void theExamplePluginsHookServedToAGrpcJsClientGivesThePodsTeam() throws Exception {
+    Path socket = dir.resolve("example.sock");
+    try (HookServer server = HookServer.start(socket, List.of(new OwnerTeamHook()))) {
+      JsonObject r = KoordinatorHookPeer.call(socket, "PreCreateContainerHook", json("""
+          {"pod_meta": {"name": "db", "namespace": "ns", "uid": "u2"},
+           "pod_labels": {"team": "storage"},
+           "container_meta": {"name": "app"},
+           "container_envs": {"HOME": "/root"}}
+          """)).getAsJsonObject("response");
+      assertThat(r).isNotNull();
+      assertThat(r.getAsJsonObject("container_envs")).isEqualTo(json("""
+          {"CRI4J_TEAM": "storage"}"""));
+      assertThat(r.getAsJsonObject("container_annotations")).isEqualTo(json("""
+          {"cri4j.io/owner-team": "storage"}"""));
     }
   }
 }
