@@ -3,7 +3,9 @@
 # its own, as kubelet is: direct and through the proxy, interleaved round by round.
 #
 #   benchmarks/go/run.sh builtin [ROUNDS]          built-in backend: Version and CreateContainer,
-#                                                  relayed, with hooks and interceptors
+#                                                  relayed, with hooks and interceptors, and with
+#                                                  NRI's Go nri-logger on the proxy's NRI socket
+#                                                  (JAVA_OPTS=-Dnri=false leaves it out)
 #   benchmarks/go/run.sh runtime SOCKET [ROUNDS]   Version against a runtime (e.g. containerd):
 #                                                  direct, bare byte relays, the proxy
 #
@@ -34,20 +36,23 @@ if [[ ! -f "$jar" ]]; then
 fi
 
 out="$(mktemp)"
-trap 'kill "$server" 2>/dev/null || true; rm -f "$out"' EXIT
+# the server stops on TERM (its shutdown hook stops nri-logger and gives back NRI's socket link)
+trap 'kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -f "$out" "$out.log"' EXIT
 if [[ "$mode" == runtime ]]; then
   java -cp "$jar" io.cri4j.benchmarks.RelayFloor serve "$socket" >"$out" 2>"$out.log" &
-  want=3
+  ready() { [[ "$(wc -l <"$out")" -ge 3 ]]; }
 else
-  java -cp "$jar" io.cri4j.benchmarks.ProxyLatencyRatio serve >"$out" 2>"$out.log" &
-  want=9
+  # shellcheck disable=SC2086 # JAVA_OPTS: several options
+  java ${JAVA_OPTS:-} -cp "$jar" io.cri4j.benchmarks.ProxyLatencyRatio serve >"$out" 2>"$out.log" &
+  ready() { grep -qx ready "$out"; }
 fi
 server=$!
-for _ in $(seq 300); do # up to 30 s for the JVM to print its sockets
-  [[ "$(wc -l <"$out")" -ge "$want" ]] && break
+for _ in $(seq 600); do # up to 60 s for the JVM to print its sockets (nri-logger registered)
+  ready && break
   kill -0 "$server" 2>/dev/null || { cat "$out.log" >&2; exit 1; }
   sleep 0.1
 done
+ready || { echo "the server did not get ready:" >&2; cat "$out.log" >&2; exit 1; }
 get() { sed -n "s/^$1=//p" "$out"; }
 bench="$here/target/grpcgolatency"
 
@@ -59,9 +64,11 @@ else
   "$bench" -rounds "$rounds" -request "0a40$(printf 'x%.0s' {1..64} | xxd -p | tr -d '\n')" \
     "direct=$(get direct)" "relayed=$(get relayed)"
   echo "CreateContainer (against the changed request sent directly: the last line)"
+  # every proxy the server printed (NAME=SOCKET after direct=), in its order
+  series=()
+  while IFS= read -r line; do series+=("$line"); done \
+    < <(sed -n '/^direct=/,/^ready$/p' "$out" | sed '1d;$d')
   "$bench" -rounds "$rounds" -method /runtime.v1.RuntimeService/CreateContainer \
-    -request "$(get request)" "direct=$(get direct)" "relayed=$(get relayed)" \
-    "hook-thread=$(get hook-thread)" "inline-hook=$(get inline-hook)" \
-    "interceptor=$(get interceptor)" "async-interceptor=$(get async-interceptor)" \
-    "remote-hook=$(get remote-hook)" "changed-direct=$(get direct)@$(get changed)"
+    -request "$(get request)" "direct=$(get direct)" "${series[@]}" \
+    "changed-direct=$(get direct)@$(get changed)"
 fi

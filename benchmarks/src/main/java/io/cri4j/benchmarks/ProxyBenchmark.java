@@ -63,8 +63,8 @@ public class ProxyBenchmark {
     private CreateContainerRequest create;
 
     /** {@link AnnotateHook} written not to block ({@link AsyncHook}): called on the I/O thread. */
-    public static final class InlineAnnotateHook implements AsyncHook {
-        @Override public String name() { return "annotate-inline"; }
+    public static final class AsyncAnnotateHook implements AsyncHook {
+        @Override public String name() { return "annotate-async"; }
 
         @Override
         public CompletionStage<HookResult> createContainer(PodSandbox pod, Container c) {
@@ -80,7 +80,8 @@ public class ProxyBenchmark {
         /** The request with the benchmark's annotation. */
         static CreateContainerRequest annotate(CreateContainerRequest r) {
             return r.toBuilder().setConfig(r.getConfig().toBuilder()
-                    .putAnnotations("bench", r.getConfig().getMetadata().getName())).build();
+                    .putAnnotations(ProxyLatencyRatio.ANNOTATION, r.getConfig().getMetadata().getName()))
+                    .build();
         }
 
         @Override
@@ -106,7 +107,8 @@ public class ProxyBenchmark {
         @Override public String name() { return "annotate"; }
 
         static HookResult answer(Container c) {
-            return HookResult.adjust(Adjustments.create().addAnnotation("bench", c.getName()).build());
+            return HookResult.adjust(Adjustments.create()
+                    .addAnnotation(ProxyLatencyRatio.ANNOTATION, c.getName()).build());
         }
 
         @Override

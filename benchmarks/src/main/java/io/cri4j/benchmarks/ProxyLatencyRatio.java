@@ -14,10 +14,15 @@ import io.cri4j.hook.HookServer;
 import io.cri4j.hook.RemoteRuntimeHook;
 import io.cri4j.proxy.CriProxy;
 import io.grpc.ManagedChannel;
+import io.cri4j.nri.NriHost;
+import io.cri4j.testing.real.NriGoPlugin;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,9 +30,17 @@ import java.util.concurrent.TimeUnit;
  * so load changes on a shared machine hit both series alike and the ratio of their percentiles
  * is meaningful even when absolute figures drift. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ProxyLatencyRatio [calls]}.
- * Calls whose hook or interceptor adds an annotation are also compared with the changed request
- * sent directly: the runtime parses a bigger request either way.
- * With {@code -Dbackend=unix:///run/containerd/containerd.sock} it measures {@code Version}
+ *
+ * <p>One backend in this JVM and one proxy per series in front of it: relayed (no hooks), a
+ * blocking {@code Hook} (on the hook chain's workers), the same hook as an {@code AsyncHook} (on
+ * the I/O thread), a blocking {@code CriInterceptor} (on the proxy's worker pool), an {@code
+ * AsyncCriInterceptor}, the hook served by a {@code HookServer} and called over Koordinator's
+ * protocol, and NRI's Go {@code nri-logger} connected to the proxy's NRI socket (an {@code
+ * NriHost} as hook provider; {@code -Dnri=false} leaves it out). Each adds one annotation.
+ * Calls whose request is changed are also compared with the changed request sent directly: the
+ * runtime parses a bigger request either way.
+ *
+ * <p>With {@code -Dbackend=unix:///run/containerd/containerd.sock} it measures {@code Version}
  * against that runtime (direct vs through the proxy) instead of the built-in test backend.
  * With {@code -Dtrace=MILLIS} each series first runs alone for that long and prints its start and
  * end in {@code System.nanoTime()} (CLOCK_MONOTONIC), to cut a {@code perf} trace by series.
@@ -35,10 +48,48 @@ import java.util.concurrent.TimeUnit;
  * client in another process ({@code benchmarks/go/run.sh}).
  */
 public final class ProxyLatencyRatio {
+    /** NRI's Go plugin's index on the proxy's NRI socket, and the annotation every series adds. */
+    private static final int NRI_INDEX = 50;
+    static final String ANNOTATION = "bench";
+
     private ProxyLatencyRatio() {
     }
 
-    /** @param args optional number of measured calls per series (default 20000) */
+    /**
+     * One proxy of a series: its name (as {@code serve} prints it), its socket, and whether it
+     * changes {@code CreateContainer} (a hook or interceptor adds the annotation).
+     */
+    private record Proxy(String name, String socket, boolean changes) {
+    }
+
+    /** The proxies in front of the backend, and what they own. */
+    private static final class Setup implements AutoCloseable {
+        final Path dir;
+        final List<Proxy> proxies = new ArrayList<>();
+        final List<AutoCloseable> owned = new ArrayList<>();
+
+        Setup(Path dir) {
+            this.dir = dir;
+        }
+
+        void add(String name, String socket, boolean changes, CriProxy.Builder b)
+                throws java.io.IOException {
+            owned.add(0, b.listen(dir.resolve(socket)).backend(dir.resolve("b.sock"))
+                    .ioThreads(Integer.getInteger("ioThreads", 1)).build().start());
+            proxies.add(new Proxy(name, socket, changes));
+        }
+
+        /** Closes what it started, then removes the directory (nri-logger's log included). */
+        @Override
+        public void close() throws Exception {
+            for (AutoCloseable c : owned) {
+                c.close();
+            }
+            deleteTree(dir);
+        }
+    }
+
+    /** @param args optional number of measured calls per series (default 20000), or serve */
     public static void main(String[] args) throws Exception {
         boolean serve = args.length > 0 && args[0].equals("serve");
         int n = args.length > 0 && !serve ? Integer.parseInt(args[0]) : 20_000;
@@ -48,104 +99,176 @@ public final class ProxyLatencyRatio {
             versionAgainst(CriEndpoint.parse(external), dir, n);
             return;
         }
-        CriServer backend = startBackend(dir.resolve("b.sock"));
-        int io = Integer.getInteger("ioThreads", 1);
-        // three proxies on the same backend: no hooks (everything relayed), a blocking Hook (run
-        // on a hook worker), the same hook as an AsyncHook (called on the I/O thread)
-        CriProxy plain = CriProxy.builder().listen(dir.resolve("plain.sock"))
-                .backend(dir.resolve("b.sock")).ioThreads(io).build().start();
-        CriProxy hooked = CriProxy.builder().listen(dir.resolve("hooked.sock"))
-                .backend(dir.resolve("b.sock")).addHook(new ProxyBenchmark.AnnotateHook())
-                .ioThreads(io).build().start();
-        CriProxy inline = CriProxy.builder().listen(dir.resolve("inline.sock"))
-                .backend(dir.resolve("b.sock")).addHook(new ProxyBenchmark.InlineAnnotateHook())
-                .ioThreads(io).build().start();
-        // and two with an interceptor annotating each container: blocking, and asynchronous
-        CriProxy intercepted = CriProxy.builder().listen(dir.resolve("interceptor.sock"))
-                .backend(dir.resolve("b.sock"))
-                .addInterceptor(new ProxyBenchmark.AnnotateInterceptor())
-                .ioThreads(io).build().start();
-        CriProxy async = CriProxy.builder().listen(dir.resolve("async.sock"))
-                .backend(dir.resolve("b.sock"))
-                .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor())
-                .ioThreads(io).build().start();
-        // and one with the same hook served by a HookServer and called over its socket, as koordlet
-        HookServer hookServer = HookServer.start(dir.resolve("hook.sock"),
-                java.util.List.of(new ProxyBenchmark.AnnotateHook()));
-        RemoteRuntimeHook remoteHook = remoteAnnotateHook(dir.resolve("hook.sock"));
-        CriProxy remote = CriProxy.builder().listen(dir.resolve("remote.sock"))
-                .backend(dir.resolve("b.sock")).addHook(remoteHook).ioThreads(io).build().start();
-        String[] socks = {"b.sock", "plain.sock", "hooked.sock", "inline.sock", "interceptor.sock",
-            "async.sock", "remote.sock"};
-        if (serve) {
-            serve(dir, socks);
-            return;
-        }
-        ManagedChannel[] ch = new ManagedChannel[socks.length];
-        try {
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub[] s =
-                    new RuntimeServiceGrpc.RuntimeServiceBlockingStub[socks.length];
-            for (int k = 0; k < socks.length; k++) {
-                ch[k] = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve(socks[k])));
-                s[k] = RuntimeServiceGrpc.newBlockingStub(ch[k]);
+        try (Setup setup = start(dir)) {
+            if (serve) {
+                Thread.currentThread().setName("serve");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try {
+                        setup.close(); // stops nri-logger and gives back the NRI socket's link
+                    } catch (Exception e) {
+                        System.err.println("closing: " + e);
+                    }
+                }));
+                serve(dir, setup.proxies);
+                return;
             }
+            measure(dir, setup.proxies, n);
+        }
+    }
+
+    /**
+     * Starts the backend and the proxies (their order: the series' order), and NRI's Go plugin
+     * on the NRI proxy's socket once that proxy listens.
+     */
+    private static Setup start(Path dir) throws Exception {
+        Setup s = new Setup(dir);
+        try {
+            s.owned.add(startBackend(dir.resolve("b.sock")));
+            s.add("relayed", "plain.sock", false, CriProxy.builder());
+            s.add("hook", "hook.sock", true,
+                    CriProxy.builder().addHook(new ProxyBenchmark.AnnotateHook()));
+            s.add("async-hook", "async-hook.sock", true,
+                    CriProxy.builder().addHook(new ProxyBenchmark.AsyncAnnotateHook()));
+            s.add("interceptor", "interceptor.sock", true,
+                    CriProxy.builder().addInterceptor(new ProxyBenchmark.AnnotateInterceptor()));
+            s.add("async-interceptor", "async-interceptor.sock", true, CriProxy.builder()
+                    .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor()));
+            // the same hook served by a HookServer and called over its socket, as koordlet's are
+            HookServer hookServer = HookServer.start(dir.resolve("hook-server.sock"),
+                    List.of(new ProxyBenchmark.AnnotateHook()));
+            s.owned.add(0, hookServer);
+            RemoteRuntimeHook remoteHook = remoteAnnotateHook(dir.resolve("hook-server.sock"));
+            s.owned.add(0, remoteHook);
+            s.add("remote-hook", "remote.sock", true, CriProxy.builder().addHook(remoteHook));
+            if (!"false".equals(System.getProperty("nri"))) {
+                CountDownLatch registered = new CountDownLatch(1);
+                NriHost nri = NriHost.builder(dir.resolve("nri.sock"))
+                        .listener(new NriHost.Listener() {
+                            @Override
+                            public void registered(String name, int index,
+                                    java.util.Set<io.cri4j.hook.HookEvent> events) {
+                                registered.countDown();
+                            }
+                        }).build();
+                s.add("nri-logger", "nri-proxy.sock", true,
+                        CriProxy.builder().addHookProvider(nri));
+                s.owned.add(0, startNriLogger(nri.socket(), dir));
+                if (!registered.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("nri-logger did not register on "
+                            + nri.socket() + "; its log: " + dir.resolve(NRI_INDEX + "-nri-logger.log"));
+                }
+            }
+            return s;
+        } catch (Exception | Error e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    /**
+     * NRI's Go {@code nri-logger} on {@code socket}, subscribed to {@code CreateContainer} only
+     * (as the in-process hook is) and adding the annotation. NRI v0.8's plugins dial {@code
+     * /var/run/nri/nri.sock}: {@link NriGoPlugin#launch} links that path to the private socket
+     * under the machine-wide lock until the plugin is closed.
+     */
+    static NriGoPlugin startNriLogger(Path socket, Path dir) {
+        return NriGoPlugin.launch(socket, dir, "nri-logger", NRI_INDEX,
+                "-events", "CreateContainer", "-add-annotation", ANNOTATION);
+    }
+
+    /** Runs the series interleaved and prints each one's percentiles and ratios. */
+    private static void measure(Path dir, List<Proxy> proxies, int n) throws Exception {
+        List<ManagedChannel> channels = new ArrayList<>();
+        try {
+            java.util.function.Function<String, RuntimeServiceGrpc.RuntimeServiceBlockingStub> stub =
+                    sock -> {
+                        ManagedChannel m = KubeletLikeChannels.newChannel(
+                                CriEndpoint.unix(dir.resolve(sock)));
+                        channels.add(m);
+                        return RuntimeServiceGrpc.newBlockingStub(m);
+                    };
             VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
             CreateContainerRequest c = createRequest();
-            // the request as the hook and the interceptors change it: sent directly, it shows what
-            // the bigger request costs the runtime itself (parsing the annotation map)
+            // the request as the hooks and the interceptors change it: sent directly, it shows
+            // what the bigger request costs the runtime itself (parsing the annotation map)
             CreateContainerRequest changed = ProxyBenchmark.AnnotateInterceptor.annotate(c);
-            // series: Version direct, Version relayed, CreateContainer direct, relayed,
-            // with the hook on a hook thread, with the hook inline, with the blocking interceptor,
-            // with the asynchronous one, and the changed request direct
-            Runnable[] calls = {
-                () -> s[0].version(v), () -> s[2].version(v),
-                () -> s[0].createContainer(c), () -> s[1].createContainer(c),
-                () -> s[2].createContainer(c), () -> s[3].createContainer(c),
-                () -> s[4].createContainer(c), () -> s[5].createContainer(c),
-                () -> s[0].createContainer(changed), () -> s[6].createContainer(c),
-            };
+            var direct = stub.apply("b.sock");
+            List<String> names = new ArrayList<>();
+            List<Runnable> calls = new ArrayList<>();
+            names.add("Version direct");
+            calls.add(() -> direct.version(v));
+            var versionRelayed = stub.apply(proxies.get(0).socket());
+            names.add("Version relayed");
+            calls.add(() -> versionRelayed.version(v));
+            names.add("CreateContainer direct");
+            calls.add(() -> direct.createContainer(c));
+            names.add("CreateContainer changed, direct");
+            calls.add(() -> direct.createContainer(changed));
+            for (Proxy p : proxies) {
+                var s = stub.apply(p.socket());
+                // each series answers as its proxy's hook or interceptor ran: "c1", one annotation
+                String id = s.createContainer(c).getContainerId();
+                String want = p.changes() ? "c1" : "c0";
+                if (!id.equals(want)) {
+                    throw new IllegalStateException(p.name() + ": the backend got "
+                            + id.substring(1) + " annotations, expected " + want.substring(1));
+                }
+                names.add("CreateContainer " + p.name());
+                calls.add(() -> s.createContainer(c));
+            }
+            String loadBefore = loadAverage();
             for (int i = 0; i < n / 2; i++) { // warm-up
                 for (Runnable r : calls) {
                     r.run();
                 }
             }
-            for (int k = 0; k < calls.length; k++) {
-                TraceMarks.runAlone("series-" + k, calls[k]);
+            for (int k = 0; k < calls.size(); k++) {
+                TraceMarks.runAlone(names.get(k), calls.get(k));
             }
-            long[][] t = new long[calls.length][n];
+            long[][] t = new long[calls.size()][n];
+            long wall0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
-                for (int k = 0; k < calls.length; k++) {
+                for (int k = 0; k < calls.size(); k++) {
                     long t0 = System.nanoTime();
-                    calls[k].run();
+                    calls.get(k).run();
                     t[k][i] = System.nanoTime() - t0;
                 }
             }
+            double seconds = (System.nanoTime() - wall0) / 1e9;
             for (long[] a : t) {
                 Arrays.sort(a);
             }
+            System.out.printf("%d rounds of %d calls in %.0f s; load average before the warm-up %s,"
+                    + " after the rounds %s%n", n, calls.size(), seconds, loadBefore, loadAverage());
             report("Version relayed", t[0], t[1]);
-            report("CreateContainer relayed (no hooks)", t[2], t[3]);
-            report("CreateContainer changed, direct", t[2], t[8]);
-            report("CreateContainer + hook (hook thread)", t[2], t[4], t[8]);
-            report("CreateContainer + hook (inline)", t[2], t[5], t[8]);
-            report("CreateContainer + interceptor", t[2], t[6], t[8]);
-            report("CreateContainer + async interceptor", t[2], t[7], t[8]);
-            report("CreateContainer + remote hook", t[2], t[9], t[8]);
-        } finally {
-            for (ManagedChannel m : ch) {
-                if (m != null) {
-                    m.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            report("CreateContainer changed, direct", t[2], t[3]);
+            for (int k = 4; k < calls.size(); k++) {
+                Proxy p = proxies.get(k - 4);
+                if (p.changes()) {
+                    report(names.get(k), t[2], t[k], t[3]);
+                } else {
+                    report(names.get(k), t[2], t[k]);
                 }
             }
-            plain.close();
-            hooked.close();
-            inline.close();
-            intercepted.close();
-            async.close();
-            remote.close();
-            remoteHook.close();
-            hookServer.close();
-            backend.close();
+        } finally {
+            for (ManagedChannel m : channels) {
+                m.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Removes {@code dir} and what is in it, as far as it can. */
+    static void deleteTree(Path dir) throws java.io.IOException {
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException e) {
+            return "unknown";
         }
     }
 
@@ -198,25 +321,26 @@ public final class ProxyLatencyRatio {
 
     /**
      * Serves the backend and the proxies for a client in another process ({@code benchmarks/go}:
-     * kubelet's own gRPC stack) until killed: prints {@code NAME=SOCKET} per proxy, and the
-     * {@code CreateContainer} request, and that request as the hook changes it, in hex.
+     * kubelet's own gRPC stack) until killed: prints {@code direct=SOCKET} and {@code NAME=SOCKET}
+     * per proxy, and the {@code CreateContainer} request, and that request as the hooks change it,
+     * in hex.
      */
-    private static void serve(Path dir, String[] socks) throws InterruptedException {
-        String[] names = {"direct", "relayed", "hook-thread", "inline-hook", "interceptor",
-            "async-interceptor", "remote-hook"};
+    private static void serve(Path dir, List<Proxy> proxies) throws InterruptedException {
         CreateContainerRequest c = createRequest();
         CreateContainerRequest changed = ProxyBenchmark.AnnotateInterceptor.annotate(c);
         System.out.println("request=" + java.util.HexFormat.of().formatHex(c.toByteArray()));
         System.out.println("changed=" + java.util.HexFormat.of().formatHex(changed.toByteArray()));
-        for (int k = 0; k < socks.length; k++) {
-            System.out.println(names[k] + "=" + dir.resolve(socks[k]));
+        System.out.println("direct=" + dir.resolve("b.sock"));
+        for (Proxy p : proxies) {
+            System.out.println(p.name() + "=" + dir.resolve(p.socket()));
         }
+        System.out.println("ready");
         System.out.flush();
         Thread.currentThread().join();
     }
 
     private static void report(String what, long[] direct, long[] proxied) {
-        System.out.printf("%-36s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
+        System.out.printf("%-40s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
                 what, p(direct, 0.5), p(proxied, 0.5), p(proxied, 0.5) / p(direct, 0.5),
                 p(direct, 0.9), p(proxied, 0.9), p(proxied, 0.9) / p(direct, 0.9));
     }
@@ -224,7 +348,7 @@ public final class ProxyLatencyRatio {
     /** Also the ratio to the changed request sent directly (what the runtime itself got). */
     private static void report(String what, long[] direct, long[] proxied, long[] changedDirect) {
         report(what, direct, proxied);
-        System.out.printf("%-36s   against the changed request sent directly: p50 ratio %.2f, p90 ratio %.2f%n",
+        System.out.printf("%-40s   against the changed request sent directly: p50 ratio %.2f, p90 ratio %.2f%n",
                 "", p(proxied, 0.5) / p(changedDirect, 0.5), p(proxied, 0.9) / p(changedDirect, 0.9));
     }
 
