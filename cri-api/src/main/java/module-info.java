@@ -21,8 +21,10 @@ module io.cri4j.cri {
     requires io.netty.transport.classes.epoll;
     requires io.netty.transport.classes.kqueue;
     requires org.slf4j;
-    // What the gRPC and Guava jars need at run time (grpc-netty: Netty's HTTP/2 codec and proxy handlers;
-    // grpc-core: Gson; Guava: failureaccess). As automatic modules they require nothing, so on the module path
+    // What the gRPC and Guava jars need at run time (grpc-netty: Netty's HTTP/2 codec and proxy
+    // handlers;
+    // grpc-core: Gson; Guava: failureaccess). As automatic modules they require nothing, so on the
+    // module path
     // these explicit modules are resolved only because this module requires them.
     requires io.netty.codec.http2;
     requires io.netty.handler.proxy;
@@ -33,11 +35,21 @@ module io.cri4j.cri {
     exports io.cri4j.cri.v1;
     exports io.cri4j.cri.v1alpha2;
 
-    // transport helpers (error descriptions, socket files, event loops) the other cri4j modules share
-    exports io.cri4j.cri.internal
-        to io.cri4j.hook, io.cri4j.proxy, io.cri4j.nri, io.cri4j.streaming, io.cri4j.imagepull;
+    // transport helpers (error descriptions, socket files, event loops) the other cri4j modules
+    // share
+    exports io.cri4j.cri.internal to
+            io.cri4j.hook,
+            io.cri4j.proxy,
+            io.cri4j.nri,
+            io.cri4j.streaming,
+            io.cri4j.imagepull;
     // containerd's content service: the image puller's progress, the fake runtime's content store
-    exports io.cri4j.cri.internal.containerd to io.cri4j.imagepull, io.cri4j.testing;
-    // generated messages: protobuf reads their accessors reflectively (toString, equals, TextFormat)
-    opens io.cri4j.cri.internal.containerd to com.google.protobuf;
+    exports io.cri4j.cri.internal.containerd to
+            io.cri4j.imagepull,
+            io.cri4j.testing;
+
+    // generated messages: protobuf reads their accessors reflectively (toString, equals,
+    // TextFormat)
+    opens io.cri4j.cri.internal.containerd to
+            com.google.protobuf;
 }

@@ -5,5 +5,6 @@
 module io.cri4j.examples.plugin {
     requires io.cri4j.hook;
 
-    provides io.cri4j.hook.Hook with io.cri4j.examples.plugin.OwnerTeamHook;
+    provides io.cri4j.hook.Hook with
+            io.cri4j.examples.plugin.OwnerTeamHook;
 }

@@ -8,21 +8,22 @@
  * class path).
  */
 module io.cri4j.hook {
-  requires transitive io.cri4j.cri;
-  requires io.grpc.protobuf;
-  requires com.google.gson;
-  requires org.slf4j;
+    requires transitive io.cri4j.cri;
+    requires io.grpc.protobuf;
+    requires com.google.gson;
+    requires org.slf4j;
 
-  exports io.cri4j.hook;
-  exports io.cri4j.hook.host;
-  exports io.cri4j.hook.koordinator.v1alpha1;
-  exports io.cri4j.hook.extended.v1alpha1;
-  exports io.cri4j.nri.api;
+    exports io.cri4j.hook;
+    exports io.cri4j.hook.host;
+    exports io.cri4j.hook.koordinator.v1alpha1;
+    exports io.cri4j.hook.extended.v1alpha1;
+    exports io.cri4j.nri.api;
 
-  // how an interceptor's failure becomes a status, and the blocking-interceptor adapter, which
-  // the proxy's chain runner uses
-  exports io.cri4j.hook.internal to io.cri4j.proxy;
+    // how an interceptor's failure becomes a status, and the blocking-interceptor adapter, which
+    // the proxy's chain runner uses
+    exports io.cri4j.hook.internal to
+            io.cri4j.proxy;
 
-  uses io.cri4j.hook.Hook;
-  uses io.cri4j.hook.AsyncHook;
+    uses io.cri4j.hook.Hook;
+    uses io.cri4j.hook.AsyncHook;
 }

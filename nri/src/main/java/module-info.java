@@ -14,5 +14,6 @@ module io.cri4j.nri {
     exports io.cri4j.nri;
 
     // ttrpc's generated frames: protobuf reads their accessors reflectively
-    opens io.cri4j.nri.internal.proto to com.google.protobuf;
+    opens io.cri4j.nri.internal.proto to
+            com.google.protobuf;
 }

@@ -3,18 +3,18 @@
  * interceptors, hosts lifecycle hooks as an NRI host, and relays everything else.
  */
 module io.cri4j.proxy {
-  requires transitive io.cri4j.cri;
-  requires transitive io.cri4j.hook;
-  requires transitive io.cri4j.imagepull;
-  requires io.grpc.netty;
-  requires io.netty.buffer;
-  requires io.netty.codec;
-  requires io.netty.codec.http2;
-  requires io.netty.common;
-  requires io.netty.transport;
-  requires io.netty.transport.unix.common;
-  requires com.google.gson;
-  requires org.slf4j;
+    requires transitive io.cri4j.cri;
+    requires transitive io.cri4j.hook;
+    requires transitive io.cri4j.imagepull;
+    requires io.grpc.netty;
+    requires io.netty.buffer;
+    requires io.netty.codec;
+    requires io.netty.codec.http2;
+    requires io.netty.common;
+    requires io.netty.transport;
+    requires io.netty.transport.unix.common;
+    requires com.google.gson;
+    requires org.slf4j;
 
-  exports io.cri4j.proxy;
+    exports io.cri4j.proxy;
 }

@@ -6,5 +6,6 @@ module com.example.modular {
     requires io.cri4j.proxy;
     requires io.cri4j.nri;
 
-    provides io.cri4j.hook.Hook with com.example.modular.TeamAnnotationHook;
+    provides io.cri4j.hook.Hook with
+            com.example.modular.TeamAnnotationHook;
 }

@@ -40,8 +40,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ImagePullBenchmark {
 
-    private ImagePullBenchmark() {
-    }
+    private ImagePullBenchmark() {}
 
     /**
      * @param args optional number of rounds (default 7)
@@ -49,22 +48,39 @@ public final class ImagePullBenchmark {
      */
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
-        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os =
+                (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         try (LocalRegistry registry = LocalRegistry.builder().start();
-             LocalContainerd containerd = LocalContainerd.builder().registry(registry).start()) {
+                LocalContainerd containerd = LocalContainerd.builder().registry(registry).start()) {
             ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
             var images = ImageServiceGrpc.newBlockingStub(channel);
             PushedImage large = registry.push(TestImage.large());
-            System.out.printf(Locale.ROOT, "large image: %s, %d layers, %d bytes%n", large.reference(),
-                    large.layers().size(), large.layersSize());
+            System.out.printf(
+                    Locale.ROOT,
+                    "large image: %s, %d layers, %d bytes%n",
+                    large.reference(),
+                    large.layers().size(),
+                    large.layersSize());
 
-            String[] names = {"bare CRI PullImage", "puller (content polling 200 ms)", "puller without content polling"};
+            String[] names = {
+                "bare CRI PullImage",
+                "puller (content polling 200 ms)",
+                "puller without content polling"
+            };
             long[][] wall = new long[3][rounds];
             long[][] jvmCpu = new long[3][rounds];
             long[][] ctrdCpu = new long[3][rounds];
-            try (ImagePuller polling = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint()).build()).build();
-                 ImagePuller plain = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint())
-                         .contentProgress(false).build()).build()) {
+            try (ImagePuller polling =
+                            ImagePuller.builder(
+                                            CriImagePullBackend.builder(containerd.endpoint())
+                                                    .build())
+                                    .build();
+                    ImagePuller plain =
+                            ImagePuller.builder(
+                                            CriImagePullBackend.builder(containerd.endpoint())
+                                                    .contentProgress(false)
+                                                    .build())
+                                    .build()) {
                 java.util.Random random = new java.util.Random(42);
                 for (int i = -2; i < rounds; i++) { // two warm-up rounds
                     List<Integer> order = new ArrayList<>(List.of(0, 1, 2));
@@ -75,10 +91,21 @@ public final class ImagePullBenchmark {
                         long ctrd0 = cpuOf(containerd.pid());
                         long t0 = System.nanoTime();
                         switch (v) {
-                            case 0 -> images.pullImage(PullImageRequest.newBuilder()
-                                    .setImage(ImageSpec.newBuilder().setImage(large.reference())).build());
-                            case 1 -> polling.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
-                            default -> plain.pull(large.reference()).result().get(120, TimeUnit.SECONDS);
+                            case 0 ->
+                                    images.pullImage(
+                                            PullImageRequest.newBuilder()
+                                                    .setImage(
+                                                            ImageSpec.newBuilder()
+                                                                    .setImage(large.reference()))
+                                                    .build());
+                            case 1 ->
+                                    polling.pull(large.reference())
+                                            .result()
+                                            .get(120, TimeUnit.SECONDS);
+                            default ->
+                                    plain.pull(large.reference())
+                                            .result()
+                                            .get(120, TimeUnit.SECONDS);
                         }
                         if (i >= 0) {
                             wall[v][i] = System.nanoTime() - t0;
@@ -89,9 +116,15 @@ public final class ImagePullBenchmark {
                 }
             }
             for (int v = 0; v < 3; v++) {
-                System.out.printf(Locale.ROOT, "%-34s wall median %4.0f ms (ratio to bare %.3f)  JVM CPU %3.0f ms"
-                        + "  containerd CPU %3.0f ms%n", names[v], median(wall[v]) / 1e6, median(wall[v]) / median(wall[0]),
-                        median(jvmCpu[v]) / 1e6, median(ctrdCpu[v]) / 1e6);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%-34s wall median %4.0f ms (ratio to bare %.3f)  JVM CPU %3.0f ms"
+                                + "  containerd CPU %3.0f ms%n",
+                        names[v],
+                        median(wall[v]) / 1e6,
+                        median(wall[v]) / median(wall[0]),
+                        median(jvmCpu[v]) / 1e6,
+                        median(ctrdCpu[v]) / 1e6);
             }
             System.out.println("per-round ratio puller/bare " + ratios(wall[1], wall[0]));
 
@@ -101,19 +134,31 @@ public final class ImagePullBenchmark {
             for (int i = 0; i < 20; i++) {
                 twenty.add(registry.push(TestImage.large(2L * 1024 * 1024 + i * 4096L)));
             }
-            System.out.printf(Locale.ROOT, "built and pushed 20 images of 2 MiB random + busybox in %.1f s%n",
+            System.out.printf(
+                    Locale.ROOT,
+                    "built and pushed 20 images of 2 MiB random + busybox in %.1f s%n",
                     (System.nanoTime() - b0) / 1e9);
             for (int pool : new int[] {1, 4}) {
                 for (PushedImage im : twenty) {
                     remove(images, im.reference());
                 }
-                try (ImagePuller p = ImagePuller.builder(CriImagePullBackend.builder(containerd.endpoint()).build())
-                        .workers(pool).build()) {
+                try (ImagePuller p =
+                        ImagePuller.builder(
+                                        CriImagePullBackend.builder(containerd.endpoint()).build())
+                                .workers(pool)
+                                .build()) {
                     long t0 = System.nanoTime();
                     List<PullJob> jobs = twenty.stream().map(im -> p.pull(im.reference())).toList();
-                    CompletableFuture.allOf(jobs.stream().map(PullJob::result).toArray(CompletableFuture[]::new))
+                    CompletableFuture.allOf(
+                                    jobs.stream()
+                                            .map(PullJob::result)
+                                            .toArray(CompletableFuture[]::new))
                             .get(300, TimeUnit.SECONDS);
-                    System.out.printf(Locale.ROOT, "20 images, pool of %d: %.0f ms%n", pool, (System.nanoTime() - t0) / 1e6);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "20 images, pool of %d: %.0f ms%n",
+                            pool,
+                            (System.nanoTime() - t0) / 1e6);
                 }
             }
             channel.shutdownNow();
@@ -121,9 +166,16 @@ public final class ImagePullBenchmark {
     }
 
     private static void remove(ImageServiceGrpc.ImageServiceBlockingStub images, String ref) {
-        var st = images.imageStatus(ImageStatusRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(ref)).build());
+        var st =
+                images.imageStatus(
+                        ImageStatusRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(ref))
+                                .build());
         if (st.hasImage() && !st.getImage().getId().isEmpty()) {
-            images.removeImage(RemoveImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(ref)).build());
+            images.removeImage(
+                    RemoveImageRequest.newBuilder()
+                            .setImage(ImageSpec.newBuilder().setImage(ref))
+                            .build());
         }
     }
 
@@ -144,7 +196,8 @@ public final class ImagePullBenchmark {
     private static String ratios(long[] a, long[] b) {
         StringBuilder sb = new StringBuilder("[");
         for (int i = 0; i < a.length; i++) {
-            sb.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", (double) a[i] / b[i]));
+            sb.append(i == 0 ? "" : ", ")
+                    .append(String.format(Locale.ROOT, "%.2f", (double) a[i] / b[i]));
         }
         return sb.append(']').toString();
     }

@@ -13,8 +13,7 @@ import io.grpc.ManagedChannel;
  * {@code -DgrpcJavaRetry=true} the clients are grpc-java's default ones instead.
  */
 final class KubeletLikeChannels {
-    private KubeletLikeChannels() {
-    }
+    private KubeletLikeChannels() {}
 
     static ManagedChannel newChannel(CriEndpoint endpoint) {
         return Boolean.getBoolean("grpcJavaRetry")

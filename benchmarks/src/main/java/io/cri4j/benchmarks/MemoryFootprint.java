@@ -4,8 +4,8 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
-import io.cri4j.hook.HookServer;
 import io.cri4j.hook.Hook;
+import io.cri4j.hook.HookServer;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -38,8 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with the flags to compare in {@code -Dflags="..."} (default: those of {@code ./cri4j}).
  */
 public final class MemoryFootprint {
-    private MemoryFootprint() {
-    }
+    private MemoryFootprint() {}
 
     /** A CLI process and its output, read on a thread of its own. */
     private static final class Cli implements AutoCloseable {
@@ -59,19 +58,26 @@ public final class MemoryFootprint {
                 pb.environment().put("MALLOC_ARENA_MAX", "2"); // as ./cri4j and the image set it
             }
             process = pb.start();
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null; ) {
-                        if (l.contains("serving")) {
-                            serving.complete(null);
-                        }
-                    }
-                } catch (Exception e) {
-                    // gone
-                }
-                serving.completeExceptionally(new IllegalStateException("exited: " + String.join(" ", args)));
-            });
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try (BufferedReader r =
+                                        new BufferedReader(
+                                                new InputStreamReader(
+                                                        process.getInputStream(),
+                                                        StandardCharsets.UTF_8))) {
+                                    for (String l; (l = r.readLine()) != null; ) {
+                                        if (l.contains("serving")) {
+                                            serving.complete(null);
+                                        }
+                                    }
+                                } catch (Exception e) {
+                                    // gone
+                                }
+                                serving.completeExceptionally(
+                                        new IllegalStateException(
+                                                "exited: " + String.join(" ", args)));
+                            });
             t.setDaemon(true);
             t.start();
         }
@@ -96,7 +102,8 @@ public final class MemoryFootprint {
     static List<String> scriptFlags(Path script) throws Exception {
         for (String l : Files.readAllLines(script)) {
             if (l.startsWith("defaults=")) {
-                return Arrays.asList(l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
+                return Arrays.asList(
+                        l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
             }
         }
         throw new IllegalStateException("no defaults= line in " + script);
@@ -112,8 +119,10 @@ public final class MemoryFootprint {
         int calls = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
         int changes = args.length > 2 ? Integer.parseInt(args[2]) : 1_000;
         String flagProp = System.getProperty("flags");
-        List<String> flags = flagProp != null ? Arrays.asList(flagProp.trim().split("\\s+"))
-                : scriptFlags(Path.of("cri4j"));
+        List<String> flags =
+                flagProp != null
+                        ? Arrays.asList(flagProp.trim().split("\\s+"))
+                        : scriptFlags(Path.of("cri4j"));
         Map<String, List<String>> settings = new LinkedHashMap<>();
         settings.put("JVM defaults", List.of());
         settings.put("cri4j defaults", flags);
@@ -123,35 +132,45 @@ public final class MemoryFootprint {
             System.out.println("also: " + also);
         }
         System.out.println("flags: " + String.join(" ", flags));
-        System.out.println("RSS in MiB: idle, after each quarter of the calls, after the config changes;"
-                + " then relayed calls per second");
+        System.out.println(
+                "RSS in MiB: idle, after each quarter of the calls, after the config changes;"
+                        + " then relayed calls per second");
         for (Map.Entry<String, List<String>> s : settings.entrySet()) {
             run(jar, s.getKey(), s.getValue(), calls, changes);
         }
     }
 
-    private static void run(Path jar, String name, List<String> flags, int calls, int changes) throws Exception {
+    private static void run(Path jar, String name, List<String> flags, int calls, int changes)
+            throws Exception {
         Path dir = Files.createTempDirectory("cri4j-rss");
         Path hooks = Files.createDirectories(dir.resolve("hooks"));
-        Hook noop = new Hook() {
-            @Override
-            public String name() {
-                return "noop";
-            }
+        Hook noop =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "noop";
+                    }
 
-            @Override
-            public io.cri4j.hook.HookResult createContainer(io.cri4j.nri.api.PodSandbox pod,
-                    io.cri4j.nri.api.Container c) {
-                return io.cri4j.hook.HookResult.none();
-            }
-        };
+                    @Override
+                    public io.cri4j.hook.HookResult createContainer(
+                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                        return io.cri4j.hook.HookResult.none();
+                    }
+                };
         try (HookServer hookServer = HookServer.start(dir.resolve("hook.sock"), List.of(noop));
-             Cli fake = new Cli(jar, flags, "fake-runtime", "--listen", "unix://" + dir.resolve("fake.sock"));
-             Cli proxy = startProxy(jar, flags, dir, fake)) {
+                Cli fake =
+                        new Cli(
+                                jar,
+                                flags,
+                                "fake-runtime",
+                                "--listen",
+                                "unix://" + dir.resolve("fake.sock"));
+                Cli proxy = startProxy(jar, flags, dir, fake)) {
             ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
             try {
                 var rt = RuntimeServiceGrpc.newBlockingStub(ch);
-                rt.withDeadlineAfter(30, TimeUnit.SECONDS).version(VersionRequest.getDefaultInstance());
+                rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .version(VersionRequest.getDefaultInstance());
                 List<String> row = new ArrayList<>();
                 List<String> fakeRow = new ArrayList<>();
                 row.add(mib(proxy.rssKib()));
@@ -164,14 +183,21 @@ public final class MemoryFootprint {
                     AtomicInteger batch = new AtomicInteger(Math.min(step, calls - done));
                     List<CompletableFuture<Void>> fs = new ArrayList<>();
                     for (int c = 0; c < 8; c++) {
-                        fs.add(CompletableFuture.runAsync(() -> {
-                            while (batch.getAndDecrement() > 0) {
-                                rt.withDeadlineAfter(30, TimeUnit.SECONDS).version(VersionRequest.getDefaultInstance());
-                                left.decrementAndGet();
-                            }
-                        }, callers));
+                        fs.add(
+                                CompletableFuture.runAsync(
+                                        () -> {
+                                            while (batch.getAndDecrement() > 0) {
+                                                rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                                                        .version(
+                                                                VersionRequest
+                                                                        .getDefaultInstance());
+                                                left.decrementAndGet();
+                                            }
+                                        },
+                                        callers));
                     }
-                    CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).get(30, TimeUnit.MINUTES);
+                    CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new))
+                            .get(30, TimeUnit.MINUTES);
                     row.add(mib(proxy.rssKib()));
                     fakeRow.add(mib(fake.rssKib()));
                 }
@@ -179,14 +205,22 @@ public final class MemoryFootprint {
                 callers.shutdownNow();
                 for (int i = 0; i < changes; i++) {
                     Path tmp = hooks.resolve(".h.tmp");
-                    Files.writeString(tmp, "{\"remote-endpoint\": \"" + dir.resolve("hook.sock")
-                            + "\", \"runtime-hooks\": [\"PreCreateContainer\"], \"timeout\": \"" + (1 + i % 50) + "s\"}");
+                    Files.writeString(
+                            tmp,
+                            "{\"remote-endpoint\": \""
+                                    + dir.resolve("hook.sock")
+                                    + "\", \"runtime-hooks\": [\"PreCreateContainer\"], \"timeout\": \""
+                                    + (1 + i % 50)
+                                    + "s\"}");
                     Files.move(tmp, hooks.resolve("h.json"), StandardCopyOption.ATOMIC_MOVE);
-                    rt.withDeadlineAfter(30, TimeUnit.SECONDS).version(VersionRequest.getDefaultInstance());
+                    rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                            .version(VersionRequest.getDefaultInstance());
                 }
                 row.add(mib(proxy.rssKib()));
                 fakeRow.add(mib(fake.rssKib()));
-                System.out.printf("%-15s %-6s %s  %.0f calls/s%n", name, "proxy", String.join(" ", row), perSecond);
+                System.out.printf(
+                        "%-15s %-6s %s  %.0f calls/s%n",
+                        name, "proxy", String.join(" ", row), perSecond);
                 System.out.printf("%-15s %-6s %s%n", name, "fake", String.join(" ", fakeRow));
             } finally {
                 ch.shutdownNow();
@@ -194,10 +228,20 @@ public final class MemoryFootprint {
         }
     }
 
-    private static Cli startProxy(Path jar, List<String> flags, Path dir, Cli fake) throws Exception {
+    private static Cli startProxy(Path jar, List<String> flags, Path dir, Cli fake)
+            throws Exception {
         fake.serving.get(60, TimeUnit.SECONDS);
-        Cli proxy = new Cli(jar, flags, "proxy", "--listen", "unix://" + dir.resolve("proxy.sock"), "--backend",
-                "unix://" + dir.resolve("fake.sock"), "--hook-config-dir", dir.resolve("hooks").toString());
+        Cli proxy =
+                new Cli(
+                        jar,
+                        flags,
+                        "proxy",
+                        "--listen",
+                        "unix://" + dir.resolve("proxy.sock"),
+                        "--backend",
+                        "unix://" + dir.resolve("fake.sock"),
+                        "--hook-config-dir",
+                        dir.resolve("hooks").toString());
         proxy.serving.get(60, TimeUnit.SECONDS);
         return proxy;
     }

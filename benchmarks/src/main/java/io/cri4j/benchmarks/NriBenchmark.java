@@ -62,14 +62,22 @@ import java.util.regex.Pattern;
  */
 public final class NriBenchmark {
 
-    private NriBenchmark() {
-    }
+    private NriBenchmark() {}
 
     /** The events nri-logger subscribes to (NRI v0.8: all of them). */
-    static final Set<HookEvent> LOGGER_EVENTS = EnumSet.of(HookEvent.RUN_POD_SANDBOX, HookEvent.STOP_POD_SANDBOX,
-            HookEvent.REMOVE_POD_SANDBOX, HookEvent.CREATE_CONTAINER, HookEvent.POST_CREATE_CONTAINER,
-            HookEvent.START_CONTAINER, HookEvent.POST_START_CONTAINER, HookEvent.UPDATE_CONTAINER,
-            HookEvent.POST_UPDATE_CONTAINER, HookEvent.STOP_CONTAINER, HookEvent.REMOVE_CONTAINER);
+    static final Set<HookEvent> LOGGER_EVENTS =
+            EnumSet.of(
+                    HookEvent.RUN_POD_SANDBOX,
+                    HookEvent.STOP_POD_SANDBOX,
+                    HookEvent.REMOVE_POD_SANDBOX,
+                    HookEvent.CREATE_CONTAINER,
+                    HookEvent.POST_CREATE_CONTAINER,
+                    HookEvent.START_CONTAINER,
+                    HookEvent.POST_START_CONTAINER,
+                    HookEvent.UPDATE_CONTAINER,
+                    HookEvent.POST_UPDATE_CONTAINER,
+                    HookEvent.STOP_CONTAINER,
+                    HookEvent.REMOVE_CONTAINER);
 
     /** A plugin that answers every event at once with nothing. */
     static final class NoOpHook implements AsyncHook {
@@ -86,7 +94,8 @@ public final class NriBenchmark {
         }
 
         @Override
-        public CompletionStage<List<ContainerUpdate>> synchronize(List<PodSandbox> pods, List<Container> cs) {
+        public CompletionStage<List<ContainerUpdate>> synchronize(
+                List<PodSandbox> pods, List<Container> cs) {
             synchronizedContainers.add(cs.size());
             return CompletableFuture.completedFuture(List.of());
         }
@@ -97,7 +106,11 @@ public final class NriBenchmark {
         switch (what) {
             case "latency" -> latency(arg(args, 1, 10), arg(args, 2, 10));
             case "sync" -> sync(arg(args, 1, 500));
-            case "rss" -> rss(Path.of(args[1]), Path.of(args[2]), Arrays.copyOfRange(args, 3, args.length));
+            case "rss" ->
+                    rss(
+                            Path.of(args[1]),
+                            Path.of(args[2]),
+                            Arrays.copyOfRange(args, 3, args.length));
             default -> throw new IllegalArgumentException("latency | sync | rss, not " + what);
         }
         System.exit(0);
@@ -109,18 +122,30 @@ public final class NriBenchmark {
 
     private static PodSandboxConfig pod(String name, Path logDir) {
         return PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("bench")
-                        .setUid(UUID.randomUUID().toString()))
+                .setMetadata(
+                        PodSandboxMetadata.newBuilder()
+                                .setName(name)
+                                .setNamespace("bench")
+                                .setUid(UUID.randomUUID().toString()))
                 .setLogDirectory(logDir.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext.newBuilder()
-                        .setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
+                .setLinux(
+                        LinuxPodSandboxConfig.newBuilder()
+                                .setSecurityContext(
+                                        LinuxSandboxSecurityContext.newBuilder()
+                                                .setNamespaceOptions(
+                                                        NamespaceOption.newBuilder()
+                                                                .setNetwork(NamespaceMode.NODE))))
                 .build();
     }
 
     private static ContainerConfig container(String name, String image) {
-        return ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName(name))
-                .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("3600")
-                .setLogPath(name + ".log").build();
+        return ContainerConfig.newBuilder()
+                .setMetadata(ContainerMetadata.newBuilder().setName(name))
+                .setImage(ImageSpec.newBuilder().setImage(image))
+                .addCommand("sleep")
+                .addArgs("3600")
+                .setLogPath(name + ".log")
+                .build();
     }
 
     // --- latency ---------------------------------------------------------------------------
@@ -129,13 +154,18 @@ public final class NriBenchmark {
         Path logs = Files.createTempDirectory("cri4j-nri-bench");
         try (LocalContainerd containerd = LocalContainerd.builder().containerd2WithNri().start()) {
             ManagedChannel ch = CriChannels.newChannel(containerd.endpoint());
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(ch);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                    RuntimeServiceGrpc.newBlockingStub(ch);
             String image = containerd.registry().push(TestImage.busybox()).reference();
-            ImageServiceGrpc.newBlockingStub(ch).pullImage(PullImageRequest.newBuilder()
-                    .setImage(ImageSpec.newBuilder().setImage(image)).build());
+            ImageServiceGrpc.newBlockingStub(ch)
+                    .pullImage(
+                            PullImageRequest.newBuilder()
+                                    .setImage(ImageSpec.newBuilder().setImage(image))
+                                    .build());
             PodSandboxConfig podConfig = pod("latency", logs);
-            String podId = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
-                    .getPodSandboxId();
+            String podId =
+                    rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
+                            .getPodSandboxId();
             String[] modes = {"none", "nri-logger (Go)", "cri4j no-op"};
             Map<String, List<Long>> samples = new LinkedHashMap<>();
             for (String m : modes) {
@@ -145,47 +175,70 @@ public final class NriBenchmark {
             for (int round = -1; round < rounds; round++) { // round -1 warms up and is not counted
                 for (int k = 0; k < modes.length; k++) {
                     String mode = modes[(Math.max(round, 0) + k) % modes.length];
-                    AutoCloseable plugin = switch (mode) {
-                        case "nri-logger (Go)" -> NriGoPlugin.logger(containerd, 20);
-                        case "cri4j no-op" -> {
-                            int before = containerd.nriPluginRegistrations("20-cri4j-noop");
-                            NriPlugin p = NriPlugin.builder(new NoOpHook()).socket(containerd.nriSocket())
-                                    .index(20).build().start();
-                            containerd.awaitNriPluginRegistrations("20-cri4j-noop", before + 1,
-                                    Duration.ofSeconds(10));
-                            yield p;
-                        }
-                        default -> () -> { };
-                    };
+                    AutoCloseable plugin =
+                            switch (mode) {
+                                case "nri-logger (Go)" -> NriGoPlugin.logger(containerd, 20);
+                                case "cri4j no-op" -> {
+                                    int before = containerd.nriPluginRegistrations("20-cri4j-noop");
+                                    NriPlugin p =
+                                            NriPlugin.builder(new NoOpHook())
+                                                    .socket(containerd.nriSocket())
+                                                    .index(20)
+                                                    .build()
+                                                    .start();
+                                    containerd.awaitNriPluginRegistrations(
+                                            "20-cri4j-noop", before + 1, Duration.ofSeconds(10));
+                                    yield p;
+                                }
+                                default -> () -> {};
+                            };
                     try {
                         for (int i = 0; i < perRound; i++) {
                             String name = "c" + (n++);
                             long t0 = System.nanoTime();
-                            String id = rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
-                                    .setSandboxConfig(podConfig).setConfig(container(name, image)).build())
-                                    .getContainerId();
-                            rt.startContainer(StartContainerRequest.newBuilder().setContainerId(id).build());
+                            String id =
+                                    rt.createContainer(
+                                                    CreateContainerRequest.newBuilder()
+                                                            .setPodSandboxId(podId)
+                                                            .setSandboxConfig(podConfig)
+                                                            .setConfig(container(name, image))
+                                                            .build())
+                                            .getContainerId();
+                            rt.startContainer(
+                                    StartContainerRequest.newBuilder().setContainerId(id).build());
                             long t = System.nanoTime() - t0;
                             if (round >= 0) {
                                 samples.get(mode).add(t);
                             }
-                            rt.stopContainer(StopContainerRequest.newBuilder().setContainerId(id).setTimeout(0).build());
-                            rt.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(id).build());
+                            rt.stopContainer(
+                                    StopContainerRequest.newBuilder()
+                                            .setContainerId(id)
+                                            .setTimeout(0)
+                                            .build());
+                            rt.removeContainer(
+                                    RemoveContainerRequest.newBuilder().setContainerId(id).build());
                         }
                     } finally {
                         plugin.close();
                     }
                 }
             }
-            System.out.printf("CreateContainer+StartContainer against containerd 2.1.4, %d rounds x %d per mode%n",
+            System.out.printf(
+                    "CreateContainer+StartContainer against containerd 2.1.4, %d rounds x %d per mode%n",
                     rounds, perRound);
             double base = median(samples.get("none"));
             for (Map.Entry<String, List<Long>> e : samples.entrySet()) {
                 double med = median(e.getValue());
-                System.out.printf("  %-16s p50 %7.1f ms  mean %7.1f ms  p90 %7.1f ms  x%.2f of none%n", e.getKey(),
-                        med / 1e6, mean(e.getValue()) / 1e6, pct(e.getValue(), 0.9) / 1e6, med / base);
+                System.out.printf(
+                        "  %-16s p50 %7.1f ms  mean %7.1f ms  p90 %7.1f ms  x%.2f of none%n",
+                        e.getKey(),
+                        med / 1e6,
+                        mean(e.getValue()) / 1e6,
+                        pct(e.getValue(), 0.9) / 1e6,
+                        med / base);
             }
-            System.out.printf("  cri4j no-op / nri-logger p50: %.2f%n",
+            System.out.printf(
+                    "  cri4j no-op / nri-logger p50: %.2f%n",
                     median(samples.get("cri4j no-op")) / median(samples.get("nri-logger (Go)")));
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
@@ -199,16 +252,26 @@ public final class NriBenchmark {
         Path logs = Files.createTempDirectory("cri4j-nri-bench");
         try (LocalContainerd containerd = LocalContainerd.builder().containerd2WithNri().start()) {
             ManagedChannel ch = CriChannels.newChannel(containerd.endpoint());
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(ch);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                    RuntimeServiceGrpc.newBlockingStub(ch);
             String image = containerd.registry().push(TestImage.busybox()).reference();
-            ImageServiceGrpc.newBlockingStub(ch).pullImage(PullImageRequest.newBuilder()
-                    .setImage(ImageSpec.newBuilder().setImage(image)).build());
+            ImageServiceGrpc.newBlockingStub(ch)
+                    .pullImage(
+                            PullImageRequest.newBuilder()
+                                    .setImage(ImageSpec.newBuilder().setImage(image))
+                                    .build());
             NoOpHook hook = new NoOpHook();
             int registrations = 0;
             List<Long> empty = new ArrayList<>();
             for (int i = 0; i < 6; i++) { // the first warms up
-                try (NriPlugin p = NriPlugin.builder(hook).socket(containerd.nriSocket()).index(20).build().start()) {
-                    containerd.awaitNriPluginRegistrations("20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
+                try (NriPlugin p =
+                        NriPlugin.builder(hook)
+                                .socket(containerd.nriSocket())
+                                .index(20)
+                                .build()
+                                .start()) {
+                    containerd.awaitNriPluginRegistrations(
+                            "20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
                 }
                 if (i > 0) {
                     empty.add(syncTime(containerd, "20-cri4j-noop"));
@@ -218,20 +281,35 @@ public final class NriBenchmark {
             long t0 = System.nanoTime();
             for (int p = 0; p < pods; p++) {
                 PodSandboxConfig podConfig = pod("sync-" + p, logs);
-                String podId = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
-                        .getPodSandboxId();
+                String podId =
+                        rt.runPodSandbox(
+                                        RunPodSandboxRequest.newBuilder()
+                                                .setConfig(podConfig)
+                                                .build())
+                                .getPodSandboxId();
                 for (int c = p; c < containers; c += pods) {
-                    rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
-                            .setSandboxConfig(podConfig).setConfig(container("c" + c, image)).build());
+                    rt.createContainer(
+                            CreateContainerRequest.newBuilder()
+                                    .setPodSandboxId(podId)
+                                    .setSandboxConfig(podConfig)
+                                    .setConfig(container("c" + c, image))
+                                    .build());
                 }
             }
-            System.out.printf("created %d pods and %d containers in %.1f s%n", pods, containers,
-                    (System.nanoTime() - t0) / 1e9);
+            System.out.printf(
+                    "created %d pods and %d containers in %.1f s%n",
+                    pods, containers, (System.nanoTime() - t0) / 1e9);
             List<Long> java = new ArrayList<>();
             List<Long> go = new ArrayList<>();
             for (int i = 0; i < 6; i++) { // the first pair warms up
-                try (NriPlugin p = NriPlugin.builder(hook).socket(containerd.nriSocket()).index(20).build().start()) {
-                    containerd.awaitNriPluginRegistrations("20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
+                try (NriPlugin p =
+                        NriPlugin.builder(hook)
+                                .socket(containerd.nriSocket())
+                                .index(20)
+                                .build()
+                                .start()) {
+                    containerd.awaitNriPluginRegistrations(
+                            "20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
                 }
                 long j = syncTime(containerd, "20-cri4j-noop");
                 try (NriGoPlugin g = NriGoPlugin.logger(containerd, 20)) {
@@ -243,13 +321,21 @@ public final class NriBenchmark {
                     go.add(g);
                 }
             }
-            System.out.printf("Synchronize with %d containers (containerd's log, 'synchronizing plugin' to "
-                    + "'connected and synchronized'), 5 each:%n", containers);
-            System.out.printf("  cri4j no-op   p50 %7.1f ms (hook saw %s containers)%n", median(java) / 1e6,
+            System.out.printf(
+                    "Synchronize with %d containers (containerd's log, 'synchronizing plugin' to "
+                            + "'connected and synchronized'), 5 each:%n",
+                    containers);
+            System.out.printf(
+                    "  cri4j no-op   p50 %7.1f ms (hook saw %s containers)%n",
+                    median(java) / 1e6,
                     hook.synchronizedContainers.get(hook.synchronizedContainers.size() - 1));
-            System.out.printf("  cri4j no-op, no containers yet  p50 %7.1f ms%n", median(empty) / 1e6);
-            System.out.printf("  nri-logger    p50 %7.1f ms (it logs every pod and container)%n", median(go) / 1e6);
-            System.out.printf("  cri4j 500 / cri4j empty: %.2f; cri4j / nri-logger: %.2f%n",
+            System.out.printf(
+                    "  cri4j no-op, no containers yet  p50 %7.1f ms%n", median(empty) / 1e6);
+            System.out.printf(
+                    "  nri-logger    p50 %7.1f ms (it logs every pod and container)%n",
+                    median(go) / 1e6);
+            System.out.printf(
+                    "  cri4j 500 / cri4j empty: %.2f; cri4j / nri-logger: %.2f%n",
                     median(java) / median(empty), median(java) / median(go));
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
@@ -268,7 +354,8 @@ public final class NriBenchmark {
             }
         }
         if (start == null || end == null) {
-            throw new IllegalStateException("no Synchronize of " + plugin + " in " + containerd.logFile());
+            throw new IllegalStateException(
+                    "no Synchronize of " + plugin + " in " + containerd.logFile());
         }
         return Duration.between(start, end).toNanos();
     }
@@ -289,19 +376,44 @@ public final class NriBenchmark {
                 List<String> cmd = new ArrayList<>();
                 cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
                 cmd.addAll(List.of(flags));
-                cmd.addAll(List.of("-jar", cliJar.toString(), "nri-plugin", "--socket",
-                        "unix://" + containerd.nriSocket(), "--plugins", pluginDir.toString(), "--name", "rss"));
+                cmd.addAll(
+                        List.of(
+                                "-jar",
+                                cliJar.toString(),
+                                "nri-plugin",
+                                "--socket",
+                                "unix://" + containerd.nriSocket(),
+                                "--plugins",
+                                pluginDir.toString(),
+                                "--name",
+                                "rss"));
                 int before = containerd.nriPluginRegistrations("50-rss");
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                Process p =
+                        new ProcessBuilder(cmd)
+                                .redirectErrorStream(true)
+                                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                                .start();
                 try {
-                    containerd.awaitNriPluginRegistrations("50-rss", before + 1, Duration.ofSeconds(30));
+                    containerd.awaitNriPluginRegistrations(
+                            "50-rss", before + 1, Duration.ofSeconds(30));
                     p.waitFor(10, TimeUnit.SECONDS); // idle: nothing happens on the node meanwhile
-                    String status = Files.readString(Path.of("/proc", Long.toString(p.pid()), "status"));
-                    String rss = status.lines().filter(l -> l.startsWith("VmRSS:")).findFirst().orElseThrow();
-                    String threads = status.lines().filter(l -> l.startsWith("Threads:")).findFirst().orElseThrow();
-                    System.out.printf("idle cri4j nri-plugin, JVM flags [%s]: %s, %s%n", String.join(" ", flags),
-                            rss.replaceAll("\\s+", " "), threads.replaceAll("\\s+", " "));
+                    String status =
+                            Files.readString(Path.of("/proc", Long.toString(p.pid()), "status"));
+                    String rss =
+                            status.lines()
+                                    .filter(l -> l.startsWith("VmRSS:"))
+                                    .findFirst()
+                                    .orElseThrow();
+                    String threads =
+                            status.lines()
+                                    .filter(l -> l.startsWith("Threads:"))
+                                    .findFirst()
+                                    .orElseThrow();
+                    System.out.printf(
+                            "idle cri4j nri-plugin, JVM flags [%s]: %s, %s%n",
+                            String.join(" ", flags),
+                            rss.replaceAll("\\s+", " "),
+                            threads.replaceAll("\\s+", " "));
                 } finally {
                     p.toHandle().destroy();
                     p.waitFor(30, TimeUnit.SECONDS);

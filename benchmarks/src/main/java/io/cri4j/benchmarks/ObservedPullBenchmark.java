@@ -39,8 +39,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ObservedPullBenchmark {
 
-    private ObservedPullBenchmark() {
-    }
+    private ObservedPullBenchmark() {}
 
     /**
      * @param args rounds (default 15), image: {@code large} (busybox + 64 MiB random, default) or {@code small}
@@ -51,35 +50,62 @@ public final class ObservedPullBenchmark {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 15;
         boolean small = args.length > 1 && args[1].equals("small");
         int warmup = args.length > 2 ? Integer.parseInt(args[2]) : 5;
-        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os =
+                (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         Path dir = Files.createTempDirectory("cri4j-observed-pulls");
         try (LocalRegistry registry = LocalRegistry.builder().start();
-             LocalContainerd containerd = LocalContainerd.builder().registry(registry).start();
-             PullObserver observer = PullObserver.builder(containerd.endpoint()).build();
-             CriProxy plain = CriProxy.builder().listen(dir.resolve("plain.sock")).backend(containerd.endpoint())
-                     .build().start();
-             CriProxy following = CriProxy.builder().listen(dir.resolve("following.sock"))
-                     .backend(containerd.endpoint()).observePulls(observer).build().start()) {
+                LocalContainerd containerd = LocalContainerd.builder().registry(registry).start();
+                PullObserver observer = PullObserver.builder(containerd.endpoint()).build();
+                CriProxy plain =
+                        CriProxy.builder()
+                                .listen(dir.resolve("plain.sock"))
+                                .backend(containerd.endpoint())
+                                .build()
+                                .start();
+                CriProxy following =
+                        CriProxy.builder()
+                                .listen(dir.resolve("following.sock"))
+                                .backend(containerd.endpoint())
+                                .observePulls(observer)
+                                .build()
+                                .start()) {
             PushedImage image = registry.push(small ? TestImage.busybox() : TestImage.large());
-            System.out.printf(Locale.ROOT, "image: %s, %d layers, %d bytes%n", image.reference(),
-                    image.layers().size(), image.layersSize());
-            String[] names = {"direct (no proxy)", "proxy, not following", "proxy, following (observePulls)"};
-            List<ManagedChannel> channels = List.of(
-                    KubeletLikeChannels.newChannel(containerd.endpoint()),
-                    KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("plain.sock"))),
-                    KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("following.sock"))));
+            System.out.printf(
+                    Locale.ROOT,
+                    "image: %s, %d layers, %d bytes%n",
+                    image.reference(),
+                    image.layers().size(),
+                    image.layersSize());
+            String[] names = {
+                "direct (no proxy)", "proxy, not following", "proxy, following (observePulls)"
+            };
+            List<ManagedChannel> channels =
+                    List.of(
+                            KubeletLikeChannels.newChannel(containerd.endpoint()),
+                            KubeletLikeChannels.newChannel(
+                                    CriEndpoint.unix(dir.resolve("plain.sock"))),
+                            KubeletLikeChannels.newChannel(
+                                    CriEndpoint.unix(dir.resolve("following.sock"))));
             ManagedChannel admin = CriChannels.newChannel(containerd.endpoint());
             var images = ImageServiceGrpc.newBlockingStub(admin);
-            PullImageRequest pull = PullImageRequest.newBuilder()
-                    .setImage(ImageSpec.newBuilder().setImage(image.reference())).build();
+            PullImageRequest pull =
+                    PullImageRequest.newBuilder()
+                            .setImage(ImageSpec.newBuilder().setImage(image.reference()))
+                            .build();
             long[][] wall = new long[3][rounds];
             long[][] jvmCpu = new long[3][rounds];
             long[][] ctrdCpu = new long[3][rounds];
             Random random = new Random(42);
             java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            java.util.Map<String, Long>[] byThread = new java.util.Map[] {new java.util.TreeMap<>(),
-                    new java.util.TreeMap<>(), new java.util.TreeMap<>()};
-            for (int i = -warmup; i < rounds; i++) { // warm-up rounds: JIT compiles every variant's code first
+            java.util.Map<String, Long>[] byThread =
+                    new java.util.Map[] {
+                        new java.util.TreeMap<>(),
+                        new java.util.TreeMap<>(),
+                        new java.util.TreeMap<>()
+                    };
+            for (int i = -warmup;
+                    i < rounds;
+                    i++) { // warm-up rounds: JIT compiles every variant's code first
                 List<Integer> order = new ArrayList<>(List.of(0, 1, 2));
                 Collections.shuffle(order, random);
                 for (int v : order) {
@@ -92,34 +118,50 @@ public final class ObservedPullBenchmark {
                     long cpu0 = os.getProcessCpuTime();
                     long ctrd0 = cpuOf(containerd.pid());
                     long t0 = System.nanoTime();
-                    ImageServiceGrpc.newBlockingStub(channels.get(v)).withDeadlineAfter(2, TimeUnit.MINUTES)
+                    ImageServiceGrpc.newBlockingStub(channels.get(v))
+                            .withDeadlineAfter(2, TimeUnit.MINUTES)
                             .pullImage(pull);
                     long t1 = System.nanoTime();
                     if (v == 2) {
-                        awaitQuiet(observer); // the observer's last work (final layers) counts for its CPU
+                        awaitQuiet(
+                                observer); // the observer's last work (final layers) counts for its
+                        // CPU
                     }
                     if (i >= 0) {
                         wall[v][i] = t1 - t0;
                         jvmCpu[v][i] = os.getProcessCpuTime() - cpu0;
                         ctrdCpu[v][i] = cpuOf(containerd.pid()) - ctrd0;
-                        for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+                        for (java.lang.management.ThreadInfo t :
+                                threads.getThreadInfo(threads.getAllThreadIds())) {
                             if (t != null) {
-                                long used = threads.getThreadCpuTime(t.getThreadId())
-                                        - thread0.getOrDefault(t.getThreadId(), 0L);
-                                byThread[v].merge(t.getThreadName().replaceAll("[-#]?\\d+$", ""), used, Long::sum);
+                                long used =
+                                        threads.getThreadCpuTime(t.getThreadId())
+                                                - thread0.getOrDefault(t.getThreadId(), 0L);
+                                byThread[v].merge(
+                                        t.getThreadName().replaceAll("[-#]?\\d+$", ""),
+                                        used,
+                                        Long::sum);
                             }
                         }
                     }
                 }
             }
             for (int v = 0; v < 3; v++) {
-                System.out.printf(Locale.ROOT, "%-34s wall median %5.0f ms  ratio to not following %.3f  to direct %.3f"
-                        + "  JVM CPU %4.1f ms  containerd CPU %4.0f ms%n", names[v], median(wall[v]) / 1e6,
-                        median(wall[v]) / median(wall[1]), median(wall[v]) / median(wall[0]),
-                        median(jvmCpu[v]) / 1e6, median(ctrdCpu[v]) / 1e6);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%-34s wall median %5.0f ms  ratio to not following %.3f  to direct %.3f"
+                                + "  JVM CPU %4.1f ms  containerd CPU %4.0f ms%n",
+                        names[v],
+                        median(wall[v]) / 1e6,
+                        median(wall[v]) / median(wall[1]),
+                        median(wall[v]) / median(wall[0]),
+                        median(jvmCpu[v]) / 1e6,
+                        median(ctrdCpu[v]) / 1e6);
             }
-            System.out.println("per-round ratio following/not following " + ratios(wall[2], wall[1]));
-            System.out.println("JVM threads' CPU per pull, by thread name (ms), not following -> following:");
+            System.out.println(
+                    "per-round ratio following/not following " + ratios(wall[2], wall[1]));
+            System.out.println(
+                    "JVM threads' CPU per pull, by thread name (ms), not following -> following:");
             java.util.Set<String> names2 = new java.util.TreeSet<>(byThread[1].keySet());
             names2.addAll(byThread[2].keySet());
             for (String n : names2) {
@@ -129,11 +171,20 @@ public final class ObservedPullBenchmark {
                     System.out.printf(Locale.ROOT, "  %-36s %6.2f -> %6.2f%n", n, a, b);
                 }
             }
-            System.out.printf(Locale.ROOT, "proxy CPU per followed pull (JVM CPU median, following - not following):"
-                    + " %.1f ms%n", (median(jvmCpu[2]) - median(jvmCpu[1])) / 1e6);
+            System.out.printf(
+                    Locale.ROOT,
+                    "proxy CPU per followed pull (JVM CPU median, following - not following):"
+                            + " %.1f ms%n",
+                    (median(jvmCpu[2]) - median(jvmCpu[1])) / 1e6);
             PullProgress last = observer.pulls().get(0);
-            System.out.printf(Locale.ROOT, "last followed pull: %s %d%% %d/%d bytes, %d layers%n", last.phase(),
-                    last.percent(), last.bytesDone(), last.bytesTotal(), last.layers().size());
+            System.out.printf(
+                    Locale.ROOT,
+                    "last followed pull: %s %d%% %d/%d bytes, %d layers%n",
+                    last.phase(),
+                    last.percent(),
+                    last.bytesDone(),
+                    last.bytesTotal(),
+                    last.layers().size());
             for (ManagedChannel c : channels) {
                 c.shutdownNow();
             }
@@ -144,15 +195,23 @@ public final class ObservedPullBenchmark {
     /** Waits until the observer follows no pull (its final snapshot went out). */
     private static void awaitQuiet(PullObserver observer) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (observer.pulls().stream().anyMatch(p -> !p.phase().terminal()) && System.nanoTime() < end) {
+        while (observer.pulls().stream().anyMatch(p -> !p.phase().terminal())
+                && System.nanoTime() < end) {
             TimeUnit.MILLISECONDS.sleep(5);
         }
     }
 
     private static void remove(ImageServiceGrpc.ImageServiceBlockingStub images, String ref) {
-        var st = images.imageStatus(ImageStatusRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(ref)).build());
+        var st =
+                images.imageStatus(
+                        ImageStatusRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(ref))
+                                .build());
         if (st.hasImage() && !st.getImage().getId().isEmpty()) {
-            images.removeImage(RemoveImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(ref)).build());
+            images.removeImage(
+                    RemoveImageRequest.newBuilder()
+                            .setImage(ImageSpec.newBuilder().setImage(ref))
+                            .build());
         }
     }
 
@@ -173,7 +232,8 @@ public final class ObservedPullBenchmark {
     private static String ratios(long[] a, long[] b) {
         StringBuilder sb = new StringBuilder("[");
         for (int i = 0; i < a.length; i++) {
-            sb.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", (double) a[i] / b[i]));
+            sb.append(i == 0 ? "" : ", ")
+                    .append(String.format(Locale.ROOT, "%.2f", (double) a[i] / b[i]));
         }
         return sb.append(']').toString();
     }

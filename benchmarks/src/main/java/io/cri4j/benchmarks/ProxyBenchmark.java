@@ -23,7 +23,6 @@ import io.grpc.StatusException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -64,7 +63,10 @@ public class ProxyBenchmark {
 
     /** {@link AnnotateHook} written not to block ({@link AsyncHook}): called on the I/O thread. */
     public static final class AsyncAnnotateHook implements AsyncHook {
-        @Override public String name() { return "annotate-async"; }
+        @Override
+        public String name() {
+            return "annotate-async";
+        }
 
         @Override
         public CompletionStage<HookResult> createContainer(PodSandbox pod, Container c) {
@@ -79,13 +81,18 @@ public class ProxyBenchmark {
     public static final class AnnotateInterceptor extends ForwardingCriInterceptor {
         /** The request with the benchmark's annotation. */
         static CreateContainerRequest annotate(CreateContainerRequest r) {
-            return r.toBuilder().setConfig(r.getConfig().toBuilder()
-                    .putAnnotations(ProxyLatencyRatio.ANNOTATION, r.getConfig().getMetadata().getName()))
+            return r.toBuilder()
+                    .setConfig(
+                            r.getConfig().toBuilder()
+                                    .putAnnotations(
+                                            ProxyLatencyRatio.ANNOTATION,
+                                            r.getConfig().getMetadata().getName()))
                     .build();
         }
 
         @Override
-        public CreateContainerResponse createContainer(CreateContainerRequest request,
+        public CreateContainerResponse createContainer(
+                CreateContainerRequest request,
                 UnaryChain<CreateContainerRequest, CreateContainerResponse> chain)
                 throws StatusException {
             return chain.proceed(annotate(request));
@@ -104,11 +111,16 @@ public class ProxyBenchmark {
 
     /** An in-process hook as a user would write it (blocking: it runs on a hook worker). */
     public static final class AnnotateHook implements Hook {
-        @Override public String name() { return "annotate"; }
+        @Override
+        public String name() {
+            return "annotate";
+        }
 
         static HookResult answer(Container c) {
-            return HookResult.adjust(Adjustments.create()
-                    .addAnnotation(ProxyLatencyRatio.ANNOTATION, c.getName()).build());
+            return HookResult.adjust(
+                    Adjustments.create()
+                            .addAnnotation(ProxyLatencyRatio.ANNOTATION, c.getName())
+                            .build());
         }
 
         @Override
@@ -121,16 +133,24 @@ public class ProxyBenchmark {
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("cri4j-proxy-bench");
         backend = ProxyLatencyRatio.startBackend(dir.resolve("backend.sock"));
-        proxy = CriProxy.builder().listen(dir.resolve("proxy.sock"))
-                .backend(dir.resolve("backend.sock")).addHook(new AnnotateHook()).ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
-        directChannel = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
+        proxy =
+                CriProxy.builder()
+                        .listen(dir.resolve("proxy.sock"))
+                        .backend(dir.resolve("backend.sock"))
+                        .addHook(new AnnotateHook())
+                        .ioThreads(Integer.getInteger("ioThreads", 1))
+                        .build()
+                        .start();
+        directChannel =
+                KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("backend.sock")));
         proxyChannel = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
         direct = RuntimeServiceGrpc.newBlockingStub(directChannel);
         proxied = RuntimeServiceGrpc.newBlockingStub(proxyChannel);
         version = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
-        ContainerConfig.Builder c = ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                .putAnnotations("io.kubernetes.container.hash", "abcdef");
+        ContainerConfig.Builder c =
+                ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))
+                        .putAnnotations("io.kubernetes.container.hash", "abcdef");
         create = CreateContainerRequest.newBuilder().setPodSandboxId("pod").setConfig(c).build();
         direct.version(version);
         proxied.version(version);

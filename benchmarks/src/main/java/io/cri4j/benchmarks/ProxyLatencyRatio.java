@@ -2,20 +2,20 @@ package io.cri4j.benchmarks;
 
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
-import io.cri4j.cri.v1.CreateContainerRequest;
-import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
+import io.cri4j.cri.v1.CreateContainerRequest;
+import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.HookConfig;
 import io.cri4j.hook.HookServer;
 import io.cri4j.hook.RemoteRuntimeHook;
-import io.cri4j.proxy.CriProxy;
-import io.grpc.ManagedChannel;
 import io.cri4j.nri.NriHost;
+import io.cri4j.proxy.CriProxy;
 import io.cri4j.testing.real.NriGoPlugin;
+import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,17 +50,16 @@ import java.util.concurrent.TimeUnit;
 public final class ProxyLatencyRatio {
     /** NRI's Go plugin's index on the proxy's NRI socket, and the annotation every series adds. */
     private static final int NRI_INDEX = 50;
+
     static final String ANNOTATION = "bench";
 
-    private ProxyLatencyRatio() {
-    }
+    private ProxyLatencyRatio() {}
 
     /**
      * One proxy of a series: its name (as {@code serve} prints it), its socket, and whether it
      * changes {@code CreateContainer} (a hook or interceptor adds the annotation).
      */
-    private record Proxy(String name, String socket, boolean changes) {
-    }
+    private record Proxy(String name, String socket, boolean changes) {}
 
     /** The proxies in front of the backend, and what they own. */
     private static final class Setup implements AutoCloseable {
@@ -74,8 +73,13 @@ public final class ProxyLatencyRatio {
 
         void add(String name, String socket, boolean changes, CriProxy.Builder b)
                 throws java.io.IOException {
-            owned.add(0, b.listen(dir.resolve(socket)).backend(dir.resolve("b.sock"))
-                    .ioThreads(Integer.getInteger("ioThreads", 1)).build().start());
+            owned.add(
+                    0,
+                    b.listen(dir.resolve(socket))
+                            .backend(dir.resolve("b.sock"))
+                            .ioThreads(Integer.getInteger("ioThreads", 1))
+                            .build()
+                            .start());
             proxies.add(new Proxy(name, socket, changes));
         }
 
@@ -102,13 +106,17 @@ public final class ProxyLatencyRatio {
         try (Setup setup = start(dir)) {
             if (serve) {
                 Thread.currentThread().setName("serve");
-                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                    try {
-                        setup.close(); // stops nri-logger and gives back the NRI socket's link
-                    } catch (Exception e) {
-                        System.err.println("closing: " + e);
-                    }
-                }));
+                Runtime.getRuntime()
+                        .addShutdownHook(
+                                new Thread(
+                                        () -> {
+                                            try {
+                                                setup.close(); // stops nri-logger and gives back
+                                                // the NRI socket's link
+                                            } catch (Exception e) {
+                                                System.err.println("closing: " + e);
+                                            }
+                                        }));
                 serve(dir, setup.proxies);
                 return;
             }
@@ -125,37 +133,63 @@ public final class ProxyLatencyRatio {
         try {
             s.owned.add(startBackend(dir.resolve("b.sock")));
             s.add("relayed", "plain.sock", false, CriProxy.builder());
-            s.add("hook", "hook.sock", true,
+            s.add(
+                    "hook",
+                    "hook.sock",
+                    true,
                     CriProxy.builder().addHook(new ProxyBenchmark.AnnotateHook()));
-            s.add("async-hook", "async-hook.sock", true,
+            s.add(
+                    "async-hook",
+                    "async-hook.sock",
+                    true,
                     CriProxy.builder().addHook(new ProxyBenchmark.AsyncAnnotateHook()));
-            s.add("interceptor", "interceptor.sock", true,
+            s.add(
+                    "interceptor",
+                    "interceptor.sock",
+                    true,
                     CriProxy.builder().addInterceptor(new ProxyBenchmark.AnnotateInterceptor()));
-            s.add("async-interceptor", "async-interceptor.sock", true, CriProxy.builder()
-                    .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor()));
+            s.add(
+                    "async-interceptor",
+                    "async-interceptor.sock",
+                    true,
+                    CriProxy.builder()
+                            .addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor()));
             // the same hook served by a HookServer and called over its socket, as koordlet's are
-            HookServer hookServer = HookServer.start(dir.resolve("hook-server.sock"),
-                    List.of(new ProxyBenchmark.AnnotateHook()));
+            HookServer hookServer =
+                    HookServer.start(
+                            dir.resolve("hook-server.sock"),
+                            List.of(new ProxyBenchmark.AnnotateHook()));
             s.owned.add(0, hookServer);
             RemoteRuntimeHook remoteHook = remoteAnnotateHook(dir.resolve("hook-server.sock"));
             s.owned.add(0, remoteHook);
             s.add("remote-hook", "remote.sock", true, CriProxy.builder().addHook(remoteHook));
             if (!"false".equals(System.getProperty("nri"))) {
                 CountDownLatch registered = new CountDownLatch(1);
-                NriHost nri = NriHost.builder(dir.resolve("nri.sock"))
-                        .listener(new NriHost.Listener() {
-                            @Override
-                            public void registered(String name, int index,
-                                    java.util.Set<io.cri4j.hook.HookEvent> events) {
-                                registered.countDown();
-                            }
-                        }).build();
-                s.add("nri-logger", "nri-proxy.sock", true,
+                NriHost nri =
+                        NriHost.builder(dir.resolve("nri.sock"))
+                                .listener(
+                                        new NriHost.Listener() {
+                                            @Override
+                                            public void registered(
+                                                    String name,
+                                                    int index,
+                                                    java.util.Set<io.cri4j.hook.HookEvent> events) {
+                                                registered.countDown();
+                                            }
+                                        })
+                                .build();
+                s.add(
+                        "nri-logger",
+                        "nri-proxy.sock",
+                        true,
                         CriProxy.builder().addHookProvider(nri));
                 s.owned.add(0, startNriLogger(nri.socket(), dir));
                 if (!registered.await(30, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("nri-logger did not register on "
-                            + nri.socket() + "; its log: " + dir.resolve(NRI_INDEX + "-nri-logger.log"));
+                    throw new IllegalStateException(
+                            "nri-logger did not register on "
+                                    + nri.socket()
+                                    + "; its log: "
+                                    + dir.resolve(NRI_INDEX + "-nri-logger.log"));
                 }
             }
             return s;
@@ -172,21 +206,30 @@ public final class ProxyLatencyRatio {
      * under the machine-wide lock until the plugin is closed.
      */
     static NriGoPlugin startNriLogger(Path socket, Path dir) {
-        return NriGoPlugin.launch(socket, dir, "nri-logger", NRI_INDEX,
-                "-events", "CreateContainer", "-add-annotation", ANNOTATION);
+        return NriGoPlugin.launch(
+                socket,
+                dir,
+                "nri-logger",
+                NRI_INDEX,
+                "-events",
+                "CreateContainer",
+                "-add-annotation",
+                ANNOTATION);
     }
 
     /** Runs the series interleaved and prints each one's percentiles and ratios. */
     private static void measure(Path dir, List<Proxy> proxies, int n) throws Exception {
         List<ManagedChannel> channels = new ArrayList<>();
         try {
-            java.util.function.Function<String, RuntimeServiceGrpc.RuntimeServiceBlockingStub> stub =
-                    sock -> {
-                        ManagedChannel m = KubeletLikeChannels.newChannel(
-                                CriEndpoint.unix(dir.resolve(sock)));
-                        channels.add(m);
-                        return RuntimeServiceGrpc.newBlockingStub(m);
-                    };
+            java.util.function.Function<String, RuntimeServiceGrpc.RuntimeServiceBlockingStub>
+                    stub =
+                            sock -> {
+                                ManagedChannel m =
+                                        KubeletLikeChannels.newChannel(
+                                                CriEndpoint.unix(dir.resolve(sock)));
+                                channels.add(m);
+                                return RuntimeServiceGrpc.newBlockingStub(m);
+                            };
             VersionRequest v = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();
             CreateContainerRequest c = createRequest();
             // the request as the hooks and the interceptors change it: sent directly, it shows
@@ -210,8 +253,12 @@ public final class ProxyLatencyRatio {
                 String id = s.createContainer(c).getContainerId();
                 String want = p.changes() ? "c1" : "c0";
                 if (!id.equals(want)) {
-                    throw new IllegalStateException(p.name() + ": the backend got "
-                            + id.substring(1) + " annotations, expected " + want.substring(1));
+                    throw new IllegalStateException(
+                            p.name()
+                                    + ": the backend got "
+                                    + id.substring(1)
+                                    + " annotations, expected "
+                                    + want.substring(1));
                 }
                 names.add("CreateContainer " + p.name());
                 calls.add(() -> s.createContainer(c));
@@ -238,8 +285,10 @@ public final class ProxyLatencyRatio {
             for (long[] a : t) {
                 Arrays.sort(a);
             }
-            System.out.printf("%d rounds of %d calls in %.0f s; load average before the warm-up %s,"
-                    + " after the rounds %s%n", n, calls.size(), seconds, loadBefore, loadAverage());
+            System.out.printf(
+                    "%d rounds of %d calls in %.0f s; load average before the warm-up %s,"
+                            + " after the rounds %s%n",
+                    n, calls.size(), seconds, loadBefore, loadAverage());
             report("Version relayed", t[0], t[1]);
             report("CreateContainer changed, direct", t[2], t[3]);
             for (int k = 4; k < calls.size(); k++) {
@@ -274,14 +323,23 @@ public final class ProxyLatencyRatio {
 
     /** {@link ProxyBenchmark.AnnotateHook} as a remote hook on {@code socket} (default timeout). */
     static RemoteRuntimeHook remoteAnnotateHook(Path socket) {
-        return new RemoteRuntimeHook(HookConfig.parse("remote-annotate",
-                "{\"remote-endpoint\": \"" + socket + "\", \"runtime-hooks\": [\"PreCreateContainer\"]}"));
+        return new RemoteRuntimeHook(
+                HookConfig.parse(
+                        "remote-annotate",
+                        "{\"remote-endpoint\": \""
+                                + socket
+                                + "\", \"runtime-hooks\": [\"PreCreateContainer\"]}"));
     }
 
     /** Version direct vs proxied against a real runtime: pass-through only, nothing is created. */
     private static void versionAgainst(CriEndpoint runtime, Path dir, int n) throws Exception {
-        CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(runtime)
-                .ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
+        CriProxy proxy =
+                CriProxy.builder()
+                        .listen(dir.resolve("p.sock"))
+                        .backend(runtime)
+                        .ioThreads(Integer.getInteger("ioThreads", 1))
+                        .build()
+                        .start();
         ManagedChannel dc = KubeletLikeChannels.newChannel(runtime);
         ManagedChannel pc = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
@@ -314,9 +372,12 @@ public final class ProxyLatencyRatio {
 
     /** The {@code CreateContainer} request every series sends (the hooks annotate it). */
     static CreateContainerRequest createRequest() {
-        return CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-                .setConfig(ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
+        return CreateContainerRequest.newBuilder()
+                .setPodSandboxId("pod")
+                .setConfig(
+                        ContainerConfig.newBuilder()
+                                .setMetadata(ContainerMetadata.newBuilder().setName("app")))
+                .build();
     }
 
     /**
@@ -340,20 +401,30 @@ public final class ProxyLatencyRatio {
     }
 
     private static void report(String what, long[] direct, long[] proxied) {
-        System.out.printf("%-40s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
-                what, p(direct, 0.5), p(proxied, 0.5), p(proxied, 0.5) / p(direct, 0.5),
-                p(direct, 0.9), p(proxied, 0.9), p(proxied, 0.9) / p(direct, 0.9));
+        System.out.printf(
+                "%-40s p50 direct %6.1f us, proxied %6.1f us, ratio %.2f | p90 %6.1f / %6.1f us, ratio %.2f%n",
+                what,
+                p(direct, 0.5),
+                p(proxied, 0.5),
+                p(proxied, 0.5) / p(direct, 0.5),
+                p(direct, 0.9),
+                p(proxied, 0.9),
+                p(proxied, 0.9) / p(direct, 0.9));
     }
 
     /** Also the ratio to the changed request sent directly (what the runtime itself got). */
     private static void report(String what, long[] direct, long[] proxied, long[] changedDirect) {
         report(what, direct, proxied);
-        System.out.printf("%-40s   against the changed request sent directly: p50 ratio %.2f, p90 ratio %.2f%n",
-                "", p(proxied, 0.5) / p(changedDirect, 0.5), p(proxied, 0.9) / p(changedDirect, 0.9));
+        System.out.printf(
+                "%-40s   against the changed request sent directly: p50 ratio %.2f, p90 ratio %.2f%n",
+                "",
+                p(proxied, 0.5) / p(changedDirect, 0.5),
+                p(proxied, 0.9) / p(changedDirect, 0.9));
     }
 
     private static double p(long[] sorted, double q) {
-        return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] / 1000.0;
+        return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))]
+                / 1000.0;
     }
 
     /**
@@ -363,20 +434,31 @@ public final class ProxyLatencyRatio {
      */
     static CriServer startBackend(Path socket) throws java.io.IOException {
         return CriServer.builder(CriEndpoint.unix(socket))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
-                        o.onCompleted();
-                    }
+                .addService(
+                        new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                            @Override
+                            public void version(
+                                    VersionRequest r, StreamObserver<VersionResponse> o) {
+                                o.onNext(
+                                        VersionResponse.newBuilder()
+                                                .setVersion(r.getVersion())
+                                                .build());
+                                o.onCompleted();
+                            }
 
-                    @Override
-                    public void createContainer(CreateContainerRequest r,
-                            StreamObserver<CreateContainerResponse> o) {
-                        o.onNext(CreateContainerResponse.newBuilder()
-                                .setContainerId("c" + r.getConfig().getAnnotationsCount()).build());
-                        o.onCompleted();
-                    }
-                }).build().start();
+                            @Override
+                            public void createContainer(
+                                    CreateContainerRequest r,
+                                    StreamObserver<CreateContainerResponse> o) {
+                                o.onNext(
+                                        CreateContainerResponse.newBuilder()
+                                                .setContainerId(
+                                                        "c" + r.getConfig().getAnnotationsCount())
+                                                .build());
+                                o.onCompleted();
+                            }
+                        })
+                .build()
+                .start();
     }
 }

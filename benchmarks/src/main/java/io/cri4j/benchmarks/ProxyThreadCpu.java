@@ -42,8 +42,7 @@ import java.util.concurrent.TimeUnit;
  * [none|async-hook|hook|interceptor|async|remote|nri] [calls]}.
  */
 public final class ProxyThreadCpu {
-    private ProxyThreadCpu() {
-    }
+    private ProxyThreadCpu() {}
 
     /** @param args what the proxy runs (default async-hook, see above), calls (default 20000) */
     public static void main(String[] args) throws Exception {
@@ -51,30 +50,43 @@ public final class ProxyThreadCpu {
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         Path dir = Files.createTempDirectory("cri4j-proxy-cpu");
         CriServer backend = ProxyLatencyRatio.startBackend(dir.resolve("b.sock"));
-        CriProxy.Builder b = CriProxy.builder().listen(dir.resolve("p.sock"))
-                .backend(dir.resolve("b.sock")).ioThreads(1);
+        CriProxy.Builder b =
+                CriProxy.builder()
+                        .listen(dir.resolve("p.sock"))
+                        .backend(dir.resolve("b.sock"))
+                        .ioThreads(1);
         List<AutoCloseable> owned = new ArrayList<>();
         CountDownLatch registered = new CountDownLatch(1);
         switch (kind) {
-            case "none" -> { }
+            case "none" -> {}
             case "async-hook" -> b.addHook(new ProxyBenchmark.AsyncAnnotateHook());
             case "hook" -> b.addHook(new ProxyBenchmark.AnnotateHook());
             case "interceptor" -> b.addInterceptor(new ProxyBenchmark.AnnotateInterceptor());
             case "async" -> b.addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor());
             case "remote" -> {
-                owned.add(io.cri4j.hook.HookServer.start(dir.resolve("hook.sock"),
-                        List.of(new ProxyBenchmark.AnnotateHook())));
+                owned.add(
+                        io.cri4j.hook.HookServer.start(
+                                dir.resolve("hook.sock"),
+                                List.of(new ProxyBenchmark.AnnotateHook())));
                 b.addHook(ProxyLatencyRatio.remoteAnnotateHook(dir.resolve("hook.sock")));
             }
-            case "nri" -> b.addHookProvider(NriHost.builder(dir.resolve("nri.sock"))
-                    .listener(new NriHost.Listener() {
-                        @Override
-                        public void registered(String name, int index, Set<HookEvent> events) {
-                            registered.countDown();
-                        }
-                    }).build());
-            default -> throw new IllegalArgumentException(
-                    "none, async-hook, hook, interceptor, async, remote or nri: " + kind);
+            case "nri" ->
+                    b.addHookProvider(
+                            NriHost.builder(dir.resolve("nri.sock"))
+                                    .listener(
+                                            new NriHost.Listener() {
+                                                @Override
+                                                public void registered(
+                                                        String name,
+                                                        int index,
+                                                        Set<HookEvent> events) {
+                                                    registered.countDown();
+                                                }
+                                            })
+                                    .build());
+            default ->
+                    throw new IllegalArgumentException(
+                            "none, async-hook, hook, interceptor, async, remote or nri: " + kind);
         }
         CriProxy proxy = b.build().start();
         owned.add(0, proxy);
@@ -83,18 +95,19 @@ public final class ProxyThreadCpu {
             plugin = ProxyLatencyRatio.startNriLogger(dir.resolve("nri.sock"), dir);
             owned.add(0, plugin);
             if (!registered.await(30, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("nri-logger did not register; its log: "
-                        + plugin.logFile());
+                throw new IllegalStateException(
+                        "nri-logger did not register; its log: " + plugin.logFile());
             }
         }
         ManagedChannel ch = KubeletLikeChannels.newChannel(CriEndpoint.unix(dir.resolve("p.sock")));
         try {
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub s = RuntimeServiceGrpc.newBlockingStub(ch);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub s =
+                    RuntimeServiceGrpc.newBlockingStub(ch);
             CreateContainerRequest c = ProxyLatencyRatio.createRequest();
             String answer = s.createContainer(c).getContainerId();
             if (!answer.equals(kind.equals("none") ? "c0" : "c1")) {
-                throw new IllegalStateException(kind + ": the backend got " + answer.substring(1)
-                        + " annotations");
+                throw new IllegalStateException(
+                        kind + ": the backend got " + answer.substring(1) + " annotations");
             }
             for (int i = 0; i < n; i++) {
                 s.createContainer(c);
@@ -107,8 +120,9 @@ public final class ProxyThreadCpu {
                 before.put(id, mx.getThreadCpuTime(id));
                 allocBefore.put(id, alloc.getThreadAllocatedBytes(id));
             }
-            com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                    ManagementFactory.getOperatingSystemMXBean();
+            com.sun.management.OperatingSystemMXBean os =
+                    (com.sun.management.OperatingSystemMXBean)
+                            ManagementFactory.getOperatingSystemMXBean();
             long process0 = os.getProcessCpuTime();
             long plugin0 = plugin == null ? 0 : ticks(plugin.pid());
             long wall0 = System.nanoTime();
@@ -125,18 +139,29 @@ public final class ProxyThreadCpu {
                     continue;
                 }
                 String name = ti.getThreadName();
-                String group = name.startsWith("cri4j-proxy-io") ? "io"
-                        : name.startsWith("cri4j-proxy") ? "workers"
-                        : name.startsWith("cri4j-hook") ? "hooks"
-                        : name.startsWith("cri4j-nri-host") ? "nri-host"
-                        : Boolean.getBoolean("allThreads") ? "other:" + name.replaceAll("[0-9-]+$", "") : null;
+                String group =
+                        name.startsWith("cri4j-proxy-io")
+                                ? "io"
+                                : name.startsWith("cri4j-proxy")
+                                        ? "workers"
+                                        : name.startsWith("cri4j-hook")
+                                                ? "hooks"
+                                                : name.startsWith("cri4j-nri-host")
+                                                        ? "nri-host"
+                                                        : Boolean.getBoolean("allThreads")
+                                                                ? "other:"
+                                                                        + name.replaceAll(
+                                                                                "[0-9-]+$", "")
+                                                                : null;
                 if (group != null) {
-                    long d = mx.getThreadCpuTime(ti.getThreadId())
-                            - before.getOrDefault(ti.getThreadId(), 0L);
+                    long d =
+                            mx.getThreadCpuTime(ti.getThreadId())
+                                    - before.getOrDefault(ti.getThreadId(), 0L);
                     perCall.merge(group, d / 1e3 / n, Double::sum);
                     if (!group.startsWith("other:")) {
-                        proxyAllocated += alloc.getThreadAllocatedBytes(ti.getThreadId())
-                                - allocBefore.getOrDefault(ti.getThreadId(), 0L);
+                        proxyAllocated +=
+                                alloc.getThreadAllocatedBytes(ti.getThreadId())
+                                        - allocBefore.getOrDefault(ti.getThreadId(), 0L);
                     }
                 }
             }
@@ -147,13 +172,14 @@ public final class ProxyThreadCpu {
                 total += e.getValue();
             }
             // the whole process: also the client, the backend, and the JVM's own threads
-            System.out.printf("%s total %.1f us; whole process %.1f us, wall time %.1f us;"
-                    + " the proxy's threads allocate %d bytes per call%n", sb, total, process, wall,
-                    proxyAllocated / n);
+            System.out.printf(
+                    "%s total %.1f us; whole process %.1f us, wall time %.1f us;"
+                            + " the proxy's threads allocate %d bytes per call%n",
+                    sb, total, process, wall, proxyAllocated / n);
             if (plugin != null) {
                 // clock ticks of 10 ms: a figure for many calls only
-                System.out.printf("nri-logger's process: CPU per call %.1f us%n",
-                        pluginTicks * 10_000.0 / n);
+                System.out.printf(
+                        "nri-logger's process: CPU per call %.1f us%n", pluginTicks * 10_000.0 / n);
             }
         } finally {
             ch.shutdownNow();

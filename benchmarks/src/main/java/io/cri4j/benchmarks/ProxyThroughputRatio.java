@@ -28,8 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ProxyThroughputRatio {
     private static final int CALLERS = 16;
 
-    private ProxyThroughputRatio() {
-    }
+    private ProxyThroughputRatio() {}
 
     /** @param args optional rounds (default 10) and seconds per round (default 2) */
     public static void main(String[] args) throws Exception {
@@ -43,17 +42,31 @@ public final class ProxyThroughputRatio {
             runtime = CriEndpoint.parse(external);
         } else {
             runtime = CriEndpoint.unix(dir.resolve("b.sock"));
-            builtIn = CriServer.builder(runtime)
-                    .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                        @Override
-                        public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                            o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
-                            o.onCompleted();
-                        }
-                    }).build().start();
+            builtIn =
+                    CriServer.builder(runtime)
+                            .addService(
+                                    new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                                        @Override
+                                        public void version(
+                                                VersionRequest r,
+                                                StreamObserver<VersionResponse> o) {
+                                            o.onNext(
+                                                    VersionResponse.newBuilder()
+                                                            .setVersion(r.getVersion())
+                                                            .build());
+                                            o.onCompleted();
+                                        }
+                                    })
+                            .build()
+                            .start();
         }
-        CriProxy proxy = CriProxy.builder().listen(dir.resolve("p.sock")).backend(runtime)
-                .ioThreads(Integer.getInteger("ioThreads", 1)).build().start();
+        CriProxy proxy =
+                CriProxy.builder()
+                        .listen(dir.resolve("p.sock"))
+                        .backend(runtime)
+                        .ioThreads(Integer.getInteger("ioThreads", 1))
+                        .build()
+                        .start();
         ManagedChannel dc = KubeletLikeChannels.newChannel(runtime);
         ManagedChannel pc = KubeletLikeChannels.newChannel(proxy.listenEndpoint());
         try {
@@ -73,9 +86,16 @@ public final class ProxyThroughputRatio {
             Arrays.sort(d);
             Arrays.sort(p);
             Arrays.sort(ratio);
-            System.out.printf("Version, %d callers: direct %.0f calls/s, proxied %.0f calls/s (medians of %d"
-                    + " rounds); ratio median %.2f (min %.2f, max %.2f)%n", CALLERS, d[rounds / 2],
-                    p[rounds / 2], rounds, ratio[rounds / 2], ratio[0], ratio[rounds - 1]);
+            System.out.printf(
+                    "Version, %d callers: direct %.0f calls/s, proxied %.0f calls/s (medians of %d"
+                            + " rounds); ratio median %.2f (min %.2f, max %.2f)%n",
+                    CALLERS,
+                    d[rounds / 2],
+                    p[rounds / 2],
+                    rounds,
+                    ratio[rounds / 2],
+                    ratio[0],
+                    ratio[rounds - 1]);
         } finally {
             pc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             dc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -87,22 +107,25 @@ public final class ProxyThroughputRatio {
     }
 
     /** Calls/s of {@link #CALLERS} threads calling as fast as they can for {@code seconds}. */
-    private static double run(RuntimeServiceGrpc.RuntimeServiceBlockingStub stub, VersionRequest v,
-            double seconds) throws InterruptedException {
+    private static double run(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub stub, VersionRequest v, double seconds)
+            throws InterruptedException {
         LongAdder calls = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch done = new CountDownLatch(CALLERS);
         for (int i = 0; i < CALLERS; i++) {
-            Thread t = new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        stub.version(v);
-                        calls.increment();
-                    }
-                } finally {
-                    done.countDown();
-                }
-            });
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try {
+                                    while (!stop.get()) {
+                                        stub.version(v);
+                                        calls.increment();
+                                    }
+                                } finally {
+                                    done.countDown();
+                                }
+                            });
             t.setDaemon(true);
             t.start();
         }

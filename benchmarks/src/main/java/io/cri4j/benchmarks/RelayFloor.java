@@ -47,8 +47,7 @@ import java.util.Map;
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.RelayFloor 10000 /run/containerd/containerd.sock}.
  */
 public final class RelayFloor {
-    private RelayFloor() {
-    }
+    private RelayFloor() {}
 
     /** @param args calls per series, and the runtime's unix socket path */
     public static void main(String[] args) throws Exception {
@@ -58,8 +57,12 @@ public final class RelayFloor {
         Path dir = Files.createTempDirectory("cri4j-floor");
         blockingRelay(dir.resolve("blocking.sock"), backend);
         EventLoopGroup nettyLoop = nettyRelay(dir.resolve("netty.sock"), backend);
-        CriProxy proxy = CriProxy.builder().listen(dir.resolve("proxy.sock")).backend(backend)
-                .build().start();
+        CriProxy proxy =
+                CriProxy.builder()
+                        .listen(dir.resolve("proxy.sock"))
+                        .backend(backend)
+                        .build()
+                        .start();
         if (serve) { // for a client in another process (benchmarks/go: kubelet's grpc-go)
             System.out.println("blocking relay=" + dir.resolve("blocking.sock"));
             System.out.println("netty relay=" + dir.resolve("netty.sock"));
@@ -68,8 +71,12 @@ public final class RelayFloor {
             Thread.currentThread().join(); // until killed
         }
         String[] names = {"direct", "blocking relay", "netty relay", "cri4j proxy"};
-        Path[] sockets = {backend, dir.resolve("blocking.sock"), dir.resolve("netty.sock"),
-            dir.resolve("proxy.sock")};
+        Path[] sockets = {
+            backend,
+            dir.resolve("blocking.sock"),
+            dir.resolve("netty.sock"),
+            dir.resolve("proxy.sock")
+        };
         ManagedChannel[] ch = new ManagedChannel[sockets.length];
         RuntimeServiceGrpc.RuntimeServiceBlockingStub[] stubs =
                 new RuntimeServiceGrpc.RuntimeServiceBlockingStub[sockets.length];
@@ -96,9 +103,13 @@ public final class RelayFloor {
                 Arrays.sort(a);
             }
             for (int k = 0; k < t.length; k++) {
-                System.out.printf("%-15s p50 %7.1f us (%.2fx)  p90 %7.1f us (%.2fx)%n", names[k],
-                        t[k][n / 2] / 1e3, (double) t[k][n / 2] / t[0][n / 2],
-                        t[k][n * 9 / 10] / 1e3, (double) t[k][n * 9 / 10] / t[0][n * 9 / 10]);
+                System.out.printf(
+                        "%-15s p50 %7.1f us (%.2fx)  p90 %7.1f us (%.2fx)%n",
+                        names[k],
+                        t[k][n / 2] / 1e3,
+                        (double) t[k][n / 2] / t[0][n / 2],
+                        t[k][n * 9 / 10] / 1e3,
+                        (double) t[k][n * 9 / 10] / t[0][n * 9 / 10]);
             }
             for (int k = 0; k < stubs.length; k++) {
                 var stub = stubs[k];
@@ -117,15 +128,20 @@ public final class RelayFloor {
                 }
                 StringBuilder sb = new StringBuilder();
                 if (backendBefore >= 0) {
-                    sb.append(String.format(" backend=%.1f us",
-                            (backendCpuNanos() - backendBefore) / 1e3 / n));
+                    sb.append(
+                            String.format(
+                                    " backend=%.1f us",
+                                    (backendCpuNanos() - backendBefore) / 1e3 / n));
                 }
                 for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
                     if (info != null) {
-                        long d = mx.getThreadCpuTime(info.getThreadId())
-                                - before.getOrDefault(info.getThreadId(), 0L);
+                        long d =
+                                mx.getThreadCpuTime(info.getThreadId())
+                                        - before.getOrDefault(info.getThreadId(), 0L);
                         if (d > n * 2000L) {
-                            sb.append(String.format(" %s=%.1f us", info.getThreadName(), d / 1e3 / n));
+                            sb.append(
+                                    String.format(
+                                            " %s=%.1f us", info.getThreadName(), d / 1e3 / n));
                         }
                     }
                 }
@@ -154,20 +170,23 @@ public final class RelayFloor {
 
     /** Copies bytes one way until end of stream, on a daemon thread. */
     private static void pump(SocketChannel in, SocketChannel out) {
-        Thread t = new Thread(() -> {
-            ByteBuffer b = ByteBuffer.allocateDirect(64 * 1024);
-            try {
-                while (in.read(b) >= 0) {
-                    b.flip();
-                    while (b.hasRemaining()) {
-                        out.write(b);
-                    }
-                    b.clear();
-                }
-            } catch (java.io.IOException closed) {
-                // the other side went away: this direction is done
-            }
-        }, "blocking-relay");
+        Thread t =
+                new Thread(
+                        () -> {
+                            ByteBuffer b = ByteBuffer.allocateDirect(64 * 1024);
+                            try {
+                                while (in.read(b) >= 0) {
+                                    b.flip();
+                                    while (b.hasRemaining()) {
+                                        out.write(b);
+                                    }
+                                    b.clear();
+                                }
+                            } catch (java.io.IOException closed) {
+                                // the other side went away: this direction is done
+                            }
+                        },
+                        "blocking-relay");
         t.setDaemon(true);
         t.start();
     }
@@ -175,38 +194,55 @@ public final class RelayFloor {
     private static void blockingRelay(Path listen, Path backend) throws java.io.IOException {
         ServerSocketChannel ss = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         ss.bind(UnixDomainSocketAddress.of(listen));
-        Thread accept = new Thread(() -> {
-            try {
-                while (true) {
-                    SocketChannel c = ss.accept();
-                    SocketChannel b = SocketChannel.open(UnixDomainSocketAddress.of(backend));
-                    pump(c, b);
-                    pump(b, c);
-                }
-            } catch (java.io.IOException closed) {
-                // the benchmark is over
-            }
-        }, "blocking-relay-accept");
+        Thread accept =
+                new Thread(
+                        () -> {
+                            try {
+                                while (true) {
+                                    SocketChannel c = ss.accept();
+                                    SocketChannel b =
+                                            SocketChannel.open(UnixDomainSocketAddress.of(backend));
+                                    pump(c, b);
+                                    pump(b, c);
+                                }
+                            } catch (java.io.IOException closed) {
+                                // the benchmark is over
+                            }
+                        },
+                        "blocking-relay-accept");
         accept.setDaemon(true);
         accept.start();
     }
 
-    private static EventLoopGroup nettyRelay(Path listen, Path backend) throws InterruptedException {
+    private static EventLoopGroup nettyRelay(Path listen, Path backend)
+            throws InterruptedException {
         EventLoopGroup g = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        new ServerBootstrap().group(g).channel(EpollServerDomainSocketChannel.class)
+        new ServerBootstrap()
+                .group(g)
+                .channel(EpollServerDomainSocketChannel.class)
                 .childOption(ChannelOption.AUTO_READ, false)
-                .childHandler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel c) {
-                        new Bootstrap().group(c.eventLoop()).channel(EpollDomainSocketChannel.class)
-                                .handler(new Forward(c))
-                                .connect(new DomainSocketAddress(backend.toString()))
-                                .addListener((ChannelFutureListener) f -> {
-                                    c.pipeline().addLast(new Forward(f.channel()));
-                                    c.config().setAutoRead(true);
-                                });
-                    }
-                }).bind(new DomainSocketAddress(listen.toString())).sync();
+                .childHandler(
+                        new ChannelInitializer<Channel>() {
+                            @Override
+                            protected void initChannel(Channel c) {
+                                new Bootstrap()
+                                        .group(c.eventLoop())
+                                        .channel(EpollDomainSocketChannel.class)
+                                        .handler(new Forward(c))
+                                        .connect(new DomainSocketAddress(backend.toString()))
+                                        .addListener(
+                                                (ChannelFutureListener)
+                                                        f -> {
+                                                            c.pipeline()
+                                                                    .addLast(
+                                                                            new Forward(
+                                                                                    f.channel()));
+                                                            c.config().setAutoRead(true);
+                                                        });
+                            }
+                        })
+                .bind(new DomainSocketAddress(listen.toString()))
+                .sync();
         return g;
     }
 

@@ -37,38 +37,44 @@ final class StreamingFixture implements AutoCloseable {
     private final byte[] chunk = new byte[CHUNK];
     final StreamingServer server;
     private final ServerSocket raw;
-    private final ExecutorService rawWriters = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "raw-copy");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService rawWriters =
+            Executors.newCachedThreadPool(
+                    r -> {
+                        Thread t = new Thread(r, "raw-copy");
+                        t.setDaemon(true);
+                        return t;
+                    });
     private final Thread rawAcceptor;
 
     StreamingFixture(int maxSessions) throws IOException {
         ThreadLocalRandom.current().nextBytes(chunk);
-        StreamingRuntime runtime = new StreamingRuntime() {
-            @Override
-            public int exec(String containerId, List<String> cmd, RemoteCommandStreams s) throws Exception {
-                switch (cmd.get(0)) {
-                    case "write":
-                        copy(Long.parseLong(cmd.get(1)), s.stdout().orElseThrow());
-                        return 0;
-                    case "idle":
-                        InputStream in = s.stdin().orElseThrow();
-                        byte[] b = new byte[64];
-                        while (in.read(b) >= 0) {
-                            // discard
+        StreamingRuntime runtime =
+                new StreamingRuntime() {
+                    @Override
+                    public int exec(String containerId, List<String> cmd, RemoteCommandStreams s)
+                            throws Exception {
+                        switch (cmd.get(0)) {
+                            case "write":
+                                copy(Long.parseLong(cmd.get(1)), s.stdout().orElseThrow());
+                                return 0;
+                            case "idle":
+                                InputStream in = s.stdin().orElseThrow();
+                                byte[] b = new byte[64];
+                                while (in.read(b) >= 0) {
+                                    // discard
+                                }
+                                return 0;
+                            default:
+                                return 127;
                         }
-                        return 0;
-                    default:
-                        return 127;
-                }
-            }
-        };
-        server = StreamingServer.builder(runtime)
-                .maxConcurrentSessions(maxSessions)
-                .maxInFlight(Math.max(1000, maxSessions))
-                .build().start();
+                    }
+                };
+        server =
+                StreamingServer.builder(runtime)
+                        .maxConcurrentSessions(maxSessions)
+                        .maxInFlight(Math.max(1000, maxSessions))
+                        .build()
+                        .start();
         raw = new ServerSocket(0, 128, InetAddress.getLoopbackAddress());
         rawAcceptor = new Thread(this::acceptRaw, "raw-accept");
         rawAcceptor.setDaemon(true);
@@ -89,14 +95,19 @@ final class StreamingFixture implements AutoCloseable {
             try {
                 Socket s = raw.accept();
                 s.setTcpNoDelay(true);
-                rawWriters.execute(() -> {
-                    try (s; OutputStream out = s.getOutputStream()) {
-                        // the reader asks for its byte count first, as an exec names its command
-                        copy(new java.io.DataInputStream(s.getInputStream()).readLong(), out);
-                    } catch (IOException e) {
-                        // the reader went away; it reports the short count
-                    }
-                });
+                rawWriters.execute(
+                        () -> {
+                            try (s;
+                                    OutputStream out = s.getOutputStream()) {
+                                // the reader asks for its byte count first, as an exec names its
+                                // command
+                                copy(
+                                        new java.io.DataInputStream(s.getInputStream()).readLong(),
+                                        out);
+                            } catch (IOException e) {
+                                // the reader went away; it reports the short count
+                            }
+                        });
             } catch (IOException e) {
                 return; // closed
             }
@@ -115,14 +126,23 @@ final class StreamingFixture implements AutoCloseable {
 
     /** A new exec URL for {@code cmd}. */
     URI execUrl(boolean stdin, boolean stdout, String... cmd) {
-        return URI.create(server.getExec(ExecRequest.newBuilder().setContainerId("bench")
-                .addAllCmd(List.of(cmd)).setStdin(stdin).setStdout(stdout).build()).getUrl());
+        return URI.create(
+                server.getExec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId("bench")
+                                        .addAllCmd(List.of(cmd))
+                                        .setStdin(stdin)
+                                        .setStdout(stdout)
+                                        .build())
+                        .getUrl());
     }
 
     /** Runs {@code write n} through the streaming server with {@code client}; returns the bytes read. */
     long execCopy(StreamingClient client, long n) throws IOException, InterruptedException {
-        try (RemoteCommand cmd = client.exec(execUrl(false, true, "write", Long.toString(n)),
-                new CommandOptions(false, true, false, false))) {
+        try (RemoteCommand cmd =
+                client.exec(
+                        execUrl(false, true, "write", Long.toString(n)),
+                        new CommandOptions(false, true, false, false))) {
             long got = drain(cmd.stdout());
             int code = cmd.waitFor();
             if (code != 0) {

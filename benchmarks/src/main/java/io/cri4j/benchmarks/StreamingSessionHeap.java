@@ -24,8 +24,7 @@ import java.util.stream.Stream;
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.StreamingSessionHeap [sessions] [spdy|ws]}.
  */
 public final class StreamingSessionHeap {
-    private StreamingSessionHeap() {
-    }
+    private StreamingSessionHeap() {}
 
     /** @param args optional number of sessions (default 1000) and transport (spdy or ws, default spdy) */
     public static void main(String[] args) throws Exception {
@@ -37,12 +36,22 @@ public final class StreamingSessionHeap {
         String transport = args.length > 1 ? args[1] : "spdy";
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (StreamingFixture f = new StreamingFixture(n + 100)) {
-            Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                    StreamingSessionHeap.class.getName(), "--clients", transport)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            try (PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
-                    BufferedReader fromChild = new BufferedReader(
-                            new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+            Process child =
+                    new ProcessBuilder(
+                                    java,
+                                    "-cp",
+                                    System.getProperty("java.class.path"),
+                                    StreamingSessionHeap.class.getName(),
+                                    "--clients",
+                                    transport)
+                            .redirectError(ProcessBuilder.Redirect.INHERIT)
+                            .start();
+            try (PrintStream toChild =
+                            new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
+                    BufferedReader fromChild =
+                            new BufferedReader(
+                                    new InputStreamReader(
+                                            child.getInputStream(), StandardCharsets.UTF_8))) {
                 for (int i = 0; i < 20; i++) {
                     toChild.println("W " + f.execUrl(true, true, "idle"));
                 }
@@ -59,7 +68,8 @@ public final class StreamingSessionHeap {
                 String childAfter = expect(fromChild, "heap");
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 while (f.server.activeSessions() < n && System.nanoTime() < deadline) {
-                    Thread.sleep(50); // a benchmark, not a test: wait for the server to see them all
+                    Thread.sleep(
+                            50); // a benchmark, not a test: wait for the server to see them all
                 }
                 int active = f.server.activeSessions();
                 long after = usedHeapAfterGc();
@@ -69,13 +79,25 @@ public final class StreamingSessionHeap {
                 String closed = expect(fromChild, "closed");
                 long cb = Long.parseLong(childBefore.split(" ")[1]);
                 long ca = Long.parseLong(childAfter.split(" ")[1]);
-                System.out.printf("%s, %d idle exec sessions (server saw %d active); ulimit -n (soft) %s%n",
+                System.out.printf(
+                        "%s, %d idle exec sessions (server saw %d active); ulimit -n (soft) %s%n",
                         transport, n, active, ulimitN());
-                System.out.printf("server JVM: used heap after GC %.1f -> %.1f MiB: %.1f MiB for %d sessions, %.1f KiB each;"
-                        + " threads %d -> %d, fds %d -> %d, RSS %s -> %s%n",
-                        mib(before), mib(after), mib(after - before), n, (after - before) / 1024.0 / n,
-                        threadsBefore, threadsAfter, fdsBefore, fdsAfter, rssBefore, rss());
-                System.out.printf("client JVM: used heap after GC %.1f -> %.1f MiB: %.1f MiB, %.1f KiB per session; %s%n",
+                System.out.printf(
+                        "server JVM: used heap after GC %.1f -> %.1f MiB: %.1f MiB for %d sessions, %.1f KiB each;"
+                                + " threads %d -> %d, fds %d -> %d, RSS %s -> %s%n",
+                        mib(before),
+                        mib(after),
+                        mib(after - before),
+                        n,
+                        (after - before) / 1024.0 / n,
+                        threadsBefore,
+                        threadsAfter,
+                        fdsBefore,
+                        fdsAfter,
+                        rssBefore,
+                        rss());
+                System.out.printf(
+                        "client JVM: used heap after GC %.1f -> %.1f MiB: %.1f MiB, %.1f KiB per session; %s%n",
                         mib(cb), mib(ca), mib(ca - cb), (ca - cb) / 1024.0 / n, closed);
             } finally {
                 child.destroy();
@@ -96,12 +118,16 @@ public final class StreamingSessionHeap {
 
     /** The child: reads W/O url (warm-up / open and keep), M (measure), C (close all) from stdin. */
     private static void clients(String transport) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         List<RemoteCommand> open = new ArrayList<>();
         CommandOptions opts = new CommandOptions(true, true, false, false);
-        try (StreamingClient client = transport.equals("ws")
-                ? StreamingClient.builder().transport(StreamingClient.Transport.WEBSOCKET).build()
-                : StreamingClient.builder().build()) {
+        try (StreamingClient client =
+                transport.equals("ws")
+                        ? StreamingClient.builder()
+                                .transport(StreamingClient.Transport.WEBSOCKET)
+                                .build()
+                        : StreamingClient.builder().build()) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.startsWith("W ")) {
@@ -124,7 +150,12 @@ public final class StreamingSessionHeap {
                         }
                         c.close();
                     }
-                    System.out.println("closed: " + ok + " of " + open.size() + " sessions exited 0 after stdin EOF");
+                    System.out.println(
+                            "closed: "
+                                    + ok
+                                    + " of "
+                                    + open.size()
+                                    + " sessions exited 0 after stdin EOF");
                     return;
                 }
             }
@@ -153,8 +184,11 @@ public final class StreamingSessionHeap {
 
     private static String rss() {
         try {
-            return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(l -> l.startsWith("VmRSS"))
-                    .map(l -> l.substring(6).trim()).findFirst().orElse("?");
+            return Files.readAllLines(Path.of("/proc/self/status")).stream()
+                    .filter(l -> l.startsWith("VmRSS"))
+                    .map(l -> l.substring(6).trim())
+                    .findFirst()
+                    .orElse("?");
         } catch (Exception e) {
             return "?";
         }
@@ -162,7 +196,8 @@ public final class StreamingSessionHeap {
 
     private static String ulimitN() {
         try {
-            Process p = new ProcessBuilder("sh", "-c", "ulimit -n").redirectErrorStream(true).start();
+            Process p =
+                    new ProcessBuilder("sh", "-c", "ulimit -n").redirectErrorStream(true).start();
             String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             p.waitFor();
             return s;

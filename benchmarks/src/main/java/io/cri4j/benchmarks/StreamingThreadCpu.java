@@ -20,8 +20,7 @@ import java.util.TreeMap;
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.StreamingThreadCpu [raw|spdy|ws] [copies]}.
  */
 public final class StreamingThreadCpu {
-    private StreamingThreadCpu() {
-    }
+    private StreamingThreadCpu() {}
 
     /** @param args kind (raw, spdy or ws; default spdy) and copies (default 150) */
     public static void main(String[] args) throws Exception {
@@ -30,11 +29,17 @@ public final class StreamingThreadCpu {
         int mib = 32;
         long bytes = (long) mib << 20;
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                ManagementFactory.getOperatingSystemMXBean();
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean)
+                        ManagementFactory.getOperatingSystemMXBean();
         try (StreamingFixture f = new StreamingFixture(1000);
-                StreamingClient client = StreamingClient.builder().transport(kind.equals("ws")
-                        ? StreamingClient.Transport.WEBSOCKET : StreamingClient.Transport.SPDY).build()) {
+                StreamingClient client =
+                        StreamingClient.builder()
+                                .transport(
+                                        kind.equals("ws")
+                                                ? StreamingClient.Transport.WEBSOCKET
+                                                : StreamingClient.Transport.SPDY)
+                                .build()) {
             for (int i = 0; i < 30; i++) {
                 copy(f, client, kind, bytes);
             }
@@ -51,25 +56,31 @@ public final class StreamingThreadCpu {
             double app = 0;
             for (Map.Entry<Long, Long> e : cpu(threads).entrySet()) {
                 ThreadInfo info = threads.getThreadInfo(e.getKey());
-                if (info == null || info.getThreadName().contains("Compiler") || info.getThreadName().startsWith("GC")) {
+                if (info == null
+                        || info.getThreadName().contains("Compiler")
+                        || info.getThreadName().startsWith("GC")) {
                     continue;
                 }
                 double ms = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 1e6 / totalMib;
                 byGroup.merge(info.getThreadName().replaceAll("(-[0-9]+)+$", ""), ms, Double::sum);
                 app += ms;
             }
-            System.out.printf("%s: %d copies of %d MiB, %.0f MiB/s; CPU per MiB: process %.3f ms, application threads %.3f ms%n",
+            System.out.printf(
+                    "%s: %d copies of %d MiB, %.0f MiB/s; CPU per MiB: process %.3f ms, application threads %.3f ms%n",
                     kind, copies, mib, totalMib / seconds, process / 1e6 / totalMib, app);
-            byGroup.forEach((name, ms) -> {
-                if (ms >= 0.005) {
-                    System.out.printf("  %-24s %.3f ms/MiB%n", name, ms);
-                }
-            });
+            byGroup.forEach(
+                    (name, ms) -> {
+                        if (ms >= 0.005) {
+                            System.out.printf("  %-24s %.3f ms/MiB%n", name, ms);
+                        }
+                    });
         }
     }
 
-    private static void copy(StreamingFixture f, StreamingClient client, String kind, long bytes) throws Exception {
-        StreamingFixture.check(bytes, kind.equals("raw") ? f.rawCopy(bytes) : f.execCopy(client, bytes));
+    private static void copy(StreamingFixture f, StreamingClient client, String kind, long bytes)
+            throws Exception {
+        StreamingFixture.check(
+                bytes, kind.equals("raw") ? f.rawCopy(bytes) : f.execCopy(client, bytes));
     }
 
     private static Map<Long, Long> cpu(ThreadMXBean threads) {

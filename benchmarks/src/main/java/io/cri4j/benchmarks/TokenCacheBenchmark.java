@@ -51,8 +51,14 @@ public class TokenCacheBenchmark {
         java.lang.reflect.Field f = StreamingServer.class.getDeclaredField("cache");
         f.setAccessible(true);
         serverCache = (RequestCache) f.get(server);
-        request = ExecRequest.newBuilder().setContainerId("c0ffee").addCmd("sh").setStdin(true)
-                .setStdout(true).setTty(true).build();
+        request =
+                ExecRequest.newBuilder()
+                        .setContainerId("c0ffee")
+                        .addCmd("sh")
+                        .setStdin(true)
+                        .setStdout(true)
+                        .setTty(true)
+                        .build();
     }
 
     @TearDown(Level.Trial)

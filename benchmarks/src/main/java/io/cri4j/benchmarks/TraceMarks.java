@@ -8,8 +8,7 @@ package io.cri4j.benchmarks;
 final class TraceMarks {
     private static final long MILLIS = Long.getLong("trace", 0);
 
-    private TraceMarks() {
-    }
+    private TraceMarks() {}
 
     /** Runs {@code call} alone for the traced time and prints the marks; nothing without -Dtrace. */
     static void runAlone(String series, Runnable call) {
@@ -22,7 +21,7 @@ final class TraceMarks {
             call.run();
             calls++;
         }
-        System.out.printf("trace %s from %d to %d calls %d%n", series, start, System.nanoTime(),
-                calls);
+        System.out.printf(
+                "trace %s from %d to %d calls %d%n", series, start, System.nanoTime(), calls);
     }
 }

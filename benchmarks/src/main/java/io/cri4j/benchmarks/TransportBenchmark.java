@@ -57,14 +57,22 @@ public class TransportBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("cri4j-bench");
-        server = CriServer.builder(CriEndpoint.unix(dir.resolve("cri.sock")))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                        o.onNext(VersionResponse.newBuilder().setVersion(r.getVersion()).build());
-                        o.onCompleted();
-                    }
-                }).build().start();
+        server =
+                CriServer.builder(CriEndpoint.unix(dir.resolve("cri.sock")))
+                        .addService(
+                                new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                                    @Override
+                                    public void version(
+                                            VersionRequest r, StreamObserver<VersionResponse> o) {
+                                        o.onNext(
+                                                VersionResponse.newBuilder()
+                                                        .setVersion(r.getVersion())
+                                                        .build());
+                                        o.onCompleted();
+                                    }
+                                })
+                        .build()
+                        .start();
         channel = CriChannels.newChannel(server.endpoint());
         stub = RuntimeServiceGrpc.newBlockingStub(channel);
         request = VersionRequest.newBuilder().setVersion("x".repeat(64)).build();

@@ -11,7 +11,8 @@ final class AddressConverter implements CommandLine.ITypeConverter<InetSocketAdd
         String v = value.strip();
         int colon = v.lastIndexOf(':');
         if (colon <= 0 || colon == v.length() - 1) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not HOST:PORT (e.g. 127.0.0.1:10251)");
+            throw new CommandLine.TypeConversionException(
+                    "'" + value + "' is not HOST:PORT (e.g. 127.0.0.1:10251)");
         }
         String host = v.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) {
@@ -24,7 +25,8 @@ final class AddressConverter implements CommandLine.ITypeConverter<InetSocketAdd
             throw new CommandLine.TypeConversionException("'" + value + "' has no port number");
         }
         if (port < 0 || port > 65535) {
-            throw new CommandLine.TypeConversionException("port of '" + value + "' must be 0..65535");
+            throw new CommandLine.TypeConversionException(
+                    "port of '" + value + "' must be 0..65535");
         }
         InetSocketAddress a = new InetSocketAddress(host, port);
         if (a.isUnresolved()) {

@@ -13,7 +13,10 @@ final class ByteRateConverter implements CommandLine.ITypeConverter<Long> {
             v = v.substring(0, v.length() - 2);
         }
         long unit = 1;
-        for (String[] u : new String[][] {{"gib", "1073741824"}, {"mib", "1048576"}, {"kib", "1024"}, {"b", "1"}}) {
+        for (String[] u :
+                new String[][] {
+                    {"gib", "1073741824"}, {"mib", "1048576"}, {"kib", "1024"}, {"b", "1"}
+                }) {
             if (v.endsWith(u[0])) {
                 unit = Long.parseLong(u[1]);
                 v = v.substring(0, v.length() - u[0].length()).strip();
@@ -27,7 +30,8 @@ final class ByteRateConverter implements CommandLine.ITypeConverter<Long> {
             }
             return Math.round(n * unit);
         } catch (NumberFormatException e) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not a byte rate (e.g. 32MiB, 500KiB, 0)");
+            throw new CommandLine.TypeConversionException(
+                    "'" + value + "' is not a byte rate (e.g. 32MiB, 500KiB, 0)");
         }
     }
 }

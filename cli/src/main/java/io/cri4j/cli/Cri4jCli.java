@@ -5,13 +5,24 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code ./cri4j} command line: one subcommand per thing a node engineer wants to try. */
-@Command(name = "cri4j", mixinStandardHelpOptions = true, version = "cri4j 0.1.0-SNAPSHOT",
-        description = "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.",
-        subcommands = {VersionCommand.class, FakeRuntimeCommand.class, ProxyCommand.class, NriPluginCommand.class, PullCommand.class, PullsCommand.class, CommandLine.HelpCommand.class})
+@Command(
+        name = "cri4j",
+        mixinStandardHelpOptions = true,
+        version = "cri4j 0.1.0-SNAPSHOT",
+        description =
+                "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.",
+        subcommands = {
+            VersionCommand.class,
+            FakeRuntimeCommand.class,
+            ProxyCommand.class,
+            NriPluginCommand.class,
+            PullCommand.class,
+            PullsCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Cri4jCli {
 
-    private Cri4jCli() {
-    }
+    private Cri4jCli() {}
 
     /**
      * Runs the command line and exits with the command's exit code.
@@ -52,7 +63,10 @@ public final class Cri4jCli {
      * for them by name.
      */
     static void keepFrameLoggersQuiet() {
-        for (String logger : new String[] {"io.grpc.netty.NettyServerHandler", "io.grpc.netty.NettyClientHandler"}) {
+        for (String logger :
+                new String[] {
+                    "io.grpc.netty.NettyServerHandler", "io.grpc.netty.NettyClientHandler"
+                }) {
             String key = "org.slf4j.simpleLogger.log." + logger;
             if (System.getProperty(key) == null) {
                 System.setProperty(key, "info");
@@ -64,11 +78,16 @@ public final class Cri4jCli {
     public static CommandLine commandLine() {
         return new CommandLine(new Cri4jCli())
                 .setParameterExceptionHandler(Cri4jCli::usageError)
-                .setExecutionExceptionHandler((e, cmd, parseResult) -> {
-                    cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + describe(e));
-                    cmd.getErr().flush();
-                    return 1;
-                });
+                .setExecutionExceptionHandler(
+                        (e, cmd, parseResult) -> {
+                            cmd.getErr()
+                                    .println(
+                                            cmd.getCommandSpec().qualifiedName()
+                                                    + ": "
+                                                    + describe(e));
+                            cmd.getErr().flush();
+                            return 1;
+                        });
     }
 
     /** What went wrong, in one line that names the thing and the reason (no class names). */

@@ -40,10 +40,12 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
             }
             millis = new BigDecimal(s).multiply(BigDecimal.valueOf(unitMillis));
         } catch (NumberFormatException e) {
-            throw new CommandLine.TypeConversionException("'" + v + "' is not a duration (e.g. 90s, 10m, 1h)");
+            throw new CommandLine.TypeConversionException(
+                    "'" + v + "' is not a duration (e.g. 90s, 10m, 1h)");
         }
         if (millis.signum() <= 0 || millis.compareTo(BigDecimal.valueOf(MAX.toMillis())) > 0) {
-            throw new CommandLine.TypeConversionException("duration '" + v + "' must be positive and at most 24h");
+            throw new CommandLine.TypeConversionException(
+                    "duration '" + v + "' must be positive and at most 24h");
         }
         return Duration.ofMillis(Math.max(1, millis.longValue()));
     }

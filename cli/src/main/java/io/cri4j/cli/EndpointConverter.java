@@ -10,7 +10,8 @@ import picocli.CommandLine;
 public final class EndpointConverter implements CommandLine.ITypeConverter<CriEndpoint> {
 
     /** Default runtime endpoint: $CONTAINER_RUNTIME_ENDPOINT, else containerd's standard socket. */
-    static final String DEFAULT_RUNTIME_ENDPOINT = "${env:CONTAINER_RUNTIME_ENDPOINT:-unix:///run/containerd/containerd.sock}";
+    static final String DEFAULT_RUNTIME_ENDPOINT =
+            "${env:CONTAINER_RUNTIME_ENDPOINT:-unix:///run/containerd/containerd.sock}";
 
     @Override
     public CriEndpoint convert(String value) {

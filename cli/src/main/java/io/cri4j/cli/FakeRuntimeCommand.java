@@ -11,24 +11,36 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code cri4j fake-runtime}: serves the in-memory fake CRI runtime until stopped (Ctrl-C, SIGTERM). */
-@Command(name = "fake-runtime", mixinStandardHelpOptions = true,
-        description = "Serve the in-memory fake CRI runtime (v1 and v1alpha2) for crictl or kubelet.")
+@Command(
+        name = "fake-runtime",
+        mixinStandardHelpOptions = true,
+        description =
+                "Serve the in-memory fake CRI runtime (v1 and v1alpha2) for crictl or kubelet.")
 final class FakeRuntimeCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Option(names = "--listen", required = true, converter = EndpointConverter.class,
+    @Option(
+            names = "--listen",
+            required = true,
+            converter = EndpointConverter.class,
             description = "where to serve CRI, e.g. unix:///tmp/fake-cri.sock")
     CriEndpoint listen;
 
-    @Option(names = "--streaming-address", defaultValue = "127.0.0.1:0",
-            description = "HOST:PORT of the exec/attach/port-forward streaming server (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--streaming-address",
+            defaultValue = "127.0.0.1:0",
+            description =
+                    "HOST:PORT of the exec/attach/port-forward streaming server (default: ${DEFAULT-VALUE})")
     String streamingAddress;
 
-    @Option(names = "--pull-rate", defaultValue = "32MiB", converter = ByteRateConverter.class,
-            description = "how fast PullImage downloads layers, bytes per second (e.g. 8MiB, 500KiB; 0 at once),"
-                    + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--pull-rate",
+            defaultValue = "32MiB",
+            converter = ByteRateConverter.class,
+            description =
+                    "how fast PullImage downloads layers, bytes per second (e.g. 8MiB, 500KiB; 0 at once),"
+                            + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
     long pullRate;
 
     @Override
@@ -40,16 +52,24 @@ final class FakeRuntimeCommand implements Callable<Integer> {
             host = streamingAddress.substring(0, colon).replace("[", "").replace("]", "");
             port = Integer.parseInt(streamingAddress.substring(colon + 1));
         } catch (RuntimeException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
                     "--streaming-address must be HOST:PORT, not '" + streamingAddress + "'");
         }
-        FakeCriServer fake = FakeCriServer.builder().listen(listen).streamingAddress(host, port).pullRate(pullRate)
-                .build().start();
+        FakeCriServer fake =
+                FakeCriServer.builder()
+                        .listen(listen)
+                        .streamingAddress(host, port)
+                        .pullRate(pullRate)
+                        .build()
+                        .start();
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         PrintWriter out = spec.commandLine().getOut();
-        out.println("fake CRI runtime serving runtime.v1 and runtime.v1alpha2 on " + fake.endpoint()
-                + fake.streamingBaseUrl().map(a -> "; streaming on " + a).orElse(""));
+        out.println(
+                "fake CRI runtime serving runtime.v1 and runtime.v1alpha2 on "
+                        + fake.endpoint()
+                        + fake.streamingBaseUrl().map(a -> "; streaming on " + a).orElse(""));
         out.println("try: crictl --runtime-endpoint " + fake.endpoint() + " version");
         out.flush();
         fake.awaitTermination();

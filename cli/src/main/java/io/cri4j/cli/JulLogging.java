@@ -14,8 +14,7 @@ import org.slf4j.LoggerFactory;
  */
 final class JulLogging extends Handler {
 
-    private JulLogging() {
-    }
+    private JulLogging() {}
 
     /** Replaces the console handler of java.util.logging's root logger with this bridge. */
     static void toSlf4j() {
@@ -36,15 +35,21 @@ final class JulLogging extends Handler {
         Throwable t = r.getThrown();
         if (level >= Level.SEVERE.intValue()) {
             if (log.isErrorEnabled()) {
-                log.error(withCause(message, t, log.isDebugEnabled()), log.isDebugEnabled() ? t : null);
+                log.error(
+                        withCause(message, t, log.isDebugEnabled()),
+                        log.isDebugEnabled() ? t : null);
             }
         } else if (level >= Level.WARNING.intValue()) {
             if (log.isWarnEnabled()) {
-                log.warn(withCause(message, t, log.isDebugEnabled()), log.isDebugEnabled() ? t : null);
+                log.warn(
+                        withCause(message, t, log.isDebugEnabled()),
+                        log.isDebugEnabled() ? t : null);
             }
         } else if (level >= Level.INFO.intValue()) {
             if (log.isInfoEnabled()) {
-                log.info(withCause(message, t, log.isDebugEnabled()), log.isDebugEnabled() ? t : null);
+                log.info(
+                        withCause(message, t, log.isDebugEnabled()),
+                        log.isDebugEnabled() ? t : null);
             }
         } else if (log.isDebugEnabled()) {
             log.debug(message, t);

@@ -38,14 +38,17 @@ import sun.misc.Signal;
  * and exits 0. Started by the runtime itself from its plugin directory ({@code NRI_PLUGIN_SOCKET}
  * set), it uses the socket, name and index the runtime passed and stops when the runtime closes it.
  */
-@Command(name = "nri-plugin", mixinStandardHelpOptions = true,
+@Command(
+        name = "nri-plugin",
+        mixinStandardHelpOptions = true,
         description = "Serve the hooks of plugin jars as an NRI plugin of containerd 2.x or CRI-O.")
 final class NriPluginCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Option(names = "--socket", converter = EndpointConverter.class,
+    @Option(
+            names = "--socket",
+            converter = EndpointConverter.class,
             defaultValue = "unix:///var/run/nri/nri.sock",
             description = "the runtime's NRI socket (default: ${DEFAULT-VALUE})")
     CriEndpoint socket;
@@ -53,15 +56,22 @@ final class NriPluginCommand implements Callable<Integer> {
     @Option(names = "--plugins", required = true, description = "directory of jars with hooks")
     Path plugins;
 
-    @Option(names = "--name", defaultValue = "cri4j",
+    @Option(
+            names = "--name",
+            defaultValue = "cri4j",
             description = "plugin name the runtime shows (default: ${DEFAULT-VALUE})")
     String name;
 
-    @Option(names = "--index", description = "plugin index 0..99, the runtime calls plugins in index order "
-            + "(default: the hook's own index)")
+    @Option(
+            names = "--index",
+            description =
+                    "plugin index 0..99, the runtime calls plugins in index order "
+                            + "(default: the hook's own index)")
     Integer index;
 
-    @Option(names = "--wait", description = "wait for the socket instead of failing when it cannot be reached")
+    @Option(
+            names = "--wait",
+            description = "wait for the socket instead of failing when it cannot be reached")
     boolean waitForRuntime;
 
     /** Counted down once the plugin is registered (or waiting for the runtime). For tests. */
@@ -76,18 +86,34 @@ final class NriPluginCommand implements Callable<Integer> {
         try (URLClassLoader loader = pluginLoader(plugins)) {
             List<Loaded> hooks = load(loader);
             if (hooks.isEmpty()) {
-                throw new IllegalArgumentException("no hooks in the jars of " + plugins + " (a jar lists "
-                        + "its hooks in META-INF/services/io.cri4j.hook.Hook or io.cri4j.hook.AsyncHook)");
+                throw new IllegalArgumentException(
+                        "no hooks in the jars of "
+                                + plugins
+                                + " (a jar lists "
+                                + "its hooks in META-INF/services/io.cri4j.hook.Hook or io.cri4j.hook.AsyncHook)");
             }
-            hooks.sort(Comparator.<Loaded>comparingInt(h -> h.policy().index()).thenComparing(Loaded::name));
+            hooks.sort(
+                    Comparator.<Loaded>comparingInt(h -> h.policy().index())
+                            .thenComparing(Loaded::name));
             for (Loaded h : hooks) {
-                out.println("cri4j nri-plugin: hook '" + h.name() + "' (index " + h.policy().index()
-                        + "): " + names(h.events()));
-                Set<HookEvent> unserved = h.events().stream().filter(e -> e.nriEvent().isEmpty())
-                        .collect(Collectors.toSet());
+                out.println(
+                        "cri4j nri-plugin: hook '"
+                                + h.name()
+                                + "' (index "
+                                + h.policy().index()
+                                + "): "
+                                + names(h.events()));
+                Set<HookEvent> unserved =
+                        h.events().stream()
+                                .filter(e -> e.nriEvent().isEmpty())
+                                .collect(Collectors.toSet());
                 if (!unserved.isEmpty()) {
-                    out.println("cri4j nri-plugin: hook '" + h.name() + "': NRI has no " + names(unserved)
-                            + " event; not served here (the cri4j proxy serves it)");
+                    out.println(
+                            "cri4j nri-plugin: hook '"
+                                    + h.name()
+                                    + "': NRI has no "
+                                    + names(unserved)
+                                    + " event; not served here (the cri4j proxy serves it)");
                 }
             }
             HookChain chain = null;
@@ -95,17 +121,35 @@ final class NriPluginCommand implements Callable<Integer> {
             if (hooks.size() > 1) {
                 // one NRI plugin for all: the chain orders them, merges their answers and reports
                 // conflicts between them; the runtime validates the merged adjustment
-                // when the runtime's deadline comes first, the strictest hook's failure policy answers
-                boolean anyFail = hooks.stream().anyMatch(h -> h.policy().failurePolicy() == FailurePolicy.FAIL);
-                HookChain.Builder cb = HookChain.builder().name(name).validateAdjustments(false)
-                        .policy(new HookPolicy(index != null ? index : hooks.get(0).policy().index(),
-                                HookPolicy.MAX_TIMEOUT, anyFail ? FailurePolicy.FAIL : FailurePolicy.IGNORE));
-                hooks.forEach(h -> cb.addAll(List.of(h.async() != null ? h.async() : h.blocking())));
+                // when the runtime's deadline comes first, the strictest hook's failure policy
+                // answers
+                boolean anyFail =
+                        hooks.stream()
+                                .anyMatch(h -> h.policy().failurePolicy() == FailurePolicy.FAIL);
+                HookChain.Builder cb =
+                        HookChain.builder()
+                                .name(name)
+                                .validateAdjustments(false)
+                                .policy(
+                                        new HookPolicy(
+                                                index != null
+                                                        ? index
+                                                        : hooks.get(0).policy().index(),
+                                                HookPolicy.MAX_TIMEOUT,
+                                                anyFail
+                                                        ? FailurePolicy.FAIL
+                                                        : FailurePolicy.IGNORE));
+                hooks.forEach(
+                        h -> cb.addAll(List.of(h.async() != null ? h.async() : h.blocking())));
                 chain = cb.build();
                 hook = new Loaded(chain, null);
-                out.println("cri4j nri-plugin: " + hooks.size() + " hooks served as one NRI plugin, in this order: "
-                        + hooks.stream().map(h -> h.name() + " (" + h.policy().index() + ")")
-                                .collect(Collectors.joining(", ")));
+                out.println(
+                        "cri4j nri-plugin: "
+                                + hooks.size()
+                                + " hooks served as one NRI plugin, in this order: "
+                                + hooks.stream()
+                                        .map(h -> h.name() + " (" + h.policy().index() + ")")
+                                        .collect(Collectors.joining(", ")));
             }
             out.flush();
             try {
@@ -126,23 +170,33 @@ final class NriPluginCommand implements Callable<Integer> {
         } else {
             b.socket(socket.path()).name(name);
         }
-        String where = launched ? "the socket the runtime passed (" + NriPlugin.ENV_SOCKET + ")"
-                : socket.path().toString();
-        b.listener(new NriPlugin.Listener() {
-            @Override
-            public void registered(String runtimeName, String runtimeVersion) {
-                out.println("cri4j nri-plugin: registered with " + runtimeName + " " + runtimeVersion
-                        + " on " + where);
-                out.flush();
-            }
+        String where =
+                launched
+                        ? "the socket the runtime passed (" + NriPlugin.ENV_SOCKET + ")"
+                        : socket.path().toString();
+        b.listener(
+                new NriPlugin.Listener() {
+                    @Override
+                    public void registered(String runtimeName, String runtimeVersion) {
+                        out.println(
+                                "cri4j nri-plugin: registered with "
+                                        + runtimeName
+                                        + " "
+                                        + runtimeVersion
+                                        + " on "
+                                        + where);
+                        out.flush();
+                    }
 
-            @Override
-            public void disconnected(Throwable cause) {
-                out.println("cri4j nri-plugin: lost the runtime"
-                        + (cause == null ? "" : " (" + cause.getMessage() + ")") + "; reconnecting");
-                out.flush();
-            }
-        });
+                    @Override
+                    public void disconnected(Throwable cause) {
+                        out.println(
+                                "cri4j nri-plugin: lost the runtime"
+                                        + (cause == null ? "" : " (" + cause.getMessage() + ")")
+                                        + "; reconnecting");
+                        out.flush();
+                    }
+                });
         if (index != null) {
             b.index(index);
         }
@@ -173,16 +227,28 @@ final class NriPluginCommand implements Callable<Integer> {
 
     /** A hook found in a jar: one that never blocks, or a blocking one the plugin runs on its workers. */
     private record Loaded(AsyncHook async, Hook blocking) {
-        String name() { return async != null ? async.name() : blocking.name(); }
-        io.cri4j.hook.HookPolicy policy() { return async != null ? async.policy() : blocking.policy(); }
-        Set<HookEvent> events() { return async != null ? async.events() : blocking.events(); }
+        String name() {
+            return async != null ? async.name() : blocking.name();
+        }
+
+        io.cri4j.hook.HookPolicy policy() {
+            return async != null ? async.policy() : blocking.policy();
+        }
+
+        Set<HookEvent> events() {
+            return async != null ? async.events() : blocking.events();
+        }
+
         NriPlugin.Builder builder() {
             return async != null ? NriPlugin.builder(async) : NriPlugin.builder(blocking);
         }
     }
 
     private static String names(Set<HookEvent> events) {
-        return events.stream().sorted().map(HookEvent::displayName).collect(Collectors.joining(", "));
+        return events.stream()
+                .sorted()
+                .map(HookEvent::displayName)
+                .collect(Collectors.joining(", "));
     }
 
     private static URLClassLoader pluginLoader(Path dir) throws IOException {
@@ -191,10 +257,13 @@ final class NriPluginCommand implements Callable<Integer> {
         }
         List<URL> jars = new ArrayList<>();
         try (Stream<Path> s = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
+            for (Path p :
+                    (Iterable<Path>)
+                            s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
                 jars.add(p.toUri().toURL());
             }
         }
-        return new URLClassLoader(jars.toArray(URL[]::new), NriPluginCommand.class.getClassLoader());
+        return new URLClassLoader(
+                jars.toArray(URL[]::new), NriPluginCommand.class.getClassLoader());
     }
 }

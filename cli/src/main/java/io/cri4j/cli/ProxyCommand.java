@@ -1,10 +1,10 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.imagepull.PullObserver;
-import io.cri4j.imagepull.PullProgressServer;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookEvent;
+import io.cri4j.imagepull.PullObserver;
+import io.cri4j.imagepull.PullProgressServer;
 import io.cri4j.nri.NriHost;
 import io.cri4j.proxy.CriProxy;
 import java.io.IOException;
@@ -35,58 +35,87 @@ import picocli.CommandLine.Spec;
  * {@code cri4j.imagepull.v1.PullProgress} on its socket and, with {@code --progress-address}, serves the
  * progress over HTTP in KEP-5334's shape with a page of live bars. Runs until interrupted (SIGINT/SIGTERM).
  */
-@Command(name = "proxy", mixinStandardHelpOptions = true,
+@Command(
+        name = "proxy",
+        mixinStandardHelpOptions = true,
         description = "Serve a CRI proxy with hooks in front of a runtime.")
 final class ProxyCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Option(names = "--listen", required = true, converter = EndpointConverter.class,
+    @Option(
+            names = "--listen",
+            required = true,
+            converter = EndpointConverter.class,
             description = "where the proxy serves, e.g. unix:///run/cri4j/proxy.sock")
     CriEndpoint listen;
 
-    @Option(names = "--backend", converter = EndpointConverter.class,
+    @Option(
+            names = "--backend",
+            converter = EndpointConverter.class,
             defaultValue = EndpointConverter.DEFAULT_RUNTIME_ENDPOINT,
             description = "the runtime behind the proxy (default: ${DEFAULT-VALUE})")
     CriEndpoint backend;
 
-    @Option(names = "--hook-config-dir",
-            description = "watched directory of hook configs (*.json), e.g. /etc/runtime/hookserver.d")
+    @Option(
+            names = "--hook-config-dir",
+            description =
+                    "watched directory of hook configs (*.json), e.g. /etc/runtime/hookserver.d")
     Path hookConfigDir;
 
     @Option(names = "--plugins", description = "directory of jars with in-process hooks")
     Path plugins;
 
-    @Option(names = "--nri-socket", converter = EndpointConverter.class,
-            description = "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins unchanged) connect"
-                    + " and run with the other hooks, e.g. unix:///var/run/cri4j/nri.sock")
+    @Option(
+            names = "--nri-socket",
+            converter = EndpointConverter.class,
+            description =
+                    "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins unchanged) connect"
+                            + " and run with the other hooks, e.g. unix:///var/run/cri4j/nri.sock")
     CriEndpoint nriSocket;
 
-    @Option(names = "--nri-failure-policy", defaultValue = "Fail", converter = FailurePolicyConverter.class,
-            description = "what an NRI plugin's failure (an error, a missed deadline, a disconnection mid-call) does"
-                    + " to the CRI call: Fail or Ignore (default: ${DEFAULT-VALUE}, as containerd)")
+    @Option(
+            names = "--nri-failure-policy",
+            defaultValue = "Fail",
+            converter = FailurePolicyConverter.class,
+            description =
+                    "what an NRI plugin's failure (an error, a missed deadline, a disconnection mid-call) does"
+                            + " to the CRI call: Fail or Ignore (default: ${DEFAULT-VALUE}, as containerd)")
     FailurePolicy nriFailurePolicy;
 
-    @Option(names = "--observe-pulls", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "follow the image pulls passing through and answer cri4j.imagepull.v1.PullProgress on"
-                    + " the socket (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--observe-pulls",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description =
+                    "follow the image pulls passing through and answer cri4j.imagepull.v1.PullProgress on"
+                            + " the socket (default: ${DEFAULT-VALUE})")
     boolean observePulls;
 
-    @Option(names = "--progress-address", converter = AddressConverter.class,
-            description = "serve image pull progress over HTTP here (GET /imagePullProgress, a page at /),"
-                    + " e.g. 127.0.0.1:10251; loopback only unless --progress-allow-remote")
+    @Option(
+            names = "--progress-address",
+            converter = AddressConverter.class,
+            description =
+                    "serve image pull progress over HTTP here (GET /imagePullProgress, a page at /),"
+                            + " e.g. 127.0.0.1:10251; loopback only unless --progress-allow-remote")
     InetSocketAddress progressAddress;
 
-    @Option(names = "--progress-allow-remote", description = "allow --progress-address on a non-loopback address")
+    @Option(
+            names = "--progress-allow-remote",
+            description = "allow --progress-address on a non-loopback address")
     boolean progressAllowRemote;
 
-    @Option(names = "--max-followed-pulls", defaultValue = "" + PullObserver.DEFAULT_MAX_FOLLOWED,
-            description = "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-followed-pulls",
+            defaultValue = "" + PullObserver.DEFAULT_MAX_FOLLOWED,
+            description =
+                    "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
     int maxFollowedPulls;
 
     /** Set once the proxy serves; counted down when it has stopped. For tests. */
     final CountDownLatch started = new CountDownLatch(1);
+
     volatile CriProxy proxy;
     volatile PullProgressServer progress;
     volatile PullObserver pulls;
@@ -100,30 +129,43 @@ final class ProxyCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         if (progressAddress != null && !observePulls) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
                     "--progress-address needs the pulls observed (drop --no-observe-pulls)");
         }
         if (maxFollowedPulls < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--max-followed-pulls must be >= 1");
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--max-followed-pulls must be >= 1");
         }
         PullProgressServer.Builder http = null;
-        if (progressAddress != null && !progressAllowRemote && !progressAddress.getAddress().isLoopbackAddress()) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--progress-address "
-                    + progressAddress.getHostString() + ":" + progressAddress.getPort()
-                    + " is not a loopback address; add --progress-allow-remote to serve it there");
+        if (progressAddress != null
+                && !progressAllowRemote
+                && !progressAddress.getAddress().isLoopbackAddress()) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--progress-address "
+                            + progressAddress.getHostString()
+                            + ":"
+                            + progressAddress.getPort()
+                            + " is not a loopback address; add --progress-allow-remote to serve it there");
         }
-        try (PullObserver observer = observePulls
-                ? PullObserver.builder(backend).maxFollowed(maxFollowedPulls).build() : null) {
+        try (PullObserver observer =
+                observePulls
+                        ? PullObserver.builder(backend).maxFollowed(maxFollowedPulls).build()
+                        : null) {
             pulls = observer;
             if (observer != null && progressAddress != null) {
-                http = PullProgressServer.builder(observer).bindAddress(progressAddress)
-                        .allowRemote(progressAllowRemote);
+                http =
+                        PullProgressServer.builder(observer)
+                                .bindAddress(progressAddress)
+                                .allowRemote(progressAllowRemote);
             }
             return serve(out, observer, http);
         }
     }
 
-    private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http) throws Exception {
+    private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http)
+            throws Exception {
         CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
         if (observer != null) {
             b.observePulls(observer);
@@ -141,49 +183,87 @@ final class ProxyCommand implements Callable<Integer> {
         }
         if (nriSocket != null) {
             if (!nriSocket.isUnix()) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(),
                         "--nri-socket must be a unix socket (unix:///PATH), got " + nriSocket);
             }
-            b.addHookProvider(NriHost.builder(nriSocket.path()).failurePolicy(nriFailurePolicy)
-                    .listener(new NriHost.Listener() {
-                        @Override
-                        public void registered(String name, int index, Set<HookEvent> events) {
-                            say(out, String.format("cri4j proxy: NRI plugin %02d-%s registered for %s", index, name,
-                                    events.stream().map(HookEvent::displayName).sorted().toList()));
-                        }
+            b.addHookProvider(
+                    NriHost.builder(nriSocket.path())
+                            .failurePolicy(nriFailurePolicy)
+                            .listener(
+                                    new NriHost.Listener() {
+                                        @Override
+                                        public void registered(
+                                                String name, int index, Set<HookEvent> events) {
+                                            say(
+                                                    out,
+                                                    String.format(
+                                                            "cri4j proxy: NRI plugin %02d-%s registered for %s",
+                                                            index,
+                                                            name,
+                                                            events.stream()
+                                                                    .map(HookEvent::displayName)
+                                                                    .sorted()
+                                                                    .toList()));
+                                        }
 
-                        @Override
-                        public void disconnected(String name, Throwable cause) {
-                            say(out, "cri4j proxy: NRI plugin " + name + " gone"
-                                    + (cause == null ? "" : ": " + cause.getMessage()));
-                        }
+                                        @Override
+                                        public void disconnected(String name, Throwable cause) {
+                                            say(
+                                                    out,
+                                                    "cri4j proxy: NRI plugin "
+                                                            + name
+                                                            + " gone"
+                                                            + (cause == null
+                                                                    ? ""
+                                                                    : ": " + cause.getMessage()));
+                                        }
 
-                        @Override
-                        public void rejected(String who, String reason) {
-                            say(out, "cri4j proxy: NRI " + who + " refused: " + reason);
-                        }
-                    }).build());
+                                        @Override
+                                        public void rejected(String who, String reason) {
+                                            say(
+                                                    out,
+                                                    "cri4j proxy: NRI "
+                                                            + who
+                                                            + " refused: "
+                                                            + reason);
+                                        }
+                                    })
+                            .build());
         }
-        try (CriProxy p = b.build(); PullProgressServer s = http == null ? null : http.build()) {
-            Thread hook = new Thread(() -> {
-                p.close();
-                if (s != null) {
-                    s.close();
-                }
-            }, "cri4j-proxy-shutdown");
+        try (CriProxy p = b.build();
+                PullProgressServer s = http == null ? null : http.build()) {
+            Thread hook =
+                    new Thread(
+                            () -> {
+                                p.close();
+                                if (s != null) {
+                                    s.close();
+                                }
+                            },
+                            "cri4j-proxy-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             p.start();
             proxy = p;
-            out.println("cri4j proxy: serving " + p.listenEndpoint() + " -> " + backend
-                    + (p.backendServesV1alpha2() ? " (v1 and v1alpha2 hooked)" : " (v1; v1alpha2 hooked once the backend answers it)"));
+            out.println(
+                    "cri4j proxy: serving "
+                            + p.listenEndpoint()
+                            + " -> "
+                            + backend
+                            + (p.backendServesV1alpha2()
+                                    ? " (v1 and v1alpha2 hooked)"
+                                    : " (v1; v1alpha2 hooked once the backend answers it)"));
             if (nriSocket != null) {
                 out.println("cri4j proxy: NRI plugins connect to " + nriSocket);
             }
             if (s != null) {
                 s.start();
                 progress = s;
-                out.println("cri4j proxy: image pull progress on " + s.baseUrl() + "imagePullProgress, live bars on "
-                        + s.baseUrl());
+                out.println(
+                        "cri4j proxy: image pull progress on "
+                                + s.baseUrl()
+                                + "imagePullProgress, live bars on "
+                                + s.baseUrl());
             }
             out.flush();
             started.countDown();
@@ -215,7 +295,9 @@ final class ProxyCommand implements Callable<Integer> {
         }
         List<URL> jars = new ArrayList<>();
         try (Stream<Path> s = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
+            for (Path p :
+                    (Iterable<Path>)
+                            s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
                 jars.add(p.toUri().toURL());
             }
         }

@@ -44,8 +44,14 @@ final class PullProgressRenderer {
                 }
             } else {
                 // plain: a line when the phase, the attempt or the percent (in 5 % steps) changes
-                String key = p.phase() + "/" + p.attempt() + "/" + (p.percent() < 0 ? -1 : p.percent() / 5)
-                        + "/" + p.layers().stream().filter(LayerProgress::complete).count();
+                String key =
+                        p.phase()
+                                + "/"
+                                + p.attempt()
+                                + "/"
+                                + (p.percent() < 0 ? -1 : p.percent() / 5)
+                                + "/"
+                                + p.layers().stream().filter(LayerProgress::complete).count();
                 if (!key.equals(lastLine.get(p.image()))) {
                     lastLine.put(p.image(), key);
                     out.println(line);
@@ -81,14 +87,24 @@ final class PullProgressRenderer {
         StringBuilder sb = new StringBuilder().append(p.image()).append("  ").append(phase);
         switch (p.phase()) {
             case PULLING -> {
-                sb.append("  ").append(bar(p.percent())).append(' ')
-                        .append(p.percentKnown() ? String.format(Locale.ROOT, "%3d%%", p.percent()) : "  ?%");
+                sb.append("  ")
+                        .append(bar(p.percent()))
+                        .append(' ')
+                        .append(
+                                p.percentKnown()
+                                        ? String.format(Locale.ROOT, "%3d%%", p.percent())
+                                        : "  ?%");
                 if (p.bytesTotal() > 0) {
-                    sb.append("  ").append(mib(p.bytesDone())).append(" / ").append(mib(p.bytesTotal()));
+                    sb.append("  ")
+                            .append(mib(p.bytesDone()))
+                            .append(" / ")
+                            .append(mib(p.bytesTotal()));
                 }
                 if (!p.layers().isEmpty()) {
-                    sb.append("  layers ").append(p.layers().stream().filter(LayerProgress::complete).count())
-                            .append('/').append(p.layers().size());
+                    sb.append("  layers ")
+                            .append(p.layers().stream().filter(LayerProgress::complete).count())
+                            .append('/')
+                            .append(p.layers().size());
                 }
                 if (p.bytesPerSecond() > 0) {
                     sb.append("  ").append(mib((long) p.bytesPerSecond())).append("/s");
@@ -104,10 +120,13 @@ final class PullProgressRenderer {
             case SUCCEEDED -> {
                 sb.append("  ").append(bar(100)).append(" 100%");
                 if (p.bytesTotal() > 0) {
-                    sb.append("  ").append(mib(p.bytesDone())).append(" / ").append(mib(p.bytesTotal()));
+                    sb.append("  ")
+                            .append(mib(p.bytesDone()))
+                            .append(" / ")
+                            .append(mib(p.bytesTotal()));
                 }
             }
-            default -> { }
+            default -> {}
         }
         return sb.toString();
     }
@@ -115,8 +134,16 @@ final class PullProgressRenderer {
     private static String layerLine(LayerProgress l) {
         int pct = l.total() > 0 ? (int) (l.done() * 100 / l.total()) : l.complete() ? 100 : -1;
         // a digest (sha256:...) is shown as Docker shows layer ids: its first 12 hex digits
-        String id = l.id().startsWith("sha256:") && l.id().length() >= 19 ? l.id().substring(7, 19) : l.id();
-        return id + "  " + bar(pct) + "  " + (l.total() >= 0 ? mib(l.done()) + " / " + mib(l.total()) : "")
-                + "  " + l.status();
+        String id =
+                l.id().startsWith("sha256:") && l.id().length() >= 19
+                        ? l.id().substring(7, 19)
+                        : l.id();
+        return id
+                + "  "
+                + bar(pct)
+                + "  "
+                + (l.total() >= 0 ? mib(l.done()) + " / " + mib(l.total()) : "")
+                + "  "
+                + l.status();
     }
 }

@@ -50,31 +50,42 @@ import picocli.CommandLine.Spec;
  * With {@code --image} it follows that image's pull and exits when it ends (1 when it failed); without, it
  * runs until interrupted.
  */
-@Command(name = "pulls", mixinStandardHelpOptions = true,
-        description = "Watch the image pulls passing through a cri4j proxy, with live progress bars (or --json).")
+@Command(
+        name = "pulls",
+        mixinStandardHelpOptions = true,
+        description =
+                "Watch the image pulls passing through a cri4j proxy, with live progress bars (or --json).")
 final class PullsCommand implements Callable<Integer> {
 
     private static final int MAX_SHOWN = 50;
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Option(names = "--proxy-endpoint", required = true,
-            description = "the proxy's progress address (http://127.0.0.1:PORT) or its socket (unix:///PATH)")
+    @Option(
+            names = "--proxy-endpoint",
+            required = true,
+            description =
+                    "the proxy's progress address (http://127.0.0.1:PORT) or its socket (unix:///PATH)")
     String proxyEndpoint;
 
     @Option(names = "--image", description = "follow this image's pull only, and exit when it ends")
     String image;
 
-    @Option(names = "--json", description = "print the progress objects (newline-delimited JSON) instead of bars")
+    @Option(
+            names = "--json",
+            description = "print the progress objects (newline-delimited JSON) instead of bars")
     boolean json;
 
-    @Option(names = "--progress", defaultValue = "auto",
-            description = "auto, tty (redrawn bars) or plain (a line per change) (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--progress",
+            defaultValue = "auto",
+            description =
+                    "auto, tty (redrawn bars) or plain (a line per change) (default: ${DEFAULT-VALUE})")
     String progressMode;
 
     /** The latest snapshot of each pull seen, in the order first seen (the oldest finished ones dropped). */
     private final Map<String, PullProgress> pulls = new LinkedHashMap<>();
+
     private PrintWriter out;
     private PullProgressJson.Lines lines;
 
@@ -82,13 +93,18 @@ final class PullsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        boolean tty = switch (progressMode) {
-            case "tty" -> true;
-            case "plain" -> false;
-            case "auto" -> System.console() != null;
-            default -> throw new CommandLine.ParameterException(spec.commandLine(),
-                    "--progress must be auto, tty or plain, not '" + progressMode + "'");
-        };
+        boolean tty =
+                switch (progressMode) {
+                    case "tty" -> true;
+                    case "plain" -> false;
+                    case "auto" -> System.console() != null;
+                    default ->
+                            throw new CommandLine.ParameterException(
+                                    spec.commandLine(),
+                                    "--progress must be auto, tty or plain, not '"
+                                            + progressMode
+                                            + "'");
+                };
         String target = image == null ? "" : image.strip();
         boolean http = proxyEndpoint.startsWith("http://") || proxyEndpoint.startsWith("https://");
         CriEndpoint socket = null;
@@ -96,23 +112,33 @@ final class PullsCommand implements Callable<Integer> {
             try {
                 socket = CriEndpoint.parse(proxyEndpoint);
             } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--proxy-endpoint must be http://HOST:PORT"
-                        + " or unix:///PATH, not '" + proxyEndpoint + "'");
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(),
+                        "--proxy-endpoint must be http://HOST:PORT"
+                                + " or unix:///PATH, not '"
+                                + proxyEndpoint
+                                + "'");
             }
         }
         PullProgressRenderer renderer = new PullProgressRenderer(out, tty, this::snapshots);
         lines = new PullProgressJson.Lines();
-        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "cri4j-pulls-render");
-            t.setDaemon(true);
-            return t;
-        });
+        ScheduledExecutorService ticks =
+                Executors.newSingleThreadScheduledExecutor(
+                        r -> {
+                            Thread t = new Thread(r, "cri4j-pulls-render");
+                            t.setDaemon(true);
+                            return t;
+                        });
         if (!json) {
-            ticks.scheduleWithFixedDelay(() -> {
-                synchronized (this) {
-                    renderer.render(false);
-                }
-            }, 200, 200, TimeUnit.MILLISECONDS);
+            ticks.scheduleWithFixedDelay(
+                    () -> {
+                        synchronized (this) {
+                            renderer.render(false);
+                        }
+                    },
+                    200,
+                    200,
+                    TimeUnit.MILLISECONDS);
         }
         String failure;
         try {
@@ -177,19 +203,35 @@ final class PullsCommand implements Callable<Integer> {
     /** {@code GET /imagePullProgress?...}; returns why it failed, or null. */
     private String followHttp(String target) throws InterruptedException {
         URI base = URI.create(proxyEndpoint.endsWith("/") ? proxyEndpoint : proxyEndpoint + "/");
-        URI uri = base.resolve("imagePullProgress?" + (target.isEmpty() ? "follow=true"
-                : "image=" + URLEncoder.encode(target, StandardCharsets.UTF_8)));
+        URI uri =
+                base.resolve(
+                        "imagePullProgress?"
+                                + (target.isEmpty()
+                                        ? "follow=true"
+                                        : "image="
+                                                + URLEncoder.encode(
+                                                        target, StandardCharsets.UTF_8)));
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         HttpResponse<Stream<String>> r;
         try {
-            r = client.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofLines());
+            r =
+                    client.send(
+                            HttpRequest.newBuilder(uri).build(),
+                            HttpResponse.BodyHandlers.ofLines());
         } catch (IOException e) {
-            return "cannot read " + uri + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+            return "cannot read "
+                    + uri
+                    + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         }
         Map<String, Map<String, LayerProgress>> layers = new LinkedHashMap<>();
         try (Stream<String> body = r.body()) {
             if (r.statusCode() != 200) {
-                return uri + " answered " + r.statusCode() + ": " + String.join(" ", body.toList()).strip();
+                return uri
+                        + " answered "
+                        + r.statusCode()
+                        + ": "
+                        + String.join(" ", body.toList()).strip();
             }
             Iterator<String> it = body.iterator();
             while (it.hasNext()) {
@@ -221,23 +263,37 @@ final class PullsCommand implements Callable<Integer> {
         }
         String image = str(o, "image");
         if (o.has("layer")) {
-            layers.computeIfAbsent(image, k -> new LinkedHashMap<>()).put(str(o, "layer"),
-                    new LayerProgress(str(o, "layer"), str(o, "status"), o.get("progress").getAsLong(),
-                            o.get("total").getAsLong()));
+            layers.computeIfAbsent(image, k -> new LinkedHashMap<>())
+                    .put(
+                            str(o, "layer"),
+                            new LayerProgress(
+                                    str(o, "layer"),
+                                    str(o, "status"),
+                                    o.get("progress").getAsLong(),
+                                    o.get("total").getAsLong()));
             return null;
         }
-        PullProgress.Phase phase = switch (str(o, "phase")) {
-            case "succeeded" -> PullProgress.Phase.SUCCEEDED;
-            case "failed" -> PullProgress.Phase.FAILED;
-            default -> PullProgress.Phase.PULLING;
-        };
+        PullProgress.Phase phase =
+                switch (str(o, "phase")) {
+                    case "succeeded" -> PullProgress.Phase.SUCCEEDED;
+                    case "failed" -> PullProgress.Phase.FAILED;
+                    default -> PullProgress.Phase.PULLING;
+                };
         List<LayerProgress> ls = new ArrayList<>(layers.getOrDefault(image, Map.of()).values());
         if (phase.terminal()) {
             layers.remove(image);
         }
-        return new PullProgress(image, phase, 1, o.has("percent") ? o.get("percent").getAsInt() : -1,
-                o.get("progress").getAsLong(), Math.max(0, o.get("total").getAsLong()), 0, ls,
-                phase == PullProgress.Phase.FAILED ? str(o, "error") : str(o, "message"), Instant.now());
+        return new PullProgress(
+                image,
+                phase,
+                1,
+                o.has("percent") ? o.get("percent").getAsInt() : -1,
+                o.get("progress").getAsLong(),
+                Math.max(0, o.get("total").getAsLong()),
+                0,
+                ls,
+                phase == PullProgress.Phase.FAILED ? str(o, "error") : str(o, "message"),
+                Instant.now());
     }
 
     private static String str(JsonObject o, String k) {
@@ -249,31 +305,37 @@ final class PullsCommand implements Callable<Integer> {
         ManagedChannel channel = CriChannels.newChannel(socket);
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
-            PullProgressGrpc.newStub(channel).watch(WatchRequest.newBuilder().setImage(target).build(),
-                    new StreamObserver<>() {
-                        @Override
-                        public void onNext(ImagePullProgress value) {
-                            seen(PullProgressService.fromMessage(value), json);
-                        }
+            PullProgressGrpc.newStub(channel)
+                    .watch(
+                            WatchRequest.newBuilder().setImage(target).build(),
+                            new StreamObserver<>() {
+                                @Override
+                                public void onNext(ImagePullProgress value) {
+                                    seen(PullProgressService.fromMessage(value), json);
+                                }
 
-                        @Override
-                        public void onError(Throwable t) {
-                            done.completeExceptionally(t);
-                        }
+                                @Override
+                                public void onError(Throwable t) {
+                                    done.completeExceptionally(t);
+                                }
 
-                        @Override
-                        public void onCompleted() {
-                            done.complete(null);
-                        }
-                    });
+                                @Override
+                                public void onCompleted() {
+                                    done.complete(null);
+                                }
+                            });
             try {
                 done.get();
             } catch (java.util.concurrent.ExecutionException e) {
                 Status s = Status.fromThrowable(e.getCause());
                 if (s.getCode() == Status.Code.UNIMPLEMENTED) {
-                    return socket + " does not serve image pull progress (a cri4j proxy observing pulls does)";
+                    return socket
+                            + " does not serve image pull progress (a cri4j proxy observing pulls does)";
                 }
-                return "watching pulls on " + socket + " failed: " + s.getCode()
+                return "watching pulls on "
+                        + socket
+                        + " failed: "
+                        + s.getCode()
                         + (s.getDescription() == null ? "" : ": " + s.getDescription());
             }
             return target.isEmpty() ? "the proxy at " + socket + " ended the stream" : null;

@@ -21,15 +21,23 @@ final class CliProcess implements AutoCloseable {
 
     private CliProcess(Process process) {
         this.process = process;
-        this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        this.out =
+                new BufferedReader(
+                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     }
 
     static CliProcess start(String... args) throws IOException {
         // -Dcri4j.cli.jar runs another build of the CLI (to show a test failing on an older one)
-        Path jar = Path.of(System.getProperty("cri4j.cli.jar", "target/cri4j-cli.jar")).toAbsolutePath();
+        Path jar =
+                Path.of(System.getProperty("cri4j.cli.jar", "target/cri4j-cli.jar"))
+                        .toAbsolutePath();
         assertThat(jar).as("the shaded CLI jar (built in the package phase)").exists();
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", jar.toString()));
+        List<String> cmd =
+                new ArrayList<>(
+                        List.of(
+                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                                "-jar",
+                                jar.toString()));
         cmd.addAll(List.of(args));
         return new CliProcess(new ProcessBuilder(cmd).redirectErrorStream(true).start());
     }
@@ -44,17 +52,20 @@ final class CliProcess implements AutoCloseable {
      * never blocks on a full pipe), keeping it for {@link #drained()}.
      */
     void drain() {
-        Thread t = new Thread(() -> {
-            try {
-                for (String line; (line = out.readLine()) != null; ) {
-                    synchronized (drained) {
-                        drained.append(line).append('\n');
-                    }
-                }
-            } catch (IOException e) {
-                // the process is gone
-            }
-        }, "cli-output-drain");
+        Thread t =
+                new Thread(
+                        () -> {
+                            try {
+                                for (String line; (line = out.readLine()) != null; ) {
+                                    synchronized (drained) {
+                                        drained.append(line).append('\n');
+                                    }
+                                }
+                            } catch (IOException e) {
+                                // the process is gone
+                            }
+                        },
+                        "cli-output-drain");
         t.setDaemon(true);
         t.start();
     }
@@ -70,29 +81,33 @@ final class CliProcess implements AutoCloseable {
 
     /** The next line of output, waiting at most 60 s (a JVM start on a loaded machine). */
     String nextLine() throws Exception {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return out.readLine();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }).get(60, TimeUnit.SECONDS);
+        return CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return out.readLine();
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        })
+                .get(60, TimeUnit.SECONDS);
     }
 
     /** Everything it printed until it exits (within 60 s, else it is killed), and its exit code. */
     CliRun finish() throws Exception {
         StringBuilder text = new StringBuilder();
-        CompletableFuture<Void> read = CompletableFuture.runAsync(() -> {
-            try {
-                for (String line; (line = out.readLine()) != null; ) {
-                    synchronized (text) {
-                        text.append(line).append('\n');
-                    }
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
+        CompletableFuture<Void> read =
+                CompletableFuture.runAsync(
+                        () -> {
+                            try {
+                                for (String line; (line = out.readLine()) != null; ) {
+                                    synchronized (text) {
+                                        text.append(line).append('\n');
+                                    }
+                                }
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        });
         boolean exited = process.waitFor(60, TimeUnit.SECONDS);
         if (!exited) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -106,7 +121,8 @@ final class CliProcess implements AutoCloseable {
 
     /** Sends SIGTERM; everything it printed until it exits, and its exit code. */
     CliRun terminate() throws Exception {
-        process.toHandle().destroy(); // SIGTERM, leaving the output stream open (Process.destroy closes it)
+        process.toHandle()
+                .destroy(); // SIGTERM, leaving the output stream open (Process.destroy closes it)
         return finish();
     }
 

@@ -34,8 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DebugLogsIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     /** A CLI process at DEBUG whose every output line is kept. */
     static final class Logged implements AutoCloseable {
@@ -45,24 +44,36 @@ class DebugLogsIT {
         final Thread drain;
 
         Logged(String... args) throws Exception {
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=debug", "-jar",
-                    Path.of("target", "cri4j-cli.jar").toAbsolutePath().toString()));
+            List<String> cmd =
+                    new ArrayList<>(
+                            List.of(
+                                    Path.of(System.getProperty("java.home"), "bin", "java")
+                                            .toString(),
+                                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=debug",
+                                    "-jar",
+                                    Path.of("target", "cri4j-cli.jar")
+                                            .toAbsolutePath()
+                                            .toString()));
             cmd.addAll(List.of(args));
             process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            drain = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null; ) {
-                        synchronized (lines) {
-                            lines.add(l);
-                        }
-                        fresh.add(l);
-                    }
-                } catch (Exception ignored) {
-                    // the process is gone
-                }
-            });
+            drain =
+                    new Thread(
+                            () -> {
+                                try (BufferedReader r =
+                                        new BufferedReader(
+                                                new InputStreamReader(
+                                                        process.getInputStream(),
+                                                        StandardCharsets.UTF_8))) {
+                                    for (String l; (l = r.readLine()) != null; ) {
+                                        synchronized (lines) {
+                                            lines.add(l);
+                                        }
+                                        fresh.add(l);
+                                    }
+                                } catch (Exception ignored) {
+                                    // the process is gone
+                                }
+                            });
             drain.setDaemon(true);
             drain.start();
         }
@@ -99,31 +110,78 @@ class DebugLogsIT {
         Path fakeSock = dir.resolve("fake.sock");
         Path proxySock = dir.resolve("proxy.sock");
         List<String> tokens = new ArrayList<>();
-        Logged fake = new Logged("fake-runtime", "--listen", "unix://" + fakeSock, "--streaming-address", "127.0.0.1:0");
+        Logged fake =
+                new Logged(
+                        "fake-runtime",
+                        "--listen",
+                        "unix://" + fakeSock,
+                        "--streaming-address",
+                        "127.0.0.1:0");
         Logged proxy;
         try (fake) {
             fake.await("serving runtime.v1");
-            proxy = new Logged("proxy", "--listen", "unix://" + proxySock, "--backend", "unix://" + fakeSock);
+            proxy =
+                    new Logged(
+                            "proxy",
+                            "--listen",
+                            "unix://" + proxySock,
+                            "--backend",
+                            "unix://" + fakeSock);
             try (proxy) {
                 proxy.await("cri4j proxy: serving");
                 ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(proxySock));
                 try {
-                    var rt = RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS);
-                    io.cri4j.cri.v1.ImageServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS)
-                            .pullImage(io.cri4j.cri.v1.PullImageRequest.newBuilder()
-                                    .setImage(ImageSpec.newBuilder().setImage("busybox")).build());
-                    PodSandboxConfig pod = PodSandboxConfig.newBuilder().setMetadata(PodSandboxMetadata.newBuilder()
-                            .setName("p").setNamespace("ns").setUid("u")).build();
-                    String sandbox = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
-                            .getPodSandboxId();
-                    String container = rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(sandbox)
-                            .setSandboxConfig(pod).setConfig(ContainerConfig.newBuilder()
-                                    .setMetadata(ContainerMetadata.newBuilder().setName("c"))
-                                    .setImage(ImageSpec.newBuilder().setImage("busybox"))).build()).getContainerId();
-                    rt.startContainer(StartContainerRequest.newBuilder().setContainerId(container).build());
+                    var rt =
+                            RuntimeServiceGrpc.newBlockingStub(ch)
+                                    .withDeadlineAfter(20, TimeUnit.SECONDS);
+                    io.cri4j.cri.v1.ImageServiceGrpc.newBlockingStub(ch)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .pullImage(
+                                    io.cri4j.cri.v1.PullImageRequest.newBuilder()
+                                            .setImage(ImageSpec.newBuilder().setImage("busybox"))
+                                            .build());
+                    PodSandboxConfig pod =
+                            PodSandboxConfig.newBuilder()
+                                    .setMetadata(
+                                            PodSandboxMetadata.newBuilder()
+                                                    .setName("p")
+                                                    .setNamespace("ns")
+                                                    .setUid("u"))
+                                    .build();
+                    String sandbox =
+                            rt.runPodSandbox(
+                                            RunPodSandboxRequest.newBuilder()
+                                                    .setConfig(pod)
+                                                    .build())
+                                    .getPodSandboxId();
+                    String container =
+                            rt.createContainer(
+                                            CreateContainerRequest.newBuilder()
+                                                    .setPodSandboxId(sandbox)
+                                                    .setSandboxConfig(pod)
+                                                    .setConfig(
+                                                            ContainerConfig.newBuilder()
+                                                                    .setMetadata(
+                                                                            ContainerMetadata
+                                                                                    .newBuilder()
+                                                                                    .setName("c"))
+                                                                    .setImage(
+                                                                            ImageSpec.newBuilder()
+                                                                                    .setImage(
+                                                                                            "busybox")))
+                                                    .build())
+                                    .getContainerId();
+                    rt.startContainer(
+                            StartContainerRequest.newBuilder().setContainerId(container).build());
                     for (int i = 0; i < 3; i++) {
-                        String url = rt.exec(ExecRequest.newBuilder().setContainerId(container).addCmd("date")
-                                .setStdout(true).build()).getUrl();
+                        String url =
+                                rt.exec(
+                                                ExecRequest.newBuilder()
+                                                        .setContainerId(container)
+                                                        .addCmd("date")
+                                                        .setStdout(true)
+                                                        .build())
+                                        .getUrl();
                         String path = URI.create(url).getPath();
                         tokens.add(path.substring(path.lastIndexOf('/') + 1));
                     }
@@ -137,10 +195,13 @@ class DebugLogsIT {
         for (String t : tokens) {
             // as text, and as the hex dumps of a frame logger (which may cut a payload short)
             String head = t.substring(0, 8);
-            String hex = java.util.HexFormat.of().formatHex(head.getBytes(StandardCharsets.US_ASCII));
+            String hex =
+                    java.util.HexFormat.of().formatHex(head.getBytes(StandardCharsets.US_ASCII));
             for (Logged l : List.of(fake, proxy)) {
-                assertThat(l.all()).as("log of %s", l == fake ? "fake-runtime" : "proxy")
-                        .doesNotContain(head).doesNotContainIgnoringCase(hex);
+                assertThat(l.all())
+                        .as("log of %s", l == fake ? "fake-runtime" : "proxy")
+                        .doesNotContain(head)
+                        .doesNotContainIgnoringCase(hex);
             }
         }
     }

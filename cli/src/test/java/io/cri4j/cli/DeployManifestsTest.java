@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  */
 class DeployManifestsTest {
 
-    static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.cri4j(?:\\.[a-z][a-z0-9]*)+\\.[A-Z]\\w*");
+    static final Pattern CLASS_NAME =
+            Pattern.compile("\\bio\\.cri4j(?:\\.[a-z][a-z0-9]*)+\\.[A-Z]\\w*");
 
     static List<String> classNames(Path file) throws Exception {
         Matcher m = CLASS_NAME.matcher(Files.readString(file));
@@ -29,13 +30,25 @@ class DeployManifestsTest {
     void everyMainClassTheManifestsAndTheImageNameIsThisModules() throws Exception {
         List<Path> files;
         try (Stream<Path> s = Files.list(Path.of("..", "deploy"))) {
-            files = Stream.concat(s.filter(p -> p.toString().endsWith(".yaml") || p.toString().endsWith(".service")),
-                    Stream.of(Path.of("pom.xml"))).sorted().toList();
+            files =
+                    Stream.concat(
+                                    s.filter(
+                                            p ->
+                                                    p.toString().endsWith(".yaml")
+                                                            || p.toString().endsWith(".service")),
+                                    Stream.of(Path.of("pom.xml")))
+                            .sorted()
+                            .toList();
         }
-        assertThat(files).as("the manifests").anyMatch(p -> p.getFileName().toString().equals("cri4j-nri-daemonset.yaml"));
-        assertThat(classNames(Path.of("..", "deploy", "cri4j-nri-daemonset.yaml"))).as("the NRI DaemonSet's command")
+        assertThat(files)
+                .as("the manifests")
+                .anyMatch(p -> p.getFileName().toString().equals("cri4j-nri-daemonset.yaml"));
+        assertThat(classNames(Path.of("..", "deploy", "cri4j-nri-daemonset.yaml")))
+                .as("the NRI DaemonSet's command")
                 .containsExactly(Cri4jCli.class.getName());
-        assertThat(classNames(Path.of("pom.xml"))).as("the image's entrypoint").contains(Cri4jCli.class.getName());
+        assertThat(classNames(Path.of("pom.xml")))
+                .as("the image's entrypoint")
+                .contains(Cri4jCli.class.getName());
         for (Path f : files) {
             for (String name : classNames(f)) {
                 Method main = Class.forName(name).getMethod("main", String[].class);

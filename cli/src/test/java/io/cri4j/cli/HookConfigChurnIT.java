@@ -41,7 +41,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -67,8 +66,7 @@ class HookConfigChurnIT {
     private static final int HOOKS = 4;
     private static final int OPERATIONS = 1_000;
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     /** Hook server i marks every container it sees with the annotation seen-h<i>. */
     private static Hook marker(int i) {
@@ -80,16 +78,15 @@ class HookConfigChurnIT {
 
             @Override
             public HookResult createContainer(PodSandbox pod, Container c) {
-                return HookResult.adjust(Adjustments.create().addAnnotation("seen-h" + i, "1").build());
+                return HookResult.adjust(
+                        Adjustments.create().addAnnotation("seen-h" + i, "1").build());
             }
 
             @Override
-            public void startContainer(PodSandbox pod, Container c) {
-            }
+            public void startContainer(PodSandbox pod, Container c) {}
 
             @Override
-            public void postStartContainer(PodSandbox pod, Container c) {
-            }
+            public void postStartContainer(PodSandbox pod, Container c) {}
 
             @Override
             public HookResult stopContainer(PodSandbox pod, Container c) {
@@ -102,28 +99,40 @@ class HookConfigChurnIT {
             }
 
             @Override
-            public void stopPodSandbox(PodSandbox pod) {
-            }
+            public void stopPodSandbox(PodSandbox pod) {}
 
             @Override
-            public void removePodSandbox(PodSandbox pod) {
-            }
+            public void removePodSandbox(PodSandbox pod) {}
         };
     }
 
     private String validConfig(int i, Random r) {
         List<String> points = new ArrayList<>(List.of("PreCreateContainer"));
-        for (String p : new String[] {"PreRunPodSandbox", "PostStartContainer", "PostStopContainer",
-                "PreStartContainer", "PreRemovePodSandbox", "PostStopPodSandbox"}) {
+        for (String p :
+                new String[] {
+                    "PreRunPodSandbox",
+                    "PostStartContainer",
+                    "PostStopContainer",
+                    "PreStartContainer",
+                    "PreRemovePodSandbox",
+                    "PostStopPodSandbox"
+                }) {
             if (r.nextBoolean()) {
                 points.add(p);
             }
         }
         String[] timeouts = {"5s", "10s", "1m", "30s", "1h"};
-        return "{\"remote-endpoint\": \"unix://" + dir.resolve("h" + i + ".sock") + "\", \"failure-policy\": \""
-                + (r.nextBoolean() ? "Fail" : "Ignore") + "\", \"runtime-hooks\": [\"" + String.join("\", \"", points)
-                + "\"], \"index\": " + r.nextInt(100) + ", \"timeout\": \""
-                + timeouts[r.nextInt(timeouts.length)] + "\"}";
+        return "{\"remote-endpoint\": \"unix://"
+                + dir.resolve("h" + i + ".sock")
+                + "\", \"failure-policy\": \""
+                + (r.nextBoolean() ? "Fail" : "Ignore")
+                + "\", \"runtime-hooks\": [\""
+                + String.join("\", \"", points)
+                + "\"], \"index\": "
+                + r.nextInt(100)
+                + ", \"timeout\": \""
+                + timeouts[r.nextInt(timeouts.length)]
+                + "\"}";
     }
 
     /** Removes whatever {@code p} is (file, link, FIFO or directory). */
@@ -154,7 +163,10 @@ class HookConfigChurnIT {
                 if (hook < 0) {
                     return false;
                 }
-                Files.writeString(f, validConfig(hook, r), StandardCharsets.UTF_8); // in place: seen half written
+                Files.writeString(
+                        f,
+                        validConfig(hook, r),
+                        StandardCharsets.UTF_8); // in place: seen half written
                 return true;
             }
             case 1 -> {
@@ -167,9 +179,16 @@ class HookConfigChurnIT {
                 return true;
             }
             case 2 -> Files.writeString(f, "{\"remote-endpoint\": ", StandardCharsets.UTF_8);
-            case 3 -> Files.writeString(f, validConfig(Math.max(hook, 0), r).replaceFirst("\"timeout\": \"[^\"]*\"",
-                    r.nextBoolean() ? "\"timeout\": \"999999999999999999m\"" : "\"timeout\": \"9223372036854775807s\""),
-                    StandardCharsets.UTF_8);
+            case 3 ->
+                    Files.writeString(
+                            f,
+                            validConfig(Math.max(hook, 0), r)
+                                    .replaceFirst(
+                                            "\"timeout\": \"[^\"]*\"",
+                                            r.nextBoolean()
+                                                    ? "\"timeout\": \"999999999999999999m\""
+                                                    : "\"timeout\": \"9223372036854775807s\""),
+                            StandardCharsets.UTF_8);
             case 4 -> mkfifo(f);
             case 5 -> Files.createSymbolicLink(f, Path.of("/dev/zero"));
             case 6 -> {
@@ -194,24 +213,40 @@ class HookConfigChurnIT {
         Files.createDirectories(conf);
         List<HookServer> servers = new ArrayList<>();
         ExecutorService lifecycles = Executors.newFixedThreadPool(2);
-        try (FakeCriServer fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("fake.sock"))).build()
-                .start()) {
+        try (FakeCriServer fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("fake.sock")))
+                        .build()
+                        .start()) {
             for (int i = 0; i < HOOKS; i++) {
                 servers.add(HookServer.start(dir.resolve("h" + i + ".sock"), List.of(marker(i))));
             }
             Path proxySock = dir.resolve("proxy.sock");
-            CliProcess proxy = CliProcess.start("proxy", "--listen", "unix://" + proxySock, "--backend",
-                    "unix://" + dir.resolve("fake.sock"), "--hook-config-dir", conf.toString());
+            CliProcess proxy =
+                    CliProcess.start(
+                            "proxy",
+                            "--listen",
+                            "unix://" + proxySock,
+                            "--backend",
+                            "unix://" + dir.resolve("fake.sock"),
+                            "--hook-config-dir",
+                            conf.toString());
             boolean terminated = false;
             try {
-                for (String line = proxy.nextLine(); !line.startsWith("cri4j proxy: serving"); line = proxy.nextLine()) {
+                for (String line = proxy.nextLine();
+                        !line.startsWith("cri4j proxy: serving");
+                        line = proxy.nextLine()) {
                     assertThat(line).doesNotContain("\tat ");
                 }
                 proxy.drain(); // it warns about every bad file version
                 ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(proxySock));
                 try {
-                    ImageServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS).pullImage(
-                            PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage("busybox")).build());
+                    ImageServiceGrpc.newBlockingStub(ch)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .pullImage(
+                                    PullImageRequest.newBuilder()
+                                            .setImage(ImageSpec.newBuilder().setImage("busybox"))
+                                            .build());
                     AtomicBoolean churning = new AtomicBoolean(true);
                     AtomicInteger done = new AtomicInteger();
                     java.util.concurrent.Semaphore finished = new java.util.concurrent.Semaphore(0);
@@ -219,19 +254,22 @@ class HookConfigChurnIT {
                     List<Future<?>> runners = new ArrayList<>();
                     for (int t = 0; t < 2; t++) {
                         int runner = t;
-                        runners.add(lifecycles.submit(() -> {
-                            // bounded: stops with the churn, and after 5,000 lifecycles at most
-                            for (int n = 0; churning.get() && n < 5_000; n++) {
-                                try {
-                                    lifecycle(ch, runner + "-" + n);
-                                    done.incrementAndGet();
-                                } catch (StatusRuntimeException e) {
-                                    failures.add(e.getStatus().toString());
-                                } finally {
-                                    finished.release();
-                                }
-                            }
-                        }));
+                        runners.add(
+                                lifecycles.submit(
+                                        () -> {
+                                            // bounded: stops with the churn, and after 5,000
+                                            // lifecycles at most
+                                            for (int n = 0; churning.get() && n < 5_000; n++) {
+                                                try {
+                                                    lifecycle(ch, runner + "-" + n);
+                                                    done.incrementAndGet();
+                                                } catch (StatusRuntimeException e) {
+                                                    failures.add(e.getStatus().toString());
+                                                } finally {
+                                                    finished.release();
+                                                }
+                                            }
+                                        }));
                     }
                     String[] names = {"f0", "f1", "f2", "f3", "noise0", "noise1"};
                     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
@@ -240,8 +278,11 @@ class HookConfigChurnIT {
                         int which = r.nextInt(names.length);
                         operate(conf, names[which], which < HOOKS ? which : -1, r);
                         if (op % 2 == 1) {
-                            // the churn keeps pace with the lifecycles: one ends for every two operations
-                            assertThat(finished.tryAcquire(60, TimeUnit.SECONDS)).as("a lifecycle ended").isTrue();
+                            // the churn keeps pace with the lifecycles: one ends for every two
+                            // operations
+                            assertThat(finished.tryAcquire(60, TimeUnit.SECONDS))
+                                    .as("a lifecycle ended")
+                                    .isTrue();
                         }
                     }
                     // the last valid files: each hook file written valid or removed, noise removed
@@ -262,25 +303,37 @@ class HookConfigChurnIT {
                     for (Future<?> f : runners) {
                         f.get(2, TimeUnit.MINUTES);
                     }
-                    assertThat(failures).as("failed lifecycles of %d (seed %d)", done.get() + failures.size(), seed)
+                    assertThat(failures)
+                            .as(
+                                    "failed lifecycles of %d (seed %d)",
+                                    done.get() + failures.size(), seed)
                             .isEmpty();
                     assertThat(done.get()).as("lifecycles run during the churn").isPositive();
-                    System.out.printf("HookConfigChurnIT: %d file operations, %d pod lifecycles, 0 failed (seed %d)%n",
+                    System.out.printf(
+                            "HookConfigChurnIT: %d file operations, %d pod lifecycles, 0 failed (seed %d)%n",
                             OPERATIONS, done.get(), seed);
-                    assertThat(seen).as("hooks in force at the end (seed %d)", seed).isEqualTo(expected);
+                    assertThat(seen)
+                            .as("hooks in force at the end (seed %d)", seed)
+                            .isEqualTo(expected);
                 } finally {
                     ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 }
                 long t0 = System.nanoTime();
                 proxy.process().destroy();
                 terminated = proxy.process().waitFor(5, TimeUnit.SECONDS);
-                assertThat(terminated).as("the proxy exits within 5 s of SIGTERM, a FIFO in its directory")
+                assertThat(terminated)
+                        .as("the proxy exits within 5 s of SIGTERM, a FIFO in its directory")
                         .isTrue();
-                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThanOrEqualTo(5_000);
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
+                        .isLessThanOrEqualTo(5_000);
                 String log = proxy.drained();
                 assertThat(log).as("the proxy's log").doesNotContain("\tat ", "OutOfMemoryError");
-                long warnings = log.lines().filter(l -> l.contains("WARN") && l.contains("hook config")).count();
-                assertThat(warnings).as("one warning per bad file version, not per rescan")
+                long warnings =
+                        log.lines()
+                                .filter(l -> l.contains("WARN") && l.contains("hook config"))
+                                .count();
+                assertThat(warnings)
+                        .as("one warning per bad file version, not per rescan")
                         .isLessThanOrEqualTo(OPERATIONS);
             } finally {
                 if (!terminated) {
@@ -296,7 +349,8 @@ class HookConfigChurnIT {
     }
 
     /** The hook annotations a container created now gets, once they equal {@code expected} (≤ 30 s). */
-    private static Map<String, String> awaitAnnotations(ManagedChannel ch, Map<String, String> expected) {
+    private static Map<String, String> awaitAnnotations(
+            ManagedChannel ch, Map<String, String> expected) {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         Map<String, String> seen;
         int n = 0;
@@ -309,19 +363,42 @@ class HookConfigChurnIT {
     /** One pod with one container through its whole life; the hook annotations its container got. */
     private static Map<String, String> lifecycle(ManagedChannel ch, String name) {
         var rt = RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
-        PodSandboxConfig pod = PodSandboxConfig.newBuilder().setMetadata(PodSandboxMetadata.newBuilder()
-                .setName("p" + name).setNamespace("churn").setUid("u" + name)).build();
-        String sandbox = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
-        String id = rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(sandbox).setSandboxConfig(pod)
-                .setConfig(ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName("c"))
-                        .setImage(ImageSpec.newBuilder().setImage("busybox"))).build()).getContainerId();
+        PodSandboxConfig pod =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName("p" + name)
+                                        .setNamespace("churn")
+                                        .setUid("u" + name))
+                        .build();
+        String sandbox =
+                rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                        .getPodSandboxId();
+        String id =
+                rt.createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(sandbox)
+                                        .setSandboxConfig(pod)
+                                        .setConfig(
+                                                ContainerConfig.newBuilder()
+                                                        .setMetadata(
+                                                                ContainerMetadata.newBuilder()
+                                                                        .setName("c"))
+                                                        .setImage(
+                                                                ImageSpec.newBuilder()
+                                                                        .setImage("busybox")))
+                                        .build())
+                        .getContainerId();
         Map<String, String> marks = new TreeMap<>();
-        rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(id).build()).getStatus()
-                .getAnnotationsMap().forEach((k, v) -> {
-                    if (k.startsWith("seen-h")) {
-                        marks.put(k, v);
-                    }
-                });
+        rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(id).build())
+                .getStatus()
+                .getAnnotationsMap()
+                .forEach(
+                        (k, v) -> {
+                            if (k.startsWith("seen-h")) {
+                                marks.put(k, v);
+                            }
+                        });
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(id).build());
         rt.stopContainer(StopContainerRequest.newBuilder().setContainerId(id).build());
         rt.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(id).build());

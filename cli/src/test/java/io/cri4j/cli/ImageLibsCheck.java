@@ -23,36 +23,46 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ImageLibsCheck {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
     void theImageHoldsTheCommandLineAndNoJUnitClass() throws Exception {
         Path tar = Path.of("target", "jib-image.tar").toAbsolutePath();
-        assertThat(tar).as("the image, built by mvn -pl cli -am -Pimage -DskipTests package").exists();
+        assertThat(tar)
+                .as("the image, built by mvn -pl cli -am -Pimage -DskipTests package")
+                .exists();
         Path image = dir.resolve("image");
         untar(tar, image);
         // a docker-archive: manifest.json names the layer files, base layer first
-        JsonArray layers = JsonParser.parseString(Files.readString(image.resolve("manifest.json")))
-                .getAsJsonArray().get(0).getAsJsonObject().getAsJsonArray("Layers");
+        JsonArray layers =
+                JsonParser.parseString(Files.readString(image.resolve("manifest.json")))
+                        .getAsJsonArray()
+                        .get(0)
+                        .getAsJsonObject()
+                        .getAsJsonArray("Layers");
         Path root = dir.resolve("root");
         for (var layer : layers) {
             untar(image.resolve(layer.getAsString()), root);
         }
         assertThat(root.resolve("app/classes/io/cri4j/cli/Cri4jCli.class")).exists();
-        assertThat(Files.readString(root.resolve("app/jib-classpath-file"))).contains("/app/libs/picocli-");
+        assertThat(Files.readString(root.resolve("app/jib-classpath-file")))
+                .contains("/app/libs/picocli-");
         List<Path> libs;
         try (Stream<Path> s = Files.list(root.resolve("app/libs"))) {
             libs = s.toList();
         }
-        assertThat(libs).as("the image's libs").anyMatch(p -> p.getFileName().toString().startsWith("picocli-"))
+        assertThat(libs)
+                .as("the image's libs")
+                .anyMatch(p -> p.getFileName().toString().startsWith("picocli-"))
                 .noneMatch(p -> p.getFileName().toString().contains("junit"));
         for (Path lib : libs) {
-            assertThat(ProductionClasspathIT.junitEntries(lib)).as("JUnit classes in the image's %s", lib.getFileName())
+            assertThat(ProductionClasspathIT.junitEntries(lib))
+                    .as("JUnit classes in the image's %s", lib.getFileName())
                     .isEmpty();
         }
         try (Stream<Path> all = Files.walk(root.resolve("app"))) {
-            assertThat(all.map(p -> root.relativize(p).toString())).as("the image's classes and resources")
+            assertThat(all.map(p -> root.relativize(p).toString()))
+                    .as("the image's classes and resources")
                     .noneMatch(p -> p.contains("org/junit") || p.contains("org/opentest4j"));
         }
     }
@@ -60,8 +70,10 @@ class ImageLibsCheck {
     /** Extracts a tar (gzip-compressed or not) with the system's tar. */
     static void untar(Path tar, Path into) throws IOException, InterruptedException {
         Files.createDirectories(into);
-        Process p = new ProcessBuilder("tar", "-xf", tar.toString(), "-C", into.toString()).redirectErrorStream(true)
-                .start();
+        Process p =
+                new ProcessBuilder("tar", "-xf", tar.toString(), "-C", into.toString())
+                        .redirectErrorStream(true)
+                        .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(2, TimeUnit.MINUTES)).as("tar -xf %s", tar).isTrue();
         assertThat(p.exitValue()).as("tar -xf %s: %s", tar, out).isZero();

@@ -30,13 +30,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class JvmDefaultsIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     static List<String> scriptDefaults() throws Exception {
         for (String l : Files.readAllLines(Path.of("..", "cri4j"))) {
             if (l.startsWith("defaults=")) {
-                return Arrays.asList(l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
+                return Arrays.asList(
+                        l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
             }
         }
         throw new AssertionError("./cri4j has no defaults= line");
@@ -60,55 +60,85 @@ class JvmDefaultsIT {
     @Test
     void theScriptAndTheImageSetTheSameBoundedDefaults() throws Exception {
         List<String> defaults = scriptDefaults();
-        assertThat(defaults).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"))
-                .anyMatch(f -> f.startsWith("-XX:MaxMetaspaceSize=")).anyMatch(f -> f.startsWith("-XX:MaxDirectMemorySize="));
-        assertThat(imageFlags()).as("the container image's JVM flags").containsExactlyElementsOf(defaults);
+        assertThat(defaults)
+                .contains("-XX:+UseSerialGC")
+                .anyMatch(f -> f.startsWith("-Xmx"))
+                .anyMatch(f -> f.startsWith("-XX:MaxMetaspaceSize="))
+                .anyMatch(f -> f.startsWith("-XX:MaxDirectMemorySize="));
+        assertThat(imageFlags())
+                .as("the container image's JVM flags")
+                .containsExactlyElementsOf(defaults);
     }
 
     @Test
     void aProcessStartedByTheScriptRunsWithThemAndStaysBoundedUnderLoad() throws Exception {
         Path socket = dir.resolve("fake.sock");
-        Process p = new ProcessBuilder("bash", Path.of("..", "cri4j").toString(), "fake-runtime", "--listen",
-                "unix://" + socket).redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder(
+                                "bash",
+                                Path.of("..", "cri4j").toString(),
+                                "fake-runtime",
+                                "--listen",
+                                "unix://" + socket)
+                        .redirectErrorStream(true)
+                        .start();
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            String first = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return out.readLine();
-                } catch (Exception e) {
-                    return null;
-                }
-            }).get(60, TimeUnit.SECONDS);
+            BufferedReader out =
+                    new BufferedReader(
+                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String first =
+                    CompletableFuture.supplyAsync(
+                                    () -> {
+                                        try {
+                                            return out.readLine();
+                                        } catch (Exception e) {
+                                            return null;
+                                        }
+                                    })
+                            .get(60, TimeUnit.SECONDS);
             assertThat(first).contains("serving");
-            Thread drain = new Thread(() -> {
-                try {
-                    while (out.readLine() != null) {
-                        // keep the pipe empty
-                    }
-                } catch (Exception e) {
-                    // gone
-                }
-            });
+            Thread drain =
+                    new Thread(
+                            () -> {
+                                try {
+                                    while (out.readLine() != null) {
+                                        // keep the pipe empty
+                                    }
+                                } catch (Exception e) {
+                                    // gone
+                                }
+                            });
             drain.setDaemon(true);
             drain.start();
-            Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
-                    Long.toString(p.pid()), "VM.flags").redirectErrorStream(true).start();
+            Process jcmd =
+                    new ProcessBuilder(
+                                    Path.of(System.getProperty("java.home"), "bin", "jcmd")
+                                            .toString(),
+                                    Long.toString(p.pid()),
+                                    "VM.flags")
+                            .redirectErrorStream(true)
+                            .start();
             String flags = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(jcmd.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(flags).as("flags of the JVM ./cri4j started").contains("-XX:+UseSerialGC",
-                    "-XX:MaxHeapSize=67108864");
+            assertThat(flags)
+                    .as("flags of the JVM ./cri4j started")
+                    .contains("-XX:+UseSerialGC", "-XX:MaxHeapSize=67108864");
             ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(socket));
             try {
                 var rt = RuntimeServiceGrpc.newBlockingStub(ch);
                 List<CompletableFuture<Void>> callers = new ArrayList<>();
                 for (int c = 0; c < 4; c++) {
-                    callers.add(CompletableFuture.runAsync(() -> {
-                        for (int i = 0; i < 5_000; i++) {
-                            rt.withDeadlineAfter(30, TimeUnit.SECONDS).version(VersionRequest.getDefaultInstance());
-                        }
-                    }));
+                    callers.add(
+                            CompletableFuture.runAsync(
+                                    () -> {
+                                        for (int i = 0; i < 5_000; i++) {
+                                            rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                                                    .version(VersionRequest.getDefaultInstance());
+                                        }
+                                    }));
                 }
-                CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+                CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new))
+                        .get(5, TimeUnit.MINUTES);
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
@@ -118,8 +148,12 @@ class JvmDefaultsIT {
                     rssKib = Long.parseLong(l.replaceAll("[^0-9]", ""));
                 }
             }
-            // measured: about 83 MiB with the defaults, about 210 MiB with the JVM's own (BENCHMARKS.md)
-            assertThat(rssKib / 1024).as("RSS (MiB) after 20,000 calls").isPositive().isLessThanOrEqualTo(128);
+            // measured: about 83 MiB with the defaults, about 210 MiB with the JVM's own
+            // (BENCHMARKS.md)
+            assertThat(rssKib / 1024)
+                    .as("RSS (MiB) after 20,000 calls")
+                    .isPositive()
+                    .isLessThanOrEqualTo(128);
         } finally {
             p.destroy();
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();

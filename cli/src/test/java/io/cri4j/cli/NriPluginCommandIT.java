@@ -42,15 +42,20 @@ import org.junit.jupiter.api.io.TempDir;
 class NriPluginCommandIT {
 
     @RegisterExtension
-    static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().containerd2WithNri().build();
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().containerd2WithNri().build();
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     static Path examplePluginJar() throws Exception {
         try (Stream<Path> built = Files.list(Path.of("..", "example-hook-plugin", "target"))) {
-            return built.filter(p -> p.getFileName().toString().matches("cri4j-example-hook-plugin-.*\\.jar"))
-                    .findFirst().orElseThrow(() -> new AssertionError("example-hook-plugin jar not built"));
+            return built.filter(
+                            p ->
+                                    p.getFileName()
+                                            .toString()
+                                            .matches("cri4j-example-hook-plugin-.*\\.jar"))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("example-hook-plugin jar not built"));
         }
     }
 
@@ -59,44 +64,103 @@ class NriPluginCommandIT {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         Path jar = examplePluginJar();
         Files.copy(jar, plugins.resolve(jar.getFileName()));
-        CliProcess cli = CliProcess.start("nri-plugin", "--socket", "unix://" + CONTAINERD.nriSocket(),
-                "--plugins", plugins.toString(), "--name", "cri4j-example", "--index", "30");
+        CliProcess cli =
+                CliProcess.start(
+                        "nri-plugin",
+                        "--socket",
+                        "unix://" + CONTAINERD.nriSocket(),
+                        "--plugins",
+                        plugins.toString(),
+                        "--name",
+                        "cri4j-example",
+                        "--index",
+                        "30");
         StringBuilder out = new StringBuilder();
-        for (String line = cli.nextLine(); !line.contains("registered with"); line = cli.nextLine()) {
+        for (String line = cli.nextLine();
+                !line.contains("registered with");
+                line = cli.nextLine()) {
             out.append(line).append('\n');
         }
         assertThat(out.toString()).contains("hook 'owner-team' (index 50): CreateContainer");
-        CONTAINERD.containerd().awaitNriPluginRegistrations("30-cri4j-example", 1, Duration.ofSeconds(10));
+        CONTAINERD
+                .containerd()
+                .awaitNriPluginRegistrations("30-cri4j-example", 1, Duration.ofSeconds(10));
 
         ManagedChannel channel = CriChannels.newChannel(CONTAINERD.endpoint());
         try {
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime = RuntimeServiceGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(60, TimeUnit.SECONDS);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
+                    RuntimeServiceGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(60, TimeUnit.SECONDS);
             String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-            ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                    PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
-            for (Map.Entry<String, String> c : Map.of("storage", "storage", "", "unassigned").entrySet()) {
-                PodSandboxConfig pod = PodSandboxConfig.newBuilder()
-                        .setMetadata(PodSandboxMetadata.newBuilder().setName("db" + c.getKey()).setNamespace("ns")
-                                .setUid(UUID.randomUUID().toString()))
-                        .putAllLabels(c.getKey().isEmpty() ? Map.of() : Map.of("team", c.getKey()))
-                        .setLogDirectory(dir.toString())
-                        .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext
-                                .newBuilder().setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
-                        .build();
-                String podId = runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
-                        .getPodSandboxId();
-                String id = runtime.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
-                        .setSandboxConfig(pod).setConfig(ContainerConfig.newBuilder()
-                                .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                                .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("3600")
-                                .setLogPath("app.log")).build()).getContainerId();
-                var spec = JsonParser.parseString(runtime.containerStatus(ContainerStatusRequest.newBuilder()
-                        .setContainerId(id).setVerbose(true).build()).getInfoOrThrow("info")).getAsJsonObject()
-                        .getAsJsonObject("runtimeSpec");
+            ImageServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .pullImage(
+                            PullImageRequest.newBuilder()
+                                    .setImage(ImageSpec.newBuilder().setImage(image))
+                                    .build());
+            for (Map.Entry<String, String> c :
+                    Map.of("storage", "storage", "", "unassigned").entrySet()) {
+                PodSandboxConfig pod =
+                        PodSandboxConfig.newBuilder()
+                                .setMetadata(
+                                        PodSandboxMetadata.newBuilder()
+                                                .setName("db" + c.getKey())
+                                                .setNamespace("ns")
+                                                .setUid(UUID.randomUUID().toString()))
+                                .putAllLabels(
+                                        c.getKey().isEmpty()
+                                                ? Map.of()
+                                                : Map.of("team", c.getKey()))
+                                .setLogDirectory(dir.toString())
+                                .setLinux(
+                                        LinuxPodSandboxConfig.newBuilder()
+                                                .setSecurityContext(
+                                                        LinuxSandboxSecurityContext.newBuilder()
+                                                                .setNamespaceOptions(
+                                                                        NamespaceOption.newBuilder()
+                                                                                .setNetwork(
+                                                                                        NamespaceMode
+                                                                                                .NODE))))
+                                .build();
+                String podId =
+                        runtime.runPodSandbox(
+                                        RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                                .getPodSandboxId();
+                String id =
+                        runtime.createContainer(
+                                        CreateContainerRequest.newBuilder()
+                                                .setPodSandboxId(podId)
+                                                .setSandboxConfig(pod)
+                                                .setConfig(
+                                                        ContainerConfig.newBuilder()
+                                                                .setMetadata(
+                                                                        ContainerMetadata
+                                                                                .newBuilder()
+                                                                                .setName("app"))
+                                                                .setImage(
+                                                                        ImageSpec.newBuilder()
+                                                                                .setImage(image))
+                                                                .addCommand("sleep")
+                                                                .addArgs("3600")
+                                                                .setLogPath("app.log"))
+                                                .build())
+                                .getContainerId();
+                var spec =
+                        JsonParser.parseString(
+                                        runtime.containerStatus(
+                                                        ContainerStatusRequest.newBuilder()
+                                                                .setContainerId(id)
+                                                                .setVerbose(true)
+                                                                .build())
+                                                .getInfoOrThrow("info"))
+                                .getAsJsonObject()
+                                .getAsJsonObject("runtimeSpec");
                 assertThat(spec.getAsJsonObject("process").getAsJsonArray("env").toString())
                         .contains("CRI4J_TEAM=" + c.getValue());
-                assertThat(spec.getAsJsonObject("annotations").get("cri4j.io/owner-team").getAsString())
+                assertThat(
+                                spec.getAsJsonObject("annotations")
+                                        .get("cri4j.io/owner-team")
+                                        .getAsString())
                         .isEqualTo(c.getValue());
             }
         } finally {
@@ -115,11 +179,20 @@ class NriPluginCommandIT {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         Path jar = examplePluginJar();
         Files.copy(jar, plugins.resolve(jar.getFileName()));
-        CliRun run = CliProcess.start("nri-plugin", "--socket", "unix://" + dir.resolve("missing.sock"),
-                "--plugins", plugins.toString()).finish();
+        CliRun run =
+                CliProcess.start(
+                                "nri-plugin",
+                                "--socket",
+                                "unix://" + dir.resolve("missing.sock"),
+                                "--plugins",
+                                plugins.toString())
+                        .finish();
         assertThat(run.exitCode()).isNotZero();
-        assertThat(run.out()).contains("cri4j nri-plugin: cannot connect to the NRI socket "
-                + dir.resolve("missing.sock") + ": it does not exist (is the runtime running, with NRI enabled?)");
+        assertThat(run.out())
+                .contains(
+                        "cri4j nri-plugin: cannot connect to the NRI socket "
+                                + dir.resolve("missing.sock")
+                                + ": it does not exist (is the runtime running, with NRI enabled?)");
         assertThat(run.out()).doesNotContain("\tat ").doesNotContain("Exception");
     }
 
@@ -129,8 +202,16 @@ class NriPluginCommandIT {
         Path jar = examplePluginJar();
         Files.copy(jar, plugins.resolve(jar.getFileName()));
         Path later = dir.resolve("later.sock");
-        CliProcess cli = CliProcess.start("nri-plugin", "--socket", "unix://" + later, "--plugins",
-                plugins.toString(), "--name", "cri4j-waiting", "--wait");
+        CliProcess cli =
+                CliProcess.start(
+                        "nri-plugin",
+                        "--socket",
+                        "unix://" + later,
+                        "--plugins",
+                        plugins.toString(),
+                        "--name",
+                        "cri4j-waiting",
+                        "--wait");
         String line = cli.nextLine();
         while (!line.contains("waiting for")) {
             line = cli.nextLine();
@@ -140,7 +221,9 @@ class NriPluginCommandIT {
         while (!line.contains("registered with")) {
             line = cli.nextLine();
         }
-        CONTAINERD.containerd().awaitNriPluginRegistrations("50-cri4j-waiting", 1, Duration.ofSeconds(10));
+        CONTAINERD
+                .containerd()
+                .awaitNriPluginRegistrations("50-cri4j-waiting", 1, Duration.ofSeconds(10));
         assertThat(cli.terminate().exitCode()).isZero();
     }
 
@@ -148,11 +231,20 @@ class NriPluginCommandIT {
     void saysWhichEventsOfAHookNriCannotServe() throws Exception {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         TestJars.write(plugins.resolve("pod-level.jar"), PodLevelHook.class, "io.cri4j.hook.Hook");
-        CliRun run = CliProcess.start("nri-plugin", "--socket", "unix://" + dir.resolve("missing.sock"),
-                "--plugins", plugins.toString()).finish();
-        assertThat(run.out()).contains("cri4j nri-plugin: hook 'pod-level' (index 50): AdjustPodSandbox, CreateContainer")
-                .contains("cri4j nri-plugin: hook 'pod-level': NRI has no AdjustPodSandbox event; not served "
-                        + "here (the cri4j proxy serves it)");
+        CliRun run =
+                CliProcess.start(
+                                "nri-plugin",
+                                "--socket",
+                                "unix://" + dir.resolve("missing.sock"),
+                                "--plugins",
+                                plugins.toString())
+                        .finish();
+        assertThat(run.out())
+                .contains(
+                        "cri4j nri-plugin: hook 'pod-level' (index 50): AdjustPodSandbox, CreateContainer")
+                .contains(
+                        "cri4j nri-plugin: hook 'pod-level': NRI has no AdjustPodSandbox event; not served "
+                                + "here (the cri4j proxy serves it)");
     }
 
     @Test
@@ -162,29 +254,57 @@ class NriPluginCommandIT {
         Files.copy(jar, plugins.resolve(jar.getFileName()));
         Path cliJar = Path.of("target", "cri4j-cli.jar").toAbsolutePath();
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        // containerd starts NN-NAME executables from its plugin directory with only NRI_PLUGIN_* set
-        Path launcher = CONTAINERD.containerd().directory().resolve("nri").resolve("plugins").resolve("40-cri4j-launched");
-        Files.writeString(launcher, "#!/bin/sh\nexec " + java + " -jar " + cliJar + " nri-plugin --plugins "
-                + plugins + " > " + dir.resolve("launched.log") + " 2>&1\n");
+        // containerd starts NN-NAME executables from its plugin directory with only NRI_PLUGIN_*
+        // set
+        Path launcher =
+                CONTAINERD
+                        .containerd()
+                        .directory()
+                        .resolve("nri")
+                        .resolve("plugins")
+                        .resolve("40-cri4j-launched");
+        Files.writeString(
+                launcher,
+                "#!/bin/sh\nexec "
+                        + java
+                        + " -jar "
+                        + cliJar
+                        + " nri-plugin --plugins "
+                        + plugins
+                        + " > "
+                        + dir.resolve("launched.log")
+                        + " 2>&1\n");
         launcher.toFile().setExecutable(true);
         try {
             int before = CONTAINERD.containerd().nriPluginRegistrations("40-cri4j-launched");
-            CONTAINERD.containerd().restart(); // pre-installed plugins are started when containerd starts
+            CONTAINERD
+                    .containerd()
+                    .restart(); // pre-installed plugins are started when containerd starts
             try {
-                CONTAINERD.containerd().awaitNriPluginRegistrations("40-cri4j-launched", before + 1,
-                        Duration.ofSeconds(30));
+                CONTAINERD
+                        .containerd()
+                        .awaitNriPluginRegistrations(
+                                "40-cri4j-launched", before + 1, Duration.ofSeconds(30));
             } catch (IllegalStateException e) {
-                throw new AssertionError("the launched plugin's output:\n" + (Files.exists(dir.resolve("launched.log"))
-                        ? Files.readString(dir.resolve("launched.log")) : "(none)") + "\ncontainerd's NRI log:\n"
-                        + Files.readAllLines(CONTAINERD.containerd().logFile()).stream()
-                                .filter(l -> l.contains("plugin")).toList(), e);
+                throw new AssertionError(
+                        "the launched plugin's output:\n"
+                                + (Files.exists(dir.resolve("launched.log"))
+                                        ? Files.readString(dir.resolve("launched.log"))
+                                        : "(none)")
+                                + "\ncontainerd's NRI log:\n"
+                                + Files.readAllLines(CONTAINERD.containerd().logFile()).stream()
+                                        .filter(l -> l.contains("plugin"))
+                                        .toList(),
+                        e);
             }
             assertThat(Files.readString(dir.resolve("launched.log")))
                     .contains("registered with containerd 2.1.4")
                     .contains("the socket the runtime passed (NRI_PLUGIN_SOCKET)");
         } finally {
             Files.delete(launcher);
-            CONTAINERD.containerd().restart(); // stops the launched plugin: its socket closes, it exits
+            CONTAINERD
+                    .containerd()
+                    .restart(); // stops the launched plugin: its socket closes, it exits
         }
     }
 
@@ -194,31 +314,63 @@ class NriPluginCommandIT {
         Path jar = examplePluginJar();
         Files.copy(jar, plugins.resolve(jar.getFileName()));
         TestJars.write(plugins.resolve("second.jar"), SecondTeamHook.class, "io.cri4j.hook.Hook");
-        CliProcess cli = CliProcess.start("nri-plugin", "--socket", "unix://" + CONTAINERD.nriSocket(),
-                "--plugins", plugins.toString(), "--name", "cri4j-chain", "--index", "31");
+        CliProcess cli =
+                CliProcess.start(
+                        "nri-plugin",
+                        "--socket",
+                        "unix://" + CONTAINERD.nriSocket(),
+                        "--plugins",
+                        plugins.toString(),
+                        "--name",
+                        "cri4j-chain",
+                        "--index",
+                        "31");
         StringBuilder out = new StringBuilder();
-        for (String line = cli.nextLine(); !line.contains("registered with"); line = cli.nextLine()) {
+        for (String line = cli.nextLine();
+                !line.contains("registered with");
+                line = cli.nextLine()) {
             out.append(line).append('\n');
         }
-        assertThat(out.toString()).contains("2 hooks served as one NRI plugin, in this order: second (20), owner-team (50)");
-        CONTAINERD.containerd().awaitNriPluginRegistrations("31-cri4j-chain", 1, Duration.ofSeconds(10));
+        assertThat(out.toString())
+                .contains(
+                        "2 hooks served as one NRI plugin, in this order: second (20), owner-team (50)");
+        CONTAINERD
+                .containerd()
+                .awaitNriPluginRegistrations("31-cri4j-chain", 1, Duration.ofSeconds(10));
         ManagedChannel channel = CriChannels.newChannel(CONTAINERD.endpoint());
         try {
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime = RuntimeServiceGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(60, TimeUnit.SECONDS);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
+                    RuntimeServiceGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(60, TimeUnit.SECONDS);
             String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-            ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                    PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
+            ImageServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .pullImage(
+                            PullImageRequest.newBuilder()
+                                    .setImage(ImageSpec.newBuilder().setImage(image))
+                                    .build());
             Map<String, String> both = Map.of("team", "web");
             String id = createIn(runtime, image, both);
-            String env = JsonParser.parseString(runtime.containerStatus(ContainerStatusRequest.newBuilder()
-                    .setContainerId(id).setVerbose(true).build()).getInfoOrThrow("info")).getAsJsonObject()
-                    .getAsJsonObject("runtimeSpec").getAsJsonObject("process").getAsJsonArray("env").toString();
+            String env =
+                    JsonParser.parseString(
+                                    runtime.containerStatus(
+                                                    ContainerStatusRequest.newBuilder()
+                                                            .setContainerId(id)
+                                                            .setVerbose(true)
+                                                            .build())
+                                            .getInfoOrThrow("info"))
+                            .getAsJsonObject()
+                            .getAsJsonObject("runtimeSpec")
+                            .getAsJsonObject("process")
+                            .getAsJsonArray("env")
+                            .toString();
             assertThat(env).contains("CRI4J_TEAM=web").contains("CRI4J_SECOND=yes");
 
-            assertThatThrownBy(() -> createIn(runtime, image, Map.of("team", "web", "clash", "yes")))
+            assertThatThrownBy(
+                            () -> createIn(runtime, image, Map.of("team", "web", "clash", "yes")))
                     .isInstanceOf(io.grpc.StatusRuntimeException.class)
-                    .hasMessageContaining("second").hasMessageContaining("owner-team")
+                    .hasMessageContaining("second")
+                    .hasMessageContaining("owner-team")
                     .hasMessageContaining("CRI4J_TEAM");
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -226,21 +378,46 @@ class NriPluginCommandIT {
         assertThat(cli.terminate().exitCode()).isZero();
     }
 
-    private String createIn(RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime, String image,
+    private String createIn(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime,
+            String image,
             Map<String, String> labels) {
-        PodSandboxConfig pod = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName("p" + UUID.randomUUID().toString().substring(0, 8))
-                        .setNamespace("ns").setUid(UUID.randomUUID().toString()))
-                .putAllLabels(labels)
-                .setLogDirectory(dir.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext
-                        .newBuilder().setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
-                .build();
-        String podId = runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
-        return runtime.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
-                .setSandboxConfig(pod).setConfig(ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                        .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("3600")
-                        .setLogPath("app.log")).build()).getContainerId();
+        PodSandboxConfig pod =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName("p" + UUID.randomUUID().toString().substring(0, 8))
+                                        .setNamespace("ns")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .putAllLabels(labels)
+                        .setLogDirectory(dir.toString())
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode
+                                                                                        .NODE))))
+                        .build();
+        String podId =
+                runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                        .getPodSandboxId();
+        return runtime.createContainer(
+                        CreateContainerRequest.newBuilder()
+                                .setPodSandboxId(podId)
+                                .setSandboxConfig(pod)
+                                .setConfig(
+                                        ContainerConfig.newBuilder()
+                                                .setMetadata(
+                                                        ContainerMetadata.newBuilder()
+                                                                .setName("app"))
+                                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                                .addCommand("sleep")
+                                                .addArgs("3600")
+                                                .setLogPath("app.log"))
+                                .build())
+                .getContainerId();
     }
 }

@@ -10,8 +10,7 @@ import io.cri4j.nri.api.PodSandbox;
 public final class PodLevelHook implements Hook {
 
     /** For ServiceLoader. */
-    public PodLevelHook() {
-    }
+    public PodLevelHook() {}
 
     @Override
     public String name() {

@@ -29,7 +29,10 @@ class ProductionClasspathIT {
     /** The JUnit entries of a jar. */
     static List<String> junitEntries(Path jar) throws IOException {
         try (JarFile j = new JarFile(jar.toFile())) {
-            return j.stream().map(JarEntry::getName).filter(ProductionClasspathIT::isJUnit).toList();
+            return j.stream()
+                    .map(JarEntry::getName)
+                    .filter(ProductionClasspathIT::isJUnit)
+                    .toList();
         }
     }
 
@@ -41,8 +44,11 @@ class ProductionClasspathIT {
 
     @Test
     void theCheckFindsJUnitWhereItIs() throws IOException, URISyntaxException {
-        Path junitApi = Path.of(Test.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        assertThat(junitEntries(junitApi)).as("JUnit classes in %s", junitApi).contains("org/junit/jupiter/api/Test.class");
+        Path junitApi =
+                Path.of(Test.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertThat(junitEntries(junitApi))
+                .as("JUnit classes in %s", junitApi)
+                .contains("org/junit/jupiter/api/Test.class");
     }
 
     @Test
@@ -50,18 +56,26 @@ class ProductionClasspathIT {
         Path jar = Path.of("target", "cri4j-cli.jar");
         assertThat(jar).as("the shaded CLI jar (built in the package phase)").exists();
         List<String> names = entries(jar);
-        assertThat(names).as("the command line, its dependencies, the fake runtime of fake-runtime")
-                .contains("io/cri4j/cli/Cri4jCli.class", "picocli/CommandLine.class",
+        assertThat(names)
+                .as("the command line, its dependencies, the fake runtime of fake-runtime")
+                .contains(
+                        "io/cri4j/cli/Cri4jCli.class",
+                        "picocli/CommandLine.class",
                         "io/cri4j/testing/fake/FakeCriServer.class");
-        assertThat(names).as("JUnit classes in %s", jar).filteredOn(ProductionClasspathIT::isJUnit).isEmpty();
+        assertThat(names)
+                .as("JUnit classes in %s", jar)
+                .filteredOn(ProductionClasspathIT::isJUnit)
+                .isEmpty();
     }
 
     @Test
     void theRuntimeClassPathHoldsNoJUnitClass() throws IOException {
-        // written by maven-dependency-plugin (build-classpath, runtime scope): the jars the image's libs are
+        // written by maven-dependency-plugin (build-classpath, runtime scope): the jars the image's
+        // libs are
         String classpath = Files.readString(Path.of("target", "runtime-classpath.txt")).strip();
         List<Path> jars = Arrays.stream(classpath.split(File.pathSeparator)).map(Path::of).toList();
-        assertThat(jars).as("the runtime class path")
+        assertThat(jars)
+                .as("the runtime class path")
                 .anyMatch(p -> p.getFileName().toString().startsWith("picocli-"))
                 .anyMatch(p -> p.getFileName().toString().startsWith("cri4j-cri-testing-"))
                 .noneMatch(p -> p.getFileName().toString().contains("junit"))

@@ -25,29 +25,47 @@ class ProxyCommandIT {
 
     @Test
     void servesVersionThroughTheProxyUntilClosed() throws Exception {
-        try (CriServer backend = CriServer.builder(CriEndpoint.unix(dir.resolve("rt.sock")))
-                .addService(new RuntimeServiceGrpc.RuntimeServiceImplBase() {
-                    @Override
-                    public void version(VersionRequest r, StreamObserver<VersionResponse> o) {
-                        o.onNext(VersionResponse.newBuilder().setRuntimeName("behind-proxy").build());
-                        o.onCompleted();
-                    }
-                }).build().start()) {
+        try (CriServer backend =
+                CriServer.builder(CriEndpoint.unix(dir.resolve("rt.sock")))
+                        .addService(
+                                new RuntimeServiceGrpc.RuntimeServiceImplBase() {
+                                    @Override
+                                    public void version(
+                                            VersionRequest r, StreamObserver<VersionResponse> o) {
+                                        o.onNext(
+                                                VersionResponse.newBuilder()
+                                                        .setRuntimeName("behind-proxy")
+                                                        .build());
+                                        o.onCompleted();
+                                    }
+                                })
+                        .build()
+                        .start()) {
             ProxyCommand cmd = new ProxyCommand();
             StringWriter out = new StringWriter();
             CommandLine cli = new CommandLine(cmd);
             cli.setOut(new PrintWriter(out, true));
-            CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> cli.execute(
-                    "--listen", "unix://" + dir.resolve("proxy.sock"),
-                    "--backend", "unix://" + dir.resolve("rt.sock"),
-                    "--hook-config-dir", dir.resolve("hooks").toString(),
-                    "--plugins", dir.toString()));
+            CompletableFuture<Integer> exit =
+                    CompletableFuture.supplyAsync(
+                            () ->
+                                    cli.execute(
+                                            "--listen",
+                                            "unix://" + dir.resolve("proxy.sock"),
+                                            "--backend",
+                                            "unix://" + dir.resolve("rt.sock"),
+                                            "--hook-config-dir",
+                                            dir.resolve("hooks").toString(),
+                                            "--plugins",
+                                            dir.toString()));
             assertThat(cmd.started.await(20, TimeUnit.SECONDS)).isTrue();
             assertThat(out.toString()).contains("serving unix://" + dir.resolve("proxy.sock"));
             ManagedChannel ch = CriChannels.newChannel("unix://" + dir.resolve("proxy.sock"));
             try {
-                assertThat(RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .version(VersionRequest.getDefaultInstance()).getRuntimeName())
+                assertThat(
+                                RuntimeServiceGrpc.newBlockingStub(ch)
+                                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                                        .version(VersionRequest.getDefaultInstance())
+                                        .getRuntimeName())
                         .isEqualTo("behind-proxy");
             } finally {
                 ch.shutdownNow();
@@ -59,9 +77,15 @@ class ProxyCommandIT {
 
     @Test
     void badPluginDirectoryIsAClearError() {
-        CliRun run = CliRun.of("proxy", "--listen", "unix://" + dir.resolve("p.sock"),
-                "--backend", "unix://" + dir.resolve("rt.sock"),
-                "--plugins", dir.resolve("missing").toString());
+        CliRun run =
+                CliRun.of(
+                        "proxy",
+                        "--listen",
+                        "unix://" + dir.resolve("p.sock"),
+                        "--backend",
+                        "unix://" + dir.resolve("rt.sock"),
+                        "--plugins",
+                        dir.resolve("missing").toString());
         assertThat(run.exitCode()).isEqualTo(1);
         assertThat(run.err()).contains("is not a directory");
     }

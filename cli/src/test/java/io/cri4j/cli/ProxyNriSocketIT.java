@@ -1,7 +1,6 @@
 package io.cri4j.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
@@ -59,11 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ProxyNriSocketIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final List<AutoCloseable> toClose = new ArrayList<>();
     private final List<String> pods = new ArrayList<>();
@@ -75,13 +72,18 @@ class ProxyNriSocketIT {
     void cleanUp() throws Exception {
         ManagedChannel direct = CriChannels.newChannel(CONTAINERD.endpoint());
         try {
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub d = RuntimeServiceGrpc.newBlockingStub(direct);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub d =
+                    RuntimeServiceGrpc.newBlockingStub(direct);
             for (String p : pods) {
                 try {
-                    d.withDeadlineAfter(60, TimeUnit.SECONDS).stopPodSandbox(
-                            StopPodSandboxRequest.newBuilder().setPodSandboxId(p).build());
-                    d.withDeadlineAfter(60, TimeUnit.SECONDS).removePodSandbox(
-                            RemovePodSandboxRequest.newBuilder().setPodSandboxId(p).build());
+                    d.withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .stopPodSandbox(
+                                    StopPodSandboxRequest.newBuilder().setPodSandboxId(p).build());
+                    d.withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .removePodSandbox(
+                                    RemovePodSandboxRequest.newBuilder()
+                                            .setPodSandboxId(p)
+                                            .build());
                 } catch (StatusRuntimeException e) {
                     // the test's failure is the one to see
                 }
@@ -102,9 +104,17 @@ class ProxyNriSocketIT {
 
     /** Starts {@code ./cri4j proxy --nri-socket} and waits until it serves. */
     private void startProxy(String... extra) throws Exception {
-        List<String> args = new ArrayList<>(List.of("proxy", "--listen", "unix://" + dir.resolve("proxy.sock"),
-                "--backend", CONTAINERD.endpoint().toString(), "--no-observe-pulls",
-                "--nri-socket", "unix://" + dir.resolve("nri.sock")));
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "proxy",
+                                "--listen",
+                                "unix://" + dir.resolve("proxy.sock"),
+                                "--backend",
+                                CONTAINERD.endpoint().toString(),
+                                "--no-observe-pulls",
+                                "--nri-socket",
+                                "unix://" + dir.resolve("nri.sock")));
         args.addAll(List.of(extra));
         proxy = CliProcess.start(args.toArray(String[]::new));
         awaitLine("cri4j proxy: NRI plugins connect to unix://" + dir.resolve("nri.sock"));
@@ -133,19 +143,34 @@ class ProxyNriSocketIT {
     private String image() {
         if (image == null) {
             image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-            ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                    PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
+            ImageServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .pullImage(
+                            PullImageRequest.newBuilder()
+                                    .setImage(ImageSpec.newBuilder().setImage(image))
+                                    .build());
         }
         return image;
     }
 
     private PodSandboxConfig pod(String name, String... annotations) {
-        PodSandboxConfig.Builder b = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("nri")
-                        .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(dir.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext
-                        .newBuilder().setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))));
+        PodSandboxConfig.Builder b =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName(name)
+                                        .setNamespace("nri")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .setLogDirectory(dir.toString())
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode
+                                                                                        .NODE))));
         for (int i = 0; i < annotations.length; i += 2) {
             b.putAnnotations(annotations[i], annotations[i + 1]);
         }
@@ -153,23 +178,38 @@ class ProxyNriSocketIT {
     }
 
     private String runPod(PodSandboxConfig config) {
-        String id = rt().runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build()).getPodSandboxId();
+        String id =
+                rt().runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build())
+                        .getPodSandboxId();
         pods.add(id);
         return id;
     }
 
     private CreateContainerRequest container(String podId, PodSandboxConfig pod, String name) {
-        return CreateContainerRequest.newBuilder().setPodSandboxId(podId).setSandboxConfig(pod)
-                .setConfig(ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName(name))
-                        .setImage(ImageSpec.newBuilder().setImage(image())).addCommand("sleep").addArgs("3600")
-                        .setLogPath(name + ".log"))
+        return CreateContainerRequest.newBuilder()
+                .setPodSandboxId(podId)
+                .setSandboxConfig(pod)
+                .setConfig(
+                        ContainerConfig.newBuilder()
+                                .setMetadata(ContainerMetadata.newBuilder().setName(name))
+                                .setImage(ImageSpec.newBuilder().setImage(image()))
+                                .addCommand("sleep")
+                                .addArgs("3600")
+                                .setLogPath(name + ".log"))
                 .build();
     }
 
     private String exec(String ctr, String... cmd) {
-        var r = rt().execSync(ExecSyncRequest.newBuilder().setContainerId(ctr).addAllCmd(List.of(cmd))
-                .setTimeout(10).build());
-        assertThat(r.getExitCode()).as(String.join(" ", cmd) + ": " + r.getStderr().toStringUtf8()).isZero();
+        var r =
+                rt().execSync(
+                                ExecSyncRequest.newBuilder()
+                                        .setContainerId(ctr)
+                                        .addAllCmd(List.of(cmd))
+                                        .setTimeout(10)
+                                        .build());
+        assertThat(r.getExitCode())
+                .as(String.join(" ", cmd) + ": " + r.getStderr().toStringUtf8())
+                .isZero();
         return r.getStdout().toStringUtf8();
     }
 
@@ -180,26 +220,41 @@ class ProxyNriSocketIT {
     }
 
     @Test
-    void nrisGoPluginsChangeContainersOfContainerd16AndAreSynchronizedAfterARestart() throws Exception {
+    void nrisGoPluginsChangeContainersOfContainerd16AndAreSynchronizedAfterARestart()
+            throws Exception {
         startProxy();
-        NriGoPlugin logger = go("nri-logger", 20, "-add-env", "FROM_GO", "-add-annotation", "go.nri.io/seen");
+        NriGoPlugin logger =
+                go("nri-logger", 20, "-add-env", "FROM_GO", "-add-annotation", "go.nri.io/seen");
         go("nri-device-injector", 10);
-        awaitLine("NRI plugin 10-nri-device-injector registered", "NRI plugin 20-nri-logger registered");
+        awaitLine(
+                "NRI plugin 10-nri-device-injector registered",
+                "NRI plugin 20-nri-logger registered");
 
-        PodSandboxConfig pod = pod("go-plugins", "devices.nri.io/container.app",
-                "- path: /dev/cri4j-null\n  type: c\n  major: 1\n  minor: 3\n");
+        PodSandboxConfig pod =
+                pod(
+                        "go-plugins",
+                        "devices.nri.io/container.app",
+                        "- path: /dev/cri4j-null\n  type: c\n  major: 1\n  minor: 3\n");
         String podId = runPod(pod);
         String ctr = rt().createContainer(container(podId, pod, "app")).getContainerId();
         rt().startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
         // nri-logger sets what it adds to "logger-pid-<its pid>"
         String value = "logger-pid-" + logger.pid();
         assertThat(exec(ctr, "env").lines()).contains("FROM_GO=" + value);
-        assertThat(exec(ctr, "stat", "-c", "%F %t:%T", "/dev/cri4j-null")).isEqualTo("character special file 1:3\n");
-        assertThat(rt().containerStatus(ContainerStatusRequest.newBuilder().setContainerId(ctr).build())
-                .getStatus().getAnnotationsMap()).containsEntry("go.nri.io/seen", value);
+        assertThat(exec(ctr, "stat", "-c", "%F %t:%T", "/dev/cri4j-null"))
+                .isEqualTo("character special file 1:3\n");
+        assertThat(
+                        rt().containerStatus(
+                                        ContainerStatusRequest.newBuilder()
+                                                .setContainerId(ctr)
+                                                .build())
+                                .getStatus()
+                                .getAnnotationsMap())
+                .containsEntry("go.nri.io/seen", value);
         assertThat(Files.readString(logger.logFile())).contains("StartContainer").contains(ctr);
 
-        // the proxy restarts with the container running: a plugin connecting now gets it in Synchronize
+        // the proxy restarts with the container running: a plugin connecting now gets it in
+        // Synchronize
         CliRun stopped = proxy.terminate();
         assertThat(stopped.out()).doesNotContain("Exception");
         proxy = null;
@@ -207,7 +262,11 @@ class ProxyNriSocketIT {
         NriGoPlugin late = go("nri-logger", 30);
         awaitLine("NRI plugin 30-nri-logger registered");
         String log = Files.readString(late.logFile());
-        assertThat(log).contains("Synchronize").contains(podId).contains(ctr).contains("go-plugins")
+        assertThat(log)
+                .contains("Synchronize")
+                .contains(podId)
+                .contains(ctr)
+                .contains("go-plugins")
                 .contains("FROM_GO=" + value);
     }
 
@@ -230,7 +289,8 @@ class ProxyNriSocketIT {
     }
 
     static void signal(String signal, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+        Process p =
+                new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
         assertThat(p.waitFor()).isZero();
     }
 
@@ -238,23 +298,33 @@ class ProxyNriSocketIT {
     void aPluginThatDisconnectsMidCallFailsTheCallNamingIt() throws Exception {
         startProxy("--nri-failure-policy", "Fail");
         StuckHook stuck = new StuckHook();
-        NriPlugin first = NriPlugin.builder(stuck).socket(dir.resolve("nri.sock")).name("stuck").index(10)
-                .noReconnect().build().start();
+        NriPlugin first =
+                NriPlugin.builder(stuck)
+                        .socket(dir.resolve("nri.sock"))
+                        .name("stuck")
+                        .index(10)
+                        .noReconnect()
+                        .build()
+                        .start();
         toClose.add(first);
         NriGoPlugin logger = go("nri-logger", 20);
         awaitLine("NRI plugin 10-stuck registered", "NRI plugin 20-nri-logger registered");
         PodSandboxConfig pod = pod("disconnect");
         String podId = runPod(pod);
-        int before = rt().listContainers(ListContainersRequest.getDefaultInstance()).getContainersCount();
+        int before =
+                rt().listContainers(ListContainersRequest.getDefaultInstance())
+                        .getContainersCount();
         signal("STOP", logger.pid()); // nri-logger cannot answer any more
-        CompletableFuture<Throwable> call = CompletableFuture.supplyAsync(() -> {
-            try {
-                rt().createContainer(container(podId, pod, "app"));
-                return null;
-            } catch (StatusRuntimeException e) {
-                return e;
-            }
-        });
+        CompletableFuture<Throwable> call =
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                rt().createContainer(container(podId, pod, "app"));
+                                return null;
+                            } catch (StatusRuntimeException e) {
+                                return e;
+                            }
+                        });
         try {
             // the event runs (nri-logger is one of its hooks): let the first plugin answer, then
             // nri-logger goes away while the proxy waits for it
@@ -263,14 +333,23 @@ class ProxyNriSocketIT {
             stuck.release.countDown();
         }
         signal("KILL", logger.pid());
-        assertThat(call.get(60, TimeUnit.SECONDS)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
-            assertThat(e.getStatus().getDescription()).contains("CreateContainer").contains("\"nri-logger\"");
-        });
+        assertThat(call.get(60, TimeUnit.SECONDS))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+                            assertThat(e.getStatus().getDescription())
+                                    .contains("CreateContainer")
+                                    .contains("\"nri-logger\"");
+                        });
         awaitLine("NRI plugin nri-logger gone");
-        assertThat(rt().listContainers(ListContainersRequest.getDefaultInstance()).getContainersCount())
-                .as("containerd never got the container").isEqualTo(before);
+        assertThat(
+                        rt().listContainers(ListContainersRequest.getDefaultInstance())
+                                .getContainersCount())
+                .as("containerd never got the container")
+                .isEqualTo(before);
         // without it, the next creation goes through
-        assertThat(rt().createContainer(container(podId, pod, "app")).getContainerId()).isNotEmpty();
+        assertThat(rt().createContainer(container(podId, pod, "app")).getContainerId())
+                .isNotEmpty();
     }
 }

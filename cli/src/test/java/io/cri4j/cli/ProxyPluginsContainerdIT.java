@@ -42,11 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ProxyPluginsContainerdIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
     void theExamplePluginsHookIsSeenInsideAContainerOfContainerd16() throws Exception {
@@ -54,9 +52,16 @@ class ProxyPluginsContainerdIT {
         Path jar = NriPluginCommandIT.examplePluginJar();
         Files.copy(jar, plugins.resolve(jar.getFileName()));
         Path socket = dir.resolve("proxy.sock");
-        try (CliProcess proxy = CliProcess.start("proxy", "--listen", "unix://" + socket,
-                "--backend", CONTAINERD.endpoint().toString(), "--plugins", plugins.toString(),
-                "--no-observe-pulls")) {
+        try (CliProcess proxy =
+                CliProcess.start(
+                        "proxy",
+                        "--listen",
+                        "unix://" + socket,
+                        "--backend",
+                        CONTAINERD.endpoint().toString(),
+                        "--plugins",
+                        plugins.toString(),
+                        "--no-observe-pulls")) {
             String line = proxy.nextLine();
             while (!line.contains("serving")) {
                 line = proxy.nextLine();
@@ -64,42 +69,95 @@ class ProxyPluginsContainerdIT {
             }
             ManagedChannel channel = CriChannels.newChannel(CriEndpoint.unix(socket));
             try {
-                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(channel);
+                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                        RuntimeServiceGrpc.newBlockingStub(channel);
                 String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-                ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                        PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
-                PodSandboxConfig pod = PodSandboxConfig.newBuilder()
-                        .setMetadata(PodSandboxMetadata.newBuilder().setName("db").setNamespace("ns")
-                                .setUid(UUID.randomUUID().toString()))
-                        .putLabels("team", "storage").setLogDirectory(dir.toString())
-                        .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext
-                                .newBuilder().setNamespaceOptions(NamespaceOption.newBuilder()
-                                        .setNetwork(NamespaceMode.NODE))))
-                        .build();
-                String podId = rt.withDeadlineAfter(60, TimeUnit.SECONDS).runPodSandbox(
-                        RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
+                ImageServiceGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .pullImage(
+                                PullImageRequest.newBuilder()
+                                        .setImage(ImageSpec.newBuilder().setImage(image))
+                                        .build());
+                PodSandboxConfig pod =
+                        PodSandboxConfig.newBuilder()
+                                .setMetadata(
+                                        PodSandboxMetadata.newBuilder()
+                                                .setName("db")
+                                                .setNamespace("ns")
+                                                .setUid(UUID.randomUUID().toString()))
+                                .putLabels("team", "storage")
+                                .setLogDirectory(dir.toString())
+                                .setLinux(
+                                        LinuxPodSandboxConfig.newBuilder()
+                                                .setSecurityContext(
+                                                        LinuxSandboxSecurityContext.newBuilder()
+                                                                .setNamespaceOptions(
+                                                                        NamespaceOption.newBuilder()
+                                                                                .setNetwork(
+                                                                                        NamespaceMode
+                                                                                                .NODE))))
+                                .build();
+                String podId =
+                        rt.withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .runPodSandbox(
+                                        RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                                .getPodSandboxId();
                 try {
-                    String id = rt.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(
-                            CreateContainerRequest.newBuilder().setPodSandboxId(podId).setSandboxConfig(pod)
-                                    .setConfig(ContainerConfig.newBuilder()
-                                            .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                                            .setImage(ImageSpec.newBuilder().setImage(image))
-                                            .addCommand("sleep").addArgs("3600").setLogPath("app.log"))
-                                    .build()).getContainerId();
-                    rt.withDeadlineAfter(60, TimeUnit.SECONDS).startContainer(
-                            StartContainerRequest.newBuilder().setContainerId(id).build());
-                    var env = rt.withDeadlineAfter(30, TimeUnit.SECONDS).execSync(ExecSyncRequest.newBuilder()
-                            .setContainerId(id).addCmd("env").setTimeout(10).build());
+                    String id =
+                            rt.withDeadlineAfter(60, TimeUnit.SECONDS)
+                                    .createContainer(
+                                            CreateContainerRequest.newBuilder()
+                                                    .setPodSandboxId(podId)
+                                                    .setSandboxConfig(pod)
+                                                    .setConfig(
+                                                            ContainerConfig.newBuilder()
+                                                                    .setMetadata(
+                                                                            ContainerMetadata
+                                                                                    .newBuilder()
+                                                                                    .setName("app"))
+                                                                    .setImage(
+                                                                            ImageSpec.newBuilder()
+                                                                                    .setImage(
+                                                                                            image))
+                                                                    .addCommand("sleep")
+                                                                    .addArgs("3600")
+                                                                    .setLogPath("app.log"))
+                                                    .build())
+                                    .getContainerId();
+                    rt.withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .startContainer(
+                                    StartContainerRequest.newBuilder().setContainerId(id).build());
+                    var env =
+                            rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .execSync(
+                                            ExecSyncRequest.newBuilder()
+                                                    .setContainerId(id)
+                                                    .addCmd("env")
+                                                    .setTimeout(10)
+                                                    .build());
                     assertThat(env.getExitCode()).isZero();
-                    assertThat(env.getStdout().toStringUtf8().lines()).contains("CRI4J_TEAM=storage");
-                    assertThat(rt.withDeadlineAfter(30, TimeUnit.SECONDS).containerStatus(
-                            ContainerStatusRequest.newBuilder().setContainerId(id).build()).getStatus()
-                            .getAnnotationsMap()).containsEntry("cri4j.io/owner-team", "storage");
+                    assertThat(env.getStdout().toStringUtf8().lines())
+                            .contains("CRI4J_TEAM=storage");
+                    assertThat(
+                                    rt.withDeadlineAfter(30, TimeUnit.SECONDS)
+                                            .containerStatus(
+                                                    ContainerStatusRequest.newBuilder()
+                                                            .setContainerId(id)
+                                                            .build())
+                                            .getStatus()
+                                            .getAnnotationsMap())
+                            .containsEntry("cri4j.io/owner-team", "storage");
                 } finally {
-                    rt.withDeadlineAfter(60, TimeUnit.SECONDS).stopPodSandbox(
-                            StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-                    rt.withDeadlineAfter(60, TimeUnit.SECONDS).removePodSandbox(
-                            RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+                    rt.withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .stopPodSandbox(
+                                    StopPodSandboxRequest.newBuilder()
+                                            .setPodSandboxId(podId)
+                                            .build());
+                    rt.withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .removePodSandbox(
+                                    RemovePodSandboxRequest.newBuilder()
+                                            .setPodSandboxId(podId)
+                                            .build());
                 }
             } finally {
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

@@ -15,8 +15,7 @@ import io.cri4j.nri.api.PodSandbox;
 public final class SecondTeamHook implements Hook {
 
     /** For ServiceLoader. */
-    public SecondTeamHook() {
-    }
+    public SecondTeamHook() {}
 
     @Override
     public String name() {

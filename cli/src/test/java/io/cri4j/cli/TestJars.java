@@ -12,13 +12,13 @@ import java.util.jar.JarOutputStream;
 /** Packs a compiled test class into a plugin jar listing it as a service. */
 final class TestJars {
 
-    private TestJars() {
-    }
+    private TestJars() {}
 
     static void write(Path jar, Class<?> type, String service) throws IOException {
         String entry = type.getName().replace('.', '/') + ".class";
-        try (OutputStream o = Files.newOutputStream(jar); JarOutputStream j = new JarOutputStream(o);
-             InputStream in = type.getClassLoader().getResourceAsStream(entry)) {
+        try (OutputStream o = Files.newOutputStream(jar);
+                JarOutputStream j = new JarOutputStream(o);
+                InputStream in = type.getClassLoader().getResourceAsStream(entry)) {
             j.putNextEntry(new JarEntry(entry));
             in.transferTo(j);
             j.closeEntry();

@@ -31,15 +31,17 @@ public final class CriChannels {
 
     /** kubelet's maximum gRPC message size: 16 MiB. */
     public static final int DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
+
     /** Time allowed to establish the connection. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
     /** Interval of keep-alive pings while calls are active. */
     public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofMinutes(10);
+
     /** Time to wait for a keep-alive ping's answer before the connection is considered dead. */
     public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(20);
 
-    private CriChannels() {
-    }
+    private CriChannels() {}
 
     /**
      * Opens a channel with the defaults. The caller owns it and shuts it down.
@@ -72,19 +74,23 @@ public final class CriChannels {
         NettyTransport.Kind kind = NettyTransport.forEndpoint(endpoint);
         NettyChannelBuilder builder;
         if (endpoint.isUnix()) {
-            builder = NettyChannelBuilder.forAddress(new DomainSocketAddress(endpoint.path().toString()))
-                    .overrideAuthority("localhost")
-                    // a unix socket has no SO_KEEPALIVE; grpc would warn on every connection
-                    .withOption(ChannelOption.SO_KEEPALIVE, null);
+            builder =
+                    NettyChannelBuilder.forAddress(
+                                    new DomainSocketAddress(endpoint.path().toString()))
+                            .overrideAuthority("localhost")
+                            // a unix socket has no SO_KEEPALIVE; grpc would warn on every
+                            // connection
+                            .withOption(ChannelOption.SO_KEEPALIVE, null);
         } else {
             builder = NettyChannelBuilder.forAddress(endpoint.host(), endpoint.port());
         }
-        return builder
-                .channelType(kind.channelType())
+        return builder.channelType(kind.channelType())
                 .eventLoopGroup(NettyTransport.sharedClientGroup(endpoint))
                 .usePlaintext()
                 .maxInboundMessageSize(DEFAULT_MAX_MESSAGE_SIZE)
-                .withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) DEFAULT_CONNECT_TIMEOUT.toMillis())
+                .withOption(
+                        ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                        (int) DEFAULT_CONNECT_TIMEOUT.toMillis())
                 .keepAliveTime(DEFAULT_KEEP_ALIVE_TIME.toMillis(), TimeUnit.MILLISECONDS)
                 .keepAliveTimeout(DEFAULT_KEEP_ALIVE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .keepAliveWithoutCalls(false);

@@ -25,10 +25,10 @@ public final class CriConversion {
 
     private static final String V1 = "io.cri4j.cri.v1.";
     private static final String V1ALPHA2 = "io.cri4j.cri.v1alpha2.";
-    private static final ConcurrentHashMap<Class<?>, Optional<Message>> COUNTERPARTS = new ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<Class<?>, Optional<Message>> COUNTERPARTS =
+            new ConcurrentHashMap<>();
 
-    private CriConversion() {
-    }
+    private CriConversion() {}
 
     /**
      * Converts a message to the given type of the other version.
@@ -45,8 +45,14 @@ public final class CriConversion {
         try {
             return target.cast(prototype.getParserForType().parseFrom(source.toByteString()));
         } catch (InvalidProtocolBufferException e) {
-            throw new IllegalArgumentException("cannot convert " + source.getDescriptorForType().getFullName()
-                    + " to " + prototype.getDescriptorForType().getFullName() + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "cannot convert "
+                            + source.getDescriptorForType().getFullName()
+                            + " to "
+                            + prototype.getDescriptorForType().getFullName()
+                            + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -58,8 +64,13 @@ public final class CriConversion {
      * @throws IllegalArgumentException when the type has no counterpart
      */
     public static Message toOtherVersion(Message source) {
-        Message prototype = counterpart(source.getClass()).orElseThrow(() -> new IllegalArgumentException(
-                source.getDescriptorForType().getFullName() + " has no counterpart in the other CRI version"));
+        Message prototype =
+                counterpart(source.getClass())
+                        .orElseThrow(
+                                () ->
+                                        new IllegalArgumentException(
+                                                source.getDescriptorForType().getFullName()
+                                                        + " has no counterpart in the other CRI version"));
         return convert(source, prototype.getClass());
     }
 
@@ -96,7 +107,8 @@ public final class CriConversion {
         try {
             return (Message) type.getMethod("getDefaultInstance").invoke(null);
         } catch (NoSuchMethodException | IllegalAccessException | InvocationTargetException e) {
-            throw new IllegalArgumentException(type.getName() + " is not a generated protobuf message", e);
+            throw new IllegalArgumentException(
+                    type.getName() + " is not a generated protobuf message", e);
         }
     }
 }

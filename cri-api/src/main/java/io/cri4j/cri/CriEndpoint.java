@@ -23,7 +23,8 @@ public final class CriEndpoint {
     /** Linux limits {@code sun_path} to 108 bytes including the terminating NUL. */
     public static final int MAX_UNIX_PATH_BYTES = 107;
 
-    private static final String FORMS = "expected unix:///absolute/path, /absolute/path or tcp://host:port";
+    private static final String FORMS =
+            "expected unix:///absolute/path, /absolute/path or tcp://host:port";
 
     private final Path path;
     private final String host;
@@ -59,15 +60,22 @@ public final class CriEndpoint {
         switch (scheme) {
             case "unix":
                 if (!rest.startsWith("/")) {
-                    throw new IllegalArgumentException("CRI endpoint '" + s
-                            + "' must name an absolute socket path after unix:// (unix:///path)");
+                    throw new IllegalArgumentException(
+                            "CRI endpoint '"
+                                    + s
+                                    + "' must name an absolute socket path after unix:// (unix:///path)");
                 }
                 return unix(Path.of(rest));
             case "tcp":
                 return parseTcp(s, rest);
             default:
-                throw new IllegalArgumentException("CRI endpoint '" + s + "' has unsupported scheme '"
-                        + scheme + "': " + FORMS);
+                throw new IllegalArgumentException(
+                        "CRI endpoint '"
+                                + s
+                                + "' has unsupported scheme '"
+                                + scheme
+                                + "': "
+                                + FORMS);
         }
     }
 
@@ -76,16 +84,22 @@ public final class CriEndpoint {
         try {
             uri = new URI("tcp://" + rest);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("CRI endpoint '" + original + "' is not a valid tcp address: "
-                    + e.getReason());
+            throw new IllegalArgumentException(
+                    "CRI endpoint '" + original + "' is not a valid tcp address: " + e.getReason());
         }
         String host = uri.getHost();
         int port = uri.getPort();
-        if (host == null || host.isEmpty() || port < 1 || port > 65535
+        if (host == null
+                || host.isEmpty()
+                || port < 1
+                || port > 65535
                 || (uri.getPath() != null && !uri.getPath().isEmpty() && !"/".equals(uri.getPath()))
-                || uri.getQuery() != null || uri.getUserInfo() != null) {
-            throw new IllegalArgumentException("CRI endpoint '" + original
-                    + "' must be tcp://host:port with a port from 1 to 65535");
+                || uri.getQuery() != null
+                || uri.getUserInfo() != null) {
+            throw new IllegalArgumentException(
+                    "CRI endpoint '"
+                            + original
+                            + "' must be tcp://host:port with a port from 1 to 65535");
         }
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
@@ -103,13 +117,19 @@ public final class CriEndpoint {
     public static CriEndpoint unix(Path socket) {
         Objects.requireNonNull(socket, "socket");
         if (!socket.isAbsolute()) {
-            throw new IllegalArgumentException("unix socket path '" + socket + "' must be absolute");
+            throw new IllegalArgumentException(
+                    "unix socket path '" + socket + "' must be absolute");
         }
         Path normal = socket.normalize();
         int bytes = normal.toString().getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_UNIX_PATH_BYTES) {
-            throw new IllegalArgumentException("unix socket path '" + normal + "' is " + bytes
-                    + " bytes long; the kernel allows at most " + MAX_UNIX_PATH_BYTES);
+            throw new IllegalArgumentException(
+                    "unix socket path '"
+                            + normal
+                            + "' is "
+                            + bytes
+                            + " bytes long; the kernel allows at most "
+                            + MAX_UNIX_PATH_BYTES);
         }
         return new CriEndpoint(normal, null, 0);
     }
@@ -169,8 +189,10 @@ public final class CriEndpoint {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof CriEndpoint other && Objects.equals(path, other.path)
-                && Objects.equals(host, other.host) && port == other.port;
+        return o instanceof CriEndpoint other
+                && Objects.equals(path, other.path)
+                && Objects.equals(host, other.host)
+                && port == other.port;
     }
 
     @Override

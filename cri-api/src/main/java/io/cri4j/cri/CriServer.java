@@ -68,6 +68,7 @@ public final class CriServer implements AutoCloseable {
     private EventLoopGroup workers;
     private CriEndpoint bound;
     private boolean closed;
+
     /** This server's claim on its unix socket path (the lock, and the socket file it bound). */
     private UnixSockets.Claim claim;
 
@@ -109,14 +110,20 @@ public final class CriServer implements AutoCloseable {
             if (requested.isUnix()) {
                 Path socket = requested.path();
                 claim = UnixSockets.claim(socket);
-                nb = NettyServerBuilder.forAddress(new DomainSocketAddress(claim.bindPath().toString()))
-                        .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+                nb =
+                        NettyServerBuilder.forAddress(
+                                        new DomainSocketAddress(claim.bindPath().toString()))
+                                .withChildOption(ChannelOption.SO_KEEPALIVE, null);
             } else {
-                nb = NettyServerBuilder.forAddress(new InetSocketAddress(requested.host(), requested.port()));
+                nb =
+                        NettyServerBuilder.forAddress(
+                                new InetSocketAddress(requested.host(), requested.port()));
             }
             boss = kind.newGroup(1, "cri4j-server-boss");
-            workers = kind.newGroup(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())),
-                    "cri4j-server");
+            workers =
+                    kind.newGroup(
+                            Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())),
+                            "cri4j-server");
             nb.channelType(kind.serverChannelType())
                     .bossEventLoopGroup(boss)
                     .workerEventLoopGroup(workers)
@@ -230,7 +237,9 @@ public final class CriServer implements AutoCloseable {
 
     /** The reason a bind failed: gRPC's "Failed to bind to address" names no reason, its cause does. */
     static String bindProblem(Throwable e) {
-        StringBuilder b = new StringBuilder(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        StringBuilder b =
+                new StringBuilder(
+                        e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
             String m = c.getMessage();
             if (m != null && !m.isBlank() && b.indexOf(m) < 0) {
@@ -257,7 +266,8 @@ public final class CriServer implements AutoCloseable {
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
         private final List<ServerTransportFilter> transportFilters = new ArrayList<>();
         private HandlerRegistry fallback;
-        private Set<PosixFilePermission> socketMode = PosixFilePermissions.fromString(DEFAULT_SOCKET_MODE);
+        private Set<PosixFilePermission> socketMode =
+                PosixFilePermissions.fromString(DEFAULT_SOCKET_MODE);
         private int maxInboundMessageSize = CriChannels.DEFAULT_MAX_MESSAGE_SIZE;
         private Executor executor;
 
@@ -327,7 +337,8 @@ public final class CriServer implements AutoCloseable {
          */
         public Builder maxInboundMessageSize(int bytes) {
             if (bytes <= 0) {
-                throw new IllegalArgumentException("maxInboundMessageSize must be positive: " + bytes);
+                throw new IllegalArgumentException(
+                        "maxInboundMessageSize must be positive: " + bytes);
             }
             this.maxInboundMessageSize = bytes;
             return this;

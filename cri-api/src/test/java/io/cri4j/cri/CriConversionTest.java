@@ -11,10 +11,10 @@ import io.cri4j.cri.v1alpha2.CriApiV1alpha2;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 /** One case per request and response type (and every other message) that both CRI versions have. */
 class CriConversionTest {
@@ -28,9 +28,13 @@ class CriConversionTest {
             Class<?> alpha = Class.forName(javaName("io.cri4j.cri.v1alpha2.", d));
             Message alphaProto = (Message) alpha.getMethod("getDefaultInstance").invoke(null);
             if (CriConversion.counterpart(alpha).isPresent()) {
-                out.add(Arguments.of(d.getName().equals(d.getFullName()) ? d.getName()
-                        : d.getFullName().substring("runtime.v1alpha2.".length()), alphaProto,
-                        CriConversion.counterpart(alpha).orElseThrow()));
+                out.add(
+                        Arguments.of(
+                                d.getName().equals(d.getFullName())
+                                        ? d.getName()
+                                        : d.getFullName().substring("runtime.v1alpha2.".length()),
+                                alphaProto,
+                                CriConversion.counterpart(alpha).orElseThrow()));
             }
         }
         assertThat(out).hasSizeGreaterThan(100);
@@ -51,7 +55,8 @@ class CriConversionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("sharedTypes")
-    void fullyPopulatedV1alpha2RoundTripsThroughV1(String name, Message alphaProto, Message v1Proto) {
+    void fullyPopulatedV1alpha2RoundTripsThroughV1(
+            String name, Message alphaProto, Message v1Proto) {
         Message alpha = MessageFiller.filled(alphaProto);
         Message v1 = CriConversion.toOtherVersion(alpha);
         assertThat(v1.getDescriptorForType().getFullName()).isEqualTo("runtime.v1." + name);
@@ -63,7 +68,8 @@ class CriConversionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("sharedTypes")
-    void fullyPopulatedV1RoundTripsThroughV1alpha2(String name, Message alphaProto, Message v1Proto) {
+    void fullyPopulatedV1RoundTripsThroughV1alpha2(
+            String name, Message alphaProto, Message v1Proto) {
         Message v1 = MessageFiller.filled(v1Proto);
         Message alpha = CriConversion.convert(v1, alphaProto.getClass());
         assertSharedFieldsEqual(alpha, v1);
@@ -73,7 +79,8 @@ class CriConversionTest {
 
     @Test
     void aTypeWithoutCounterpartIsRejectedByName() {
-        Message onlyInV1 = io.cri4j.cri.v1.CheckpointPodRequest.newBuilder().setPodSandboxId("p").build();
+        Message onlyInV1 =
+                io.cri4j.cri.v1.CheckpointPodRequest.newBuilder().setPodSandboxId("p").build();
         assertThatThrownBy(() -> CriConversion.toOtherVersion(onlyInV1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("runtime.v1.CheckpointPodRequest");
@@ -91,22 +98,34 @@ class CriConversionTest {
             String where = ad.getFullName() + "." + af.getName();
             if (af.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
                 if (af.isRepeated()) {
-                    assertThat(v1.getRepeatedFieldCount(vf)).as(where).isEqualTo(alpha.getRepeatedFieldCount(af));
+                    assertThat(v1.getRepeatedFieldCount(vf))
+                            .as(where)
+                            .isEqualTo(alpha.getRepeatedFieldCount(af));
                     for (int i = 0; i < alpha.getRepeatedFieldCount(af); i++) {
-                        assertSharedFieldsEqual((Message) alpha.getRepeatedField(af, i),
+                        assertSharedFieldsEqual(
+                                (Message) alpha.getRepeatedField(af, i),
                                 (Message) v1.getRepeatedField(vf, i));
                     }
                 } else {
                     assertThat(v1.hasField(vf)).as(where).isEqualTo(alpha.hasField(af));
-                    assertSharedFieldsEqual((Message) alpha.getField(af), (Message) v1.getField(vf));
+                    assertSharedFieldsEqual(
+                            (Message) alpha.getField(af), (Message) v1.getField(vf));
                 }
             } else if (af.getJavaType() == FieldDescriptor.JavaType.ENUM) {
                 if (af.isRepeated()) {
-                    assertThat(v1.getRepeatedFieldCount(vf)).as(where).isEqualTo(alpha.getRepeatedFieldCount(af));
-                } else {
-                    assertThat(((com.google.protobuf.Descriptors.EnumValueDescriptor) v1.getField(vf)).getNumber())
+                    assertThat(v1.getRepeatedFieldCount(vf))
                             .as(where)
-                            .isEqualTo(((com.google.protobuf.Descriptors.EnumValueDescriptor) alpha.getField(af)).getNumber());
+                            .isEqualTo(alpha.getRepeatedFieldCount(af));
+                } else {
+                    assertThat(
+                                    ((com.google.protobuf.Descriptors.EnumValueDescriptor)
+                                                    v1.getField(vf))
+                                            .getNumber())
+                            .as(where)
+                            .isEqualTo(
+                                    ((com.google.protobuf.Descriptors.EnumValueDescriptor)
+                                                    alpha.getField(af))
+                                            .getNumber());
                 }
             } else if (af.getType() != vf.getType()) {
                 // upstream v1 made KeyValue.value bytes where v1alpha2 has string: same wire bytes
@@ -118,7 +137,9 @@ class CriConversionTest {
     }
 
     private static String utf8(Object value) {
-        return value instanceof com.google.protobuf.ByteString b ? b.toStringUtf8() : (String) value;
+        return value instanceof com.google.protobuf.ByteString b
+                ? b.toStringUtf8()
+                : (String) value;
     }
 
     private static List<Descriptor> allMessages(List<Descriptor> top) {

@@ -41,9 +41,21 @@ class CriEndpointTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "  ", "containerd.sock", "run/containerd.sock", "unix://relative/x.sock",
-        "npipe:////./pipe/containerd", "http://127.0.0.1:80", "tcp://127.0.0.1", "tcp://127.0.0.1:0",
-        "tcp://127.0.0.1:70000", "tcp://:80", "tcp://host:80/path"})
+    @ValueSource(
+            strings = {
+                "",
+                "  ",
+                "containerd.sock",
+                "run/containerd.sock",
+                "unix://relative/x.sock",
+                "npipe:////./pipe/containerd",
+                "http://127.0.0.1:80",
+                "tcp://127.0.0.1",
+                "tcp://127.0.0.1:0",
+                "tcp://127.0.0.1:70000",
+                "tcp://:80",
+                "tcp://host:80/path"
+            })
     void rejectsWithAClearMessage(String input) {
         assertThatThrownBy(() -> CriEndpoint.parse(input))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -67,7 +79,9 @@ class CriEndpointTest {
 
     @Test
     void accessorsOfTheOtherKindFail() {
-        assertThatThrownBy(() -> CriEndpoint.parse("/a.sock").host()).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> CriEndpoint.parse("tcp://h:1").path()).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> CriEndpoint.parse("/a.sock").host())
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> CriEndpoint.parse("tcp://h:1").path())
+                .isInstanceOf(IllegalStateException.class);
     }
 }

@@ -30,8 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The unix-socket rules of {@link CriServer}, on real sockets, with real gRPC calls through {@link CriChannels}. */
 class CriServerIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private ManagedChannel channel;
 
@@ -56,8 +55,13 @@ class CriServerIT {
 
         @Override
         public void version(VersionRequest request, StreamObserver<VersionResponse> response) {
-            response.onNext(VersionResponse.newBuilder().setVersion(request.getVersion())
-                    .setRuntimeName(name).setRuntimeVersion("1.0").setRuntimeApiVersion("v1").build());
+            response.onNext(
+                    VersionResponse.newBuilder()
+                            .setVersion(request.getVersion())
+                            .setRuntimeName(name)
+                            .setRuntimeVersion("1.0")
+                            .setRuntimeApiVersion("v1")
+                            .build());
             response.onCompleted();
         }
     }
@@ -67,7 +71,8 @@ class CriServerIT {
             channel.shutdownNow();
         }
         channel = CriChannels.newChannel(endpoint);
-        return RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        return RuntimeServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .version(VersionRequest.newBuilder().setVersion("0.1.0").build());
     }
 
@@ -75,9 +80,14 @@ class CriServerIT {
     void servesOnAUnixSocketInNewParentDirsWithMode0660AndRemovesItOnClose() throws Exception {
         Path socket = dir.resolve("a/b/cri.sock");
         CriEndpoint endpoint = CriEndpoint.unix(socket);
-        try (CriServer server = CriServer.builder(endpoint).addService(new VersionService("fake")).build().start()) {
+        try (CriServer server =
+                CriServer.builder(endpoint)
+                        .addService(new VersionService("fake"))
+                        .build()
+                        .start()) {
             assertThat(server.endpoint()).isEqualTo(endpoint);
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-rw----");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)))
+                    .isEqualTo("rw-rw----");
             VersionResponse v = callVersion(endpoint);
             assertThat(v.getRuntimeName()).isEqualTo("fake");
             assertThat(v.getVersion()).isEqualTo("0.1.0");
@@ -90,38 +100,50 @@ class CriServerIT {
         Path socket = dir.resolve("t.sock");
         java.util.concurrent.BlockingQueue<String> events =
                 new java.util.concurrent.LinkedBlockingQueue<>();
-        try (CriServer server = CriServer.builder(CriEndpoint.unix(socket))
-                .addService(new VersionService("x"))
-                .addTransportFilter(new io.grpc.ServerTransportFilter() {
-                    @Override
-                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
-                        events.add("ready");
-                        return a;
-                    }
+        try (CriServer server =
+                CriServer.builder(CriEndpoint.unix(socket))
+                        .addService(new VersionService("x"))
+                        .addTransportFilter(
+                                new io.grpc.ServerTransportFilter() {
+                                    @Override
+                                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                                        events.add("ready");
+                                        return a;
+                                    }
 
-                    @Override
-                    public void transportTerminated(io.grpc.Attributes a) {
-                        events.add("terminated");
-                    }
-                }).build().start()) {
+                                    @Override
+                                    public void transportTerminated(io.grpc.Attributes a) {
+                                        events.add("terminated");
+                                    }
+                                })
+                        .build()
+                        .start()) {
             callVersion(server.endpoint());
             assertThat(events.poll(5, TimeUnit.SECONDS)).isEqualTo("ready");
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             assertThat(events.poll(5, TimeUnit.SECONDS)).isEqualTo("terminated");
             callVersion(server.endpoint());
-            assertThat(events.poll(5, TimeUnit.SECONDS)).as("a second connection").isEqualTo("ready");
+            assertThat(events.poll(5, TimeUnit.SECONDS))
+                    .as("a second connection")
+                    .isEqualTo("ready");
         }
     }
 
     @Test
     void socketModeIsConfigurable() throws Exception {
         Path socket = dir.resolve("m.sock");
-        try (CriServer server = CriServer.builder(CriEndpoint.unix(socket)).socketMode("0600")
-                .addService(new VersionService("x")).build().start()) {
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-------");
+        try (CriServer server =
+                CriServer.builder(CriEndpoint.unix(socket))
+                        .socketMode("0600")
+                        .addService(new VersionService("x"))
+                        .build()
+                        .start()) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)))
+                    .isEqualTo("rw-------");
         }
         assertThatThrownBy(() -> CriServer.builder(CriEndpoint.unix(socket)).socketMode("rwz"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("invalid socket mode");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("invalid socket mode");
     }
 
     @Test
@@ -132,8 +154,11 @@ class CriServerIT {
             dead.bind(UnixDomainSocketAddress.of(socket));
         }
         assertThat(socket).exists();
-        try (CriServer server = CriServer.builder(CriEndpoint.unix(socket)).addService(new VersionService("new"))
-                .build().start()) {
+        try (CriServer server =
+                CriServer.builder(CriEndpoint.unix(socket))
+                        .addService(new VersionService("new"))
+                        .build()
+                        .start()) {
             assertThat(callVersion(server.endpoint()).getRuntimeName()).isEqualTo("new");
         }
     }
@@ -142,9 +167,15 @@ class CriServerIT {
     void refusesToTakeOverASocketALiveServerAnswersOn() throws Exception {
         Path socket = dir.resolve("live.sock");
         CriEndpoint endpoint = CriEndpoint.unix(socket);
-        try (CriServer first = CriServer.builder(endpoint).addService(new VersionService("first")).build().start()) {
-            CriServer second = CriServer.builder(endpoint).addService(new VersionService("second")).build();
-            assertThatThrownBy(second::start).isInstanceOf(IOException.class)
+        try (CriServer first =
+                CriServer.builder(endpoint)
+                        .addService(new VersionService("first"))
+                        .build()
+                        .start()) {
+            CriServer second =
+                    CriServer.builder(endpoint).addService(new VersionService("second")).build();
+            assertThatThrownBy(second::start)
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("another server already owns " + socket);
             second.close();
             // the first server is untouched and still answers
@@ -154,8 +185,10 @@ class CriServerIT {
         // a server that does not take the lock (another program) is found by connecting
         try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             other.bind(UnixDomainSocketAddress.of(socket));
-            CriServer third = CriServer.builder(endpoint).addService(new VersionService("third")).build();
-            assertThatThrownBy(third::start).isInstanceOf(IOException.class)
+            CriServer third =
+                    CriServer.builder(endpoint).addService(new VersionService("third")).build();
+            assertThatThrownBy(third::start)
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("live server already answers on " + socket);
             third.close();
             assertThat(socket).exists();
@@ -167,7 +200,8 @@ class CriServerIT {
         Path file = dir.resolve("precious.txt");
         Files.writeString(file, "keep me");
         CriServer server = CriServer.builder(CriEndpoint.unix(file)).build();
-        assertThatThrownBy(server::start).isInstanceOf(FileAlreadyExistsException.class)
+        assertThatThrownBy(server::start)
+                .isInstanceOf(FileAlreadyExistsException.class)
                 .hasMessageContaining("not a unix socket");
         server.close();
         assertThat(Files.readString(file)).isEqualTo("keep me");
@@ -175,8 +209,11 @@ class CriServerIT {
 
     @Test
     void closeIsIdempotentAndReleasesEventLoopThreads() throws Exception {
-        CriServer server = CriServer.builder(CriEndpoint.unix(dir.resolve("t.sock")))
-                .addService(new VersionService("t")).build().start();
+        CriServer server =
+                CriServer.builder(CriEndpoint.unix(dir.resolve("t.sock")))
+                        .addService(new VersionService("t"))
+                        .build()
+                        .start();
         assertThat(callVersion(server.endpoint()).getRuntimeName()).isEqualTo("t");
         Set<Thread> threads = serverThreads();
         assertThat(threads).isNotEmpty();
@@ -191,22 +228,38 @@ class CriServerIT {
 
     @Test
     void servesOnTcpWithAPickedPort() throws Exception {
-        try (CriServer server = CriServer.builder(CriEndpoint.tcp("127.0.0.1", 0))
-                .addService(new VersionService("tcp")).build().start()) {
+        try (CriServer server =
+                CriServer.builder(CriEndpoint.tcp("127.0.0.1", 0))
+                        .addService(new VersionService("tcp"))
+                        .build()
+                        .start()) {
             assertThat(server.endpoint().port()).isPositive();
-            assertThat(callVersion(CriEndpoint.parse(server.endpoint().toString())).getRuntimeName()).isEqualTo("tcp");
+            assertThat(
+                            callVersion(CriEndpoint.parse(server.endpoint().toString()))
+                                    .getRuntimeName())
+                    .isEqualTo("tcp");
         }
     }
 
     @Test
     void unimplementedMethodGetsAStatusNotACrash() throws Exception {
-        try (CriServer server = CriServer.builder(CriEndpoint.unix(dir.resolve("u.sock")))
-                .addService(new VersionService("u")).build().start()) {
+        try (CriServer server =
+                CriServer.builder(CriEndpoint.unix(dir.resolve("u.sock")))
+                        .addService(new VersionService("u"))
+                        .build()
+                        .start()) {
             channel = CriChannels.newChannel(server.endpoint());
-            assertThatThrownBy(() -> RuntimeServiceGrpc.newBlockingStub(channel)
-                    .status(io.cri4j.cri.v1.StatusRequest.getDefaultInstance()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class,
-                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED));
+            assertThatThrownBy(
+                            () ->
+                                    RuntimeServiceGrpc.newBlockingStub(channel)
+                                            .status(
+                                                    io.cri4j.cri.v1.StatusRequest
+                                                            .getDefaultInstance()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e ->
+                                    assertThat(e.getStatus().getCode())
+                                            .isEqualTo(Status.Code.UNIMPLEMENTED));
         }
     }
 
@@ -214,12 +267,16 @@ class CriServerIT {
     void clientGetsUnavailableWhenNothingListens() {
         CriEndpoint nowhere = CriEndpoint.unix(dir.resolve("nobody.sock"));
         assertThatThrownBy(() -> callVersion(nowhere))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
-                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e ->
+                                assertThat(e.getStatus().getCode())
+                                        .isEqualTo(Status.Code.UNAVAILABLE));
     }
 
     private static Set<Thread> serverThreads() {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("cri4j-server")).collect(Collectors.toSet());
+                .filter(t -> t.getName().startsWith("cri4j-server"))
+                .collect(Collectors.toSet());
     }
 }

@@ -12,8 +12,7 @@ final class MessageFiller {
 
     private static final int MAX_DEPTH = 6;
 
-    private MessageFiller() {
-    }
+    private MessageFiller() {}
 
     static Message filled(Message prototype) {
         return fill(prototype.newBuilderForType(), 0, 1).build();
@@ -55,11 +54,16 @@ final class MessageFiller {
                 return f.getName() + "-" + seed;
             case BYTE_STRING:
                 return ByteString.copyFromUtf8("bytes-" + seed);
-            case ENUM: {
-                EnumDescriptor e = f.getEnumType();
-                List<?> values = e.getValues();
-                return e.getValues().get(values.size() - 1 - Math.floorMod(seed, Math.max(1, values.size() - 1)));
-            }
+            case ENUM:
+                {
+                    EnumDescriptor e = f.getEnumType();
+                    List<?> values = e.getValues();
+                    return e.getValues()
+                            .get(
+                                    values.size()
+                                            - 1
+                                            - Math.floorMod(seed, Math.max(1, values.size() - 1)));
+                }
             case MESSAGE:
                 if (depth >= MAX_DEPTH) {
                     return null;

@@ -48,15 +48,18 @@ class ProtoCommentsTest {
     }
 
     private static void assertAllCommented(Path proto, FileDescriptor file) throws IOException {
-        Map<String, String> comments = ProtoDeclarations.comments(Files.readAllLines(proto, StandardCharsets.UTF_8));
-        assertThat(comments.keySet()).as("elements declared in " + proto)
+        Map<String, String> comments =
+                ProtoDeclarations.comments(Files.readAllLines(proto, StandardCharsets.UTF_8));
+        assertThat(comments.keySet())
+                .as("elements declared in " + proto)
                 .containsExactlyElementsOf(ProtoDeclarations.elements(file));
         TreeSet<String> uncommented = new TreeSet<>();
-        comments.forEach((name, text) -> {
-            if (text.isEmpty()) {
-                uncommented.add(name);
-            }
-        });
+        comments.forEach(
+                (name, text) -> {
+                    if (text.isEmpty()) {
+                        uncommented.add(name);
+                    }
+                });
         assertThat(uncommented).as("elements of " + proto + " without a comment").isEmpty();
     }
 }

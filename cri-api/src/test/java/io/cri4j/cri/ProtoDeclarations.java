@@ -29,11 +29,12 @@ final class ProtoDeclarations {
     private static final Pattern BLOCK = Pattern.compile("(service|message|enum)\\s+(\\w+)\\s*\\{");
     private static final Pattern RPC = Pattern.compile("rpc\\s+(\\w+)\\s*\\(.*");
     private static final Pattern FIELD =
-            Pattern.compile("(?:repeated\\s+)?(?:map<[^>]+>|[.\\w]+)\\s+(\\w+)\\s*=\\s*\\d+\\s*(?:\\[.*])?;");
-    private static final Pattern ENUM_VALUE = Pattern.compile("(\\w+)\\s*=\\s*-?\\d+\\s*(?:\\[.*])?;");
+            Pattern.compile(
+                    "(?:repeated\\s+)?(?:map<[^>]+>|[.\\w]+)\\s+(\\w+)\\s*=\\s*\\d+\\s*(?:\\[.*])?;");
+    private static final Pattern ENUM_VALUE =
+            Pattern.compile("(\\w+)\\s*=\\s*-?\\d+\\s*(?:\\[.*])?;");
 
-    private ProtoDeclarations() {
-    }
+    private ProtoDeclarations() {}
 
     /** Every declared element by full name, with its leading comment text ("" if it has none). */
     static Map<String, String> comments(List<String> lines) {
@@ -52,16 +53,21 @@ final class ProtoDeclarations {
                 scopes.push(new String[] {m.group(1), name});
             } else if (line.equals("}")) {
                 scopes.pop();
-            } else if (scopes.isEmpty() || line.isEmpty() || line.startsWith("//") || line.startsWith("option ")) {
+            } else if (scopes.isEmpty()
+                    || line.isEmpty()
+                    || line.startsWith("//")
+                    || line.startsWith("option ")) {
                 continue;
             } else if (scopes.peek()[0].equals("service") && (m = RPC.matcher(line)).matches()) {
                 name = scopes.peek()[1] + "/" + m.group(1);
             } else if (scopes.peek()[0].equals("message") && (m = FIELD.matcher(line)).matches()) {
                 name = scopes.peek()[1] + "." + m.group(1);
-            } else if (scopes.peek()[0].equals("enum") && (m = ENUM_VALUE.matcher(line)).matches()) {
+            } else if (scopes.peek()[0].equals("enum")
+                    && (m = ENUM_VALUE.matcher(line)).matches()) {
                 name = scopes.peek()[1] + "." + m.group(1);
             } else {
-                throw new IllegalArgumentException("line " + (i + 1) + " is no declaration this reader knows: " + line);
+                throw new IllegalArgumentException(
+                        "line " + (i + 1) + " is no declaration this reader knows: " + line);
             }
             if (name != null) {
                 result.put(name, leadingComment(lines, i));

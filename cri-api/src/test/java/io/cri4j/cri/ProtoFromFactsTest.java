@@ -32,13 +32,19 @@ class ProtoFromFactsTest {
     static void requirePython() throws InterruptedException {
         boolean present;
         try {
-            present = new ProcessBuilder("python3", "--version").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0;
+            present =
+                    new ProcessBuilder("python3", "--version")
+                                    .redirectErrorStream(true)
+                                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                                    .start()
+                                    .waitFor()
+                            == 0;
         } catch (IOException e) {
             present = false;
         }
         if (!present) {
-            String reason = "python3 is not installed (apt-get install python3); it runs tools/proto-from-facts.py";
+            String reason =
+                    "python3 is not installed (apt-get install python3); it runs tools/proto-from-facts.py";
             if ("true".equals(System.getenv("CI"))) {
                 fail(reason);
             }
@@ -48,25 +54,39 @@ class ProtoFromFactsTest {
 
     @Test
     void runtimeV1IsRegeneratedByteForByte(@TempDir Path tmp) throws Exception {
-        Result r = generate(tmp, FACTS + "cri-runtime-v1.facts", "io.cri4j.cri.v1", "CriApiV1", COMMENTS);
+        Result r =
+                generate(
+                        tmp,
+                        FACTS + "cri-runtime-v1.facts",
+                        "io.cri4j.cri.v1",
+                        "CriApiV1",
+                        COMMENTS);
         assertThat(r.exit).as(r.stderr).isZero();
-        assertThat(r.stdout).as("regenerated " + PROTOS + "v1/api.proto; run tools/regenerate-protos.sh")
+        assertThat(r.stdout)
+                .as("regenerated " + PROTOS + "v1/api.proto; run tools/regenerate-protos.sh")
                 .isEqualTo(Files.readString(ROOT.resolve(PROTOS + "v1/api.proto")));
     }
 
     @Test
     void runtimeV1alpha2IsRegeneratedByteForByte(@TempDir Path tmp) throws Exception {
-        Result r = generate(tmp, FACTS + "cri-runtime-v1alpha2.facts", "io.cri4j.cri.v1alpha2", "CriApiV1alpha2",
-                COMMENTS);
+        Result r =
+                generate(
+                        tmp,
+                        FACTS + "cri-runtime-v1alpha2.facts",
+                        "io.cri4j.cri.v1alpha2",
+                        "CriApiV1alpha2",
+                        COMMENTS);
         assertThat(r.exit).as(r.stderr).isZero();
-        assertThat(r.stdout).as("regenerated " + PROTOS + "v1alpha2/api.proto; run tools/regenerate-protos.sh")
+        assertThat(r.stdout)
+                .as("regenerated " + PROTOS + "v1alpha2/api.proto; run tools/regenerate-protos.sh")
                 .isEqualTo(Files.readString(ROOT.resolve(PROTOS + "v1alpha2/api.proto")));
     }
 
     /** The generator refuses to write a proto with an undocumented element, and names it. */
     @Test
     void aMissingCommentEntryFailsTheGenerator(@TempDir Path tmp) throws Exception {
-        List<String> entries = new ArrayList<>(Files.readAllLines(ROOT.resolve(COMMENTS), StandardCharsets.UTF_8));
+        List<String> entries =
+                new ArrayList<>(Files.readAllLines(ROOT.resolve(COMMENTS), StandardCharsets.UTF_8));
         int key = entries.indexOf("runtime.v1.ContainerConfig.envs");
         assertThat(key).isPositive();
         entries.remove(key);
@@ -75,7 +95,13 @@ class ProtoFromFactsTest {
         }
         Path comments = Files.write(tmp.resolve("api.comments"), entries, StandardCharsets.UTF_8);
 
-        Result r = generate(tmp, FACTS + "cri-runtime-v1.facts", "io.cri4j.cri.v1", "CriApiV1", comments.toString());
+        Result r =
+                generate(
+                        tmp,
+                        FACTS + "cri-runtime-v1.facts",
+                        "io.cri4j.cri.v1",
+                        "CriApiV1",
+                        comments.toString());
 
         assertThat(r.exit).isNotZero();
         assertThat(r.stdout).isEmpty();
@@ -85,30 +111,45 @@ class ProtoFromFactsTest {
     /** A comment for an element the facts do not have is stale, and fails the generator too. */
     @Test
     void aCommentForNoElementFailsTheGenerator(@TempDir Path tmp) throws Exception {
-        List<String> entries = new ArrayList<>(Files.readAllLines(ROOT.resolve(COMMENTS), StandardCharsets.UTF_8));
+        List<String> entries =
+                new ArrayList<>(Files.readAllLines(ROOT.resolve(COMMENTS), StandardCharsets.UTF_8));
         entries.add("runtime.v1.ContainerConfig.no_such_field");
         entries.add("    Describes nothing.");
         Path comments = Files.write(tmp.resolve("api.comments"), entries, StandardCharsets.UTF_8);
 
-        Result r = generate(tmp, FACTS + "cri-runtime-v1.facts", "io.cri4j.cri.v1", "CriApiV1", comments.toString());
+        Result r =
+                generate(
+                        tmp,
+                        FACTS + "cri-runtime-v1.facts",
+                        "io.cri4j.cri.v1",
+                        "CriApiV1",
+                        comments.toString());
 
         assertThat(r.exit).isNotZero();
-        assertThat(r.stderr).contains("comment for no element: runtime.v1.ContainerConfig.no_such_field");
+        assertThat(r.stderr)
+                .contains("comment for no element: runtime.v1.ContainerConfig.no_such_field");
     }
 
-    private record Result(int exit, String stdout, String stderr) {
-    }
+    private record Result(int exit, String stdout, String stderr) {}
 
-    private static Result generate(Path tmp, String facts, String javaPackage, String outer, String comments)
+    private static Result generate(
+            Path tmp, String facts, String javaPackage, String outer, String comments)
             throws IOException, InterruptedException {
         Path out = tmp.resolve("out.proto");
         Path err = tmp.resolve("err.txt");
-        Process p = new ProcessBuilder("python3", "tools/proto-from-facts.py", facts, javaPackage, outer,
-                "--comments", comments)
-                .directory(ROOT.toFile())
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .start();
+        Process p =
+                new ProcessBuilder(
+                                "python3",
+                                "tools/proto-from-facts.py",
+                                facts,
+                                javaPackage,
+                                outer,
+                                "--comments",
+                                comments)
+                        .directory(ROOT.toFile())
+                        .redirectOutput(out.toFile())
+                        .redirectError(err.toFile())
+                        .start();
         if (!p.waitFor(2, TimeUnit.MINUTES)) {
             p.destroyForcibly();
             fail("tools/proto-from-facts.py did not finish within 2 minutes");

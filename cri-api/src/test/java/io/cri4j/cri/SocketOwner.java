@@ -8,13 +8,14 @@ import java.nio.file.Path;
  * {@code refused MESSAGE} on one line, and serves until its stdin closes.
  */
 public final class SocketOwner {
-    private SocketOwner() {
-    }
+    private SocketOwner() {}
 
     public static void main(String[] args) throws Exception {
         CriEndpoint endpoint = CriEndpoint.unix(Path.of(args[0]));
-        CriServer server = CriServer.builder(endpoint)
-                .addService(new CriServerIT.VersionService(args[1])).build();
+        CriServer server =
+                CriServer.builder(endpoint)
+                        .addService(new CriServerIT.VersionService(args[1]))
+                        .build();
         try {
             server.start();
         } catch (IOException e) {

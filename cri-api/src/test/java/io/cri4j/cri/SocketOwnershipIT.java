@@ -26,21 +26,24 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SocketOwnershipIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static String runtimeName(Path socket) {
         ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(socket));
         try {
-            return RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .version(VersionRequest.getDefaultInstance()).getRuntimeName();
+            return RuntimeServiceGrpc.newBlockingStub(ch)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .version(VersionRequest.getDefaultInstance())
+                    .getRuntimeName();
         } finally {
             ch.shutdownNow();
         }
     }
 
     private static CriServer server(Path socket, String name) {
-        return CriServer.builder(CriEndpoint.unix(socket)).addService(new CriServerIT.VersionService(name)).build();
+        return CriServer.builder(CriEndpoint.unix(socket))
+                .addService(new CriServerIT.VersionService(name))
+                .build();
     }
 
     @Test
@@ -50,16 +53,18 @@ class SocketOwnershipIT {
             CyclicBarrier together = new CyclicBarrier(2);
             List<CompletableFuture<CriServer>> starts = new ArrayList<>();
             for (String name : new String[] {"a" + round, "b" + round}) {
-                starts.add(CompletableFuture.supplyAsync(() -> {
-                    CriServer s = server(socket, name);
-                    try {
-                        together.await(10, TimeUnit.SECONDS);
-                        return s.start();
-                    } catch (Exception e) {
-                        s.close();
-                        return null;
-                    }
-                }));
+                starts.add(
+                        CompletableFuture.supplyAsync(
+                                () -> {
+                                    CriServer s = server(socket, name);
+                                    try {
+                                        together.await(10, TimeUnit.SECONDS);
+                                        return s.start();
+                                    } catch (Exception e) {
+                                        s.close();
+                                        return null;
+                                    }
+                                }));
             }
             List<CriServer> serving = new ArrayList<>();
             for (CompletableFuture<CriServer> f : starts) {
@@ -82,20 +87,39 @@ class SocketOwnershipIT {
         for (int round = 0; round < 5; round++) {
             List<Process> ps = new ArrayList<>();
             for (String name : new String[] {"p" + round + "a", "p" + round + "b"}) {
-                ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-cp", System.getProperty("java.class.path"), SocketOwner.class.getName(),
-                        socket.toString(), name).redirectErrorStream(false).start());
+                ps.add(
+                        new ProcessBuilder(
+                                        Path.of(System.getProperty("java.home"), "bin", "java")
+                                                .toString(),
+                                        "-cp",
+                                        System.getProperty("java.class.path"),
+                                        SocketOwner.class.getName(),
+                                        socket.toString(),
+                                        name)
+                                .redirectErrorStream(false)
+                                .start());
             }
             try {
                 List<String> first = new ArrayList<>();
                 for (Process p : ps) {
                     first.add(firstLine(p));
                 }
-                assertThat(first).as("round " + round).filteredOn(l -> l.startsWith("serving")).hasSize(1);
-                String refused = first.stream().filter(l -> !l.startsWith("serving")).findFirst().orElseThrow();
+                assertThat(first)
+                        .as("round " + round)
+                        .filteredOn(l -> l.startsWith("serving"))
+                        .hasSize(1);
+                String refused =
+                        first.stream()
+                                .filter(l -> !l.startsWith("serving"))
+                                .findFirst()
+                                .orElseThrow();
                 assertThat(refused).startsWith("refused").contains(socket.toString());
-                String winner = first.stream().filter(l -> l.startsWith("serving")).findFirst().orElseThrow()
-                        .substring("serving ".length());
+                String winner =
+                        first.stream()
+                                .filter(l -> l.startsWith("serving"))
+                                .findFirst()
+                                .orElseThrow()
+                                .substring("serving ".length());
                 assertThat(runtimeName(socket)).as("the one that said so serves").isEqualTo(winner);
             } finally {
                 for (Process p : ps) {
@@ -109,15 +133,22 @@ class SocketOwnershipIT {
     }
 
     private static String firstLine(Process p) throws Exception {
-        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return r.readLine();
-            } catch (IOException e) {
-                return "io " + e;
-            }
-        }).get(60, TimeUnit.SECONDS);
-        return line == null ? "exited " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8) : line;
+        BufferedReader r =
+                new BufferedReader(
+                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line =
+                CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        return r.readLine();
+                                    } catch (IOException e) {
+                                        return "io " + e;
+                                    }
+                                })
+                        .get(60, TimeUnit.SECONDS);
+        return line == null
+                ? "exited " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)
+                : line;
     }
 
     @Test
@@ -132,7 +163,9 @@ class SocketOwnershipIT {
         try (CriServer now = server(socket, "new").start()) {
             assertThat(runtimeName(socket)).isEqualTo("new");
             old.close();
-            assertThat(socket).as("the new owner's socket survives the old server's close").exists();
+            assertThat(socket)
+                    .as("the new owner's socket survives the old server's close")
+                    .exists();
             assertThat(runtimeName(socket)).isEqualTo("new");
             assertThat(lock).as("the new owner's lock file survives too").exists();
         }
@@ -145,13 +178,17 @@ class SocketOwnershipIT {
         try (CriServer first = server(socket, "first").start()) {
             Files.delete(socket); // the socket file removed, the first server still running
             CriServer second = server(socket, "second");
-            assertThatThrownBy(second::start).isInstanceOf(IOException.class)
-                    .hasMessageContaining(socket.toString()).hasMessageContaining("held.sock.lock");
+            assertThatThrownBy(second::start)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(socket.toString())
+                    .hasMessageContaining("held.sock.lock");
             second.close();
             assertThat(socket).doesNotExist();
         }
         try (CriServer again = server(socket, "again").start()) {
-            assertThat(runtimeName(socket)).as("the path is free once the owner closed").isEqualTo("again");
+            assertThat(runtimeName(socket))
+                    .as("the path is free once the owner closed")
+                    .isEqualTo("again");
         }
         try (var left = Files.list(dir)) {
             assertThat(left).as("nothing left in the directory").isEmpty();

@@ -18,8 +18,7 @@ import java.util.TreeSet;
  */
 final class WireFacts {
 
-    private WireFacts() {
-    }
+    private WireFacts() {}
 
     static List<String> of(FileDescriptor file) {
         TreeSet<String> lines = new TreeSet<>();
@@ -31,9 +30,19 @@ final class WireFacts {
         }
         for (ServiceDescriptor s : file.getServices()) {
             for (MethodDescriptor m : s.getMethods()) {
-                lines.add("rpc " + s.getFullName() + "/" + m.getName()
-                        + " ." + m.getInputType().getFullName() + " -> ." + m.getOutputType().getFullName()
-                        + " cs=" + m.isClientStreaming() + " ss=" + m.isServerStreaming());
+                lines.add(
+                        "rpc "
+                                + s.getFullName()
+                                + "/"
+                                + m.getName()
+                                + " ."
+                                + m.getInputType().getFullName()
+                                + " -> ."
+                                + m.getOutputType().getFullName()
+                                + " cs="
+                                + m.isClientStreaming()
+                                + " ss="
+                                + m.isServerStreaming());
             }
         }
         return new ArrayList<>(lines);
@@ -45,9 +54,15 @@ final class WireFacts {
         }
         for (FieldDescriptor f : m.getFields()) {
             FieldDescriptorProto p = f.toProto();
-            StringBuilder line = new StringBuilder("field ").append(f.getFullName()).append(" = ")
-                    .append(f.getNumber()).append(' ').append(p.getLabel().name()).append(' ')
-                    .append(p.getType().name());
+            StringBuilder line =
+                    new StringBuilder("field ")
+                            .append(f.getFullName())
+                            .append(" = ")
+                            .append(f.getNumber())
+                            .append(' ')
+                            .append(p.getLabel().name())
+                            .append(' ')
+                            .append(p.getType().name());
             if (p.hasTypeName()) {
                 line.append(' ').append(p.getTypeName());
             }

@@ -27,15 +27,18 @@ class WireIdentityTest {
 
     @Test
     void runtimeV1alpha2MatchesUpstream() throws IOException {
-        assertSameFacts(io.cri4j.cri.v1alpha2.CriApiV1alpha2.getDescriptor(), "cri-runtime-v1alpha2.facts");
+        assertSameFacts(
+                io.cri4j.cri.v1alpha2.CriApiV1alpha2.getDescriptor(), "cri-runtime-v1alpha2.facts");
     }
 
     @Test
     void v1HasAllFortyThreeRpcsAndV1alpha2TwentyNine() {
         assertThat(rpcCount(io.cri4j.cri.v1.CriApiV1.getDescriptor())).isEqualTo(43);
         assertThat(rpcCount(io.cri4j.cri.v1alpha2.CriApiV1alpha2.getDescriptor())).isEqualTo(29);
-        assertThat(io.cri4j.cri.v1.RuntimeServiceGrpc.SERVICE_NAME).isEqualTo("runtime.v1.RuntimeService");
-        assertThat(io.cri4j.cri.v1alpha2.ImageServiceGrpc.SERVICE_NAME).isEqualTo("runtime.v1alpha2.ImageService");
+        assertThat(io.cri4j.cri.v1.RuntimeServiceGrpc.SERVICE_NAME)
+                .isEqualTo("runtime.v1.RuntimeService");
+        assertThat(io.cri4j.cri.v1alpha2.ImageServiceGrpc.SERVICE_NAME)
+                .isEqualTo("runtime.v1alpha2.ImageService");
     }
 
     /** The comparison must catch a single changed field number anywhere. */
@@ -44,22 +47,31 @@ class WireIdentityTest {
         FileDescriptor original = io.cri4j.cri.v1.CriApiV1.getDescriptor();
         FileDescriptorProto.Builder proto = original.toProto().toBuilder();
         // ContainerConfig.tty is field 14 upstream; move it to a free number
-        var config = proto.getMessageTypeBuilderList().stream()
-                .filter(m -> m.getName().equals("ContainerConfig")).findFirst().orElseThrow();
-        FieldDescriptorProto.Builder tty = config.getFieldBuilderList().stream()
-                .filter(f -> f.getName().equals("tty")).findFirst().orElseThrow();
+        var config =
+                proto.getMessageTypeBuilderList().stream()
+                        .filter(m -> m.getName().equals("ContainerConfig"))
+                        .findFirst()
+                        .orElseThrow();
+        FieldDescriptorProto.Builder tty =
+                config.getFieldBuilderList().stream()
+                        .filter(f -> f.getName().equals("tty"))
+                        .findFirst()
+                        .orElseThrow();
         assertThat(tty.getNumber()).isEqualTo(14);
         tty.setNumber(99);
         FileDescriptor mutated = build(proto.build());
 
         List<String> expected = readFacts("cri-runtime-v1.facts");
         List<String> actual = WireFacts.of(mutated);
-        assertThat(actual).isNotEqualTo(expected)
+        assertThat(actual)
+                .isNotEqualTo(expected)
                 .contains("field runtime.v1.ContainerConfig.tty = 99 LABEL_OPTIONAL TYPE_BOOL")
-                .doesNotContain("field runtime.v1.ContainerConfig.tty = 14 LABEL_OPTIONAL TYPE_BOOL");
+                .doesNotContain(
+                        "field runtime.v1.ContainerConfig.tty = 14 LABEL_OPTIONAL TYPE_BOOL");
     }
 
-    private static FileDescriptor build(FileDescriptorProto proto) throws DescriptorValidationException {
+    private static FileDescriptor build(FileDescriptorProto proto)
+            throws DescriptorValidationException {
         return FileDescriptor.buildFrom(proto, new FileDescriptor[0]);
     }
 
@@ -80,7 +92,8 @@ class WireIdentityTest {
     }
 
     private static List<String> readFacts(String resource) throws IOException {
-        try (InputStream in = WireIdentityTest.class.getResourceAsStream("/wire-facts/" + resource)) {
+        try (InputStream in =
+                WireIdentityTest.class.getResourceAsStream("/wire-facts/" + resource)) {
             assertThat(in).as(resource).isNotNull();
             List<String> lines = new ArrayList<>();
             for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {

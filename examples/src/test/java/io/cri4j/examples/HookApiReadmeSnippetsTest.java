@@ -26,40 +26,41 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class HookApiReadmeSnippetsTest {
 
-    private static final String IMPORTS = String.join("\n",
-            "import io.cri4j.hook.*;",
-            "import io.cri4j.hook.Hook;",
-            "import io.cri4j.hook.Hooks;",
-            "import io.cri4j.hook.host.*;",
-            "import io.cri4j.nri.api.*;",
-            "import io.cri4j.cri.v1.ContainerEventResponse;",
-            "import io.cri4j.cri.v1.CreateContainerRequest;",
-            "import io.cri4j.cri.v1.CreateContainerResponse;",
-            "import io.cri4j.cri.v1.GetEventsRequest;",
-            "import io.cri4j.cri.v1.RunPodSandboxRequest;",
-            "import io.cri4j.cri.v1.RunPodSandboxResponse;",
-            "import io.cri4j.cri.v1.VersionRequest;",
-            "import io.cri4j.cri.v1.VersionResponse;",
-            "import io.cri4j.proxy.CriProxy;",
-            "import io.grpc.Metadata;",
-            "import io.grpc.Status;",
-            "import io.grpc.StatusException;",
-            "import io.grpc.stub.StreamObserver;",
-            "import java.util.concurrent.ExecutorService;",
-            "import java.util.concurrent.Executors;",
-            "import io.cri4j.testing.fake.*;",
-            "import java.time.Duration;",
-            "import java.util.List;",
-            "import java.util.Map;",
-            "import java.util.Optional;",
-            "import java.util.concurrent.CompletableFuture;",
-            "import java.util.concurrent.CompletionStage;",
-            "import java.util.concurrent.TimeUnit;",
-            "import org.junit.jupiter.api.Test;",
-            "import org.junit.jupiter.api.extension.RegisterExtension;");
+    private static final String IMPORTS =
+            String.join(
+                    "\n",
+                    "import io.cri4j.hook.*;",
+                    "import io.cri4j.hook.Hook;",
+                    "import io.cri4j.hook.Hooks;",
+                    "import io.cri4j.hook.host.*;",
+                    "import io.cri4j.nri.api.*;",
+                    "import io.cri4j.cri.v1.ContainerEventResponse;",
+                    "import io.cri4j.cri.v1.CreateContainerRequest;",
+                    "import io.cri4j.cri.v1.CreateContainerResponse;",
+                    "import io.cri4j.cri.v1.GetEventsRequest;",
+                    "import io.cri4j.cri.v1.RunPodSandboxRequest;",
+                    "import io.cri4j.cri.v1.RunPodSandboxResponse;",
+                    "import io.cri4j.cri.v1.VersionRequest;",
+                    "import io.cri4j.cri.v1.VersionResponse;",
+                    "import io.cri4j.proxy.CriProxy;",
+                    "import io.grpc.Metadata;",
+                    "import io.grpc.Status;",
+                    "import io.grpc.StatusException;",
+                    "import io.grpc.stub.StreamObserver;",
+                    "import java.util.concurrent.ExecutorService;",
+                    "import java.util.concurrent.Executors;",
+                    "import io.cri4j.testing.fake.*;",
+                    "import java.time.Duration;",
+                    "import java.util.List;",
+                    "import java.util.Map;",
+                    "import java.util.Optional;",
+                    "import java.util.concurrent.CompletableFuture;",
+                    "import java.util.concurrent.CompletionStage;",
+                    "import java.util.concurrent.TimeUnit;",
+                    "import org.junit.jupiter.api.Test;",
+                    "import org.junit.jupiter.api.extension.RegisterExtension;");
 
-    @TempDir
-    Path out;
+    @TempDir Path out;
 
     @Test
     void everyJavaSnippetInTheHookApiReadmeCompiles() throws IOException {
@@ -74,25 +75,41 @@ class HookApiReadmeSnippetsTest {
             if (first.startsWith("class ") || first.startsWith("static ")) {
                 members.append(body.replaceAll("(?m)^class ", "static class ")).append('\n');
             } else {
-                members.append("static void snippet").append(n).append("() throws Exception {\n").append(body)
+                members.append("static void snippet")
+                        .append(n)
+                        .append("() throws Exception {\n")
+                        .append(body)
                         .append("\n}\n");
             }
         }
         assertThat(n).as("java snippets in hook-api/README.md").isGreaterThanOrEqualTo(5);
         String source = IMPORTS + "\n\nclass HookApiReadme {\n" + members + "}\n";
-        JavaFileObject file = new SimpleJavaFileObject(URI.create("string:///HookApiReadme.java"),
-                JavaFileObject.Kind.SOURCE) {
-            @Override
-            public CharSequence getCharContent(boolean ignoreEncodingErrors) {
-                return source;
-            }
-        };
+        JavaFileObject file =
+                new SimpleJavaFileObject(
+                        URI.create("string:///HookApiReadme.java"), JavaFileObject.Kind.SOURCE) {
+                    @Override
+                    public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+                        return source;
+                    }
+                };
         JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
         StringWriter diagnostics = new StringWriter();
-        try (StandardJavaFileManager files = compiler.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
-            boolean ok = compiler.getTask(diagnostics, files, null,
-                    List.of("-classpath", System.getProperty("java.class.path"), "-d", out.toString(), "-proc:none"),
-                    null, List.of(file)).call();
+        try (StandardJavaFileManager files =
+                compiler.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
+            boolean ok =
+                    compiler.getTask(
+                                    diagnostics,
+                                    files,
+                                    null,
+                                    List.of(
+                                            "-classpath",
+                                            System.getProperty("java.class.path"),
+                                            "-d",
+                                            out.toString(),
+                                            "-proc:none"),
+                                    null,
+                                    List.of(file))
+                            .call();
             assertThat(ok).as("hook-api README snippets compile:\n" + diagnostics).isTrue();
         }
     }

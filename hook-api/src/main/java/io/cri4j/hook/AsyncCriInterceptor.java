@@ -55,75 +55,75 @@ import java.util.concurrent.CompletionStage;
  */
 public interface AsyncCriInterceptor {
 
-  /**
-   * Whether this interceptor wants to see calls of {@code method}. Defaults to all. A proxy asks
-   * once per method when it starts.
-   */
-  default boolean intercepts(MethodDescriptor<?, ?> method) {
-    return true;
-  }
-
-  /**
-   * Intercepts a unary call without blocking. The default proceeds with the request unchanged.
-   *
-   * @return the response for the client, or a stage failing with the status to answer with
-   */
-  default <ReqT, RespT> CompletionStage<RespT> interceptUnaryAsync(
-      AsyncUnaryChain<ReqT, RespT> chain) {
-    return chain.proceed(chain.request());
-  }
-
-  /**
-   * Intercepts a server-streaming call (for example {@code GetContainerEvents}) without
-   * blocking. The default proceeds with the request unchanged and passes every response through.
-   * To change responses, proceed with a wrapping {@link StreamObserver}; to answer without
-   * proceeding, write to {@link StreamingChain#responses()} directly and complete it (from any
-   * thread).
-   */
-  default <ReqT, RespT> void interceptServerStreaming(StreamingChain<ReqT, RespT> chain) {
-    chain.proceed(chain.request(), chain.responses());
-  }
-
-  /** The rest of the chain for a unary call, asynchronously. */
-  interface AsyncUnaryChain<ReqT, RespT> {
-    /** The called method, as named on the wire. */
-    MethodDescriptor<ReqT, RespT> method();
-
-    /** The request as handed to this link (possibly already changed by an earlier link). */
-    ReqT request();
-
-    /** The request headers the client sent; forwarded to the backend. */
-    Metadata metadata();
+    /**
+     * Whether this interceptor wants to see calls of {@code method}. Defaults to all. A proxy asks
+     * once per method when it starts.
+     */
+    default boolean intercepts(MethodDescriptor<?, ?> method) {
+        return true;
+    }
 
     /**
-     * Calls the next link, ultimately the backend, with the client's headers and deadline. The
-     * stage completes with the response, or fails with the status the backend (or a later link)
-     * failed with; dependent stages run on the thread that completes it, the proxy's I/O thread
-     * in a proxy, so they must not block either. Calling it more than once sends the request
-     * again (for example to retry). May be called from any thread.
+     * Intercepts a unary call without blocking. The default proceeds with the request unchanged.
+     *
+     * @return the response for the client, or a stage failing with the status to answer with
      */
-    CompletionStage<RespT> proceed(ReqT request);
-  }
-
-  /** The rest of the chain for a server-streaming call. */
-  interface StreamingChain<ReqT, RespT> {
-    /** The called method, as named on the wire. */
-    MethodDescriptor<ReqT, RespT> method();
-
-    /** The request as handed to this link. */
-    ReqT request();
-
-    /** The request headers the client sent; forwarded to the backend. */
-    Metadata metadata();
-
-    /** Where responses for the client go. */
-    StreamObserver<RespT> responses();
+    default <ReqT, RespT> CompletionStage<RespT> interceptUnaryAsync(
+            AsyncUnaryChain<ReqT, RespT> chain) {
+        return chain.proceed(chain.request());
+    }
 
     /**
-     * Starts the next link; its responses, completion or error are delivered to
-     * {@code responses}. Returns once the call is started, not when it ends. May be called from
-     * any thread.
+     * Intercepts a server-streaming call (for example {@code GetContainerEvents}) without
+     * blocking. The default proceeds with the request unchanged and passes every response through.
+     * To change responses, proceed with a wrapping {@link StreamObserver}; to answer without
+     * proceeding, write to {@link StreamingChain#responses()} directly and complete it (from any
+     * thread).
      */
-    void proceed(ReqT request, StreamObserver<RespT> responses);
-  }
+    default <ReqT, RespT> void interceptServerStreaming(StreamingChain<ReqT, RespT> chain) {
+        chain.proceed(chain.request(), chain.responses());
+    }
+
+    /** The rest of the chain for a unary call, asynchronously. */
+    interface AsyncUnaryChain<ReqT, RespT> {
+        /** The called method, as named on the wire. */
+        MethodDescriptor<ReqT, RespT> method();
+
+        /** The request as handed to this link (possibly already changed by an earlier link). */
+        ReqT request();
+
+        /** The request headers the client sent; forwarded to the backend. */
+        Metadata metadata();
+
+        /**
+         * Calls the next link, ultimately the backend, with the client's headers and deadline. The
+         * stage completes with the response, or fails with the status the backend (or a later link)
+         * failed with; dependent stages run on the thread that completes it, the proxy's I/O thread
+         * in a proxy, so they must not block either. Calling it more than once sends the request
+         * again (for example to retry). May be called from any thread.
+         */
+        CompletionStage<RespT> proceed(ReqT request);
+    }
+
+    /** The rest of the chain for a server-streaming call. */
+    interface StreamingChain<ReqT, RespT> {
+        /** The called method, as named on the wire. */
+        MethodDescriptor<ReqT, RespT> method();
+
+        /** The request as handed to this link. */
+        ReqT request();
+
+        /** The request headers the client sent; forwarded to the backend. */
+        Metadata metadata();
+
+        /** Where responses for the client go. */
+        StreamObserver<RespT> responses();
+
+        /**
+         * Starts the next link; its responses, completion or error are delivered to
+         * {@code responses}. Returns once the call is started, not when it ends. May be called from
+         * any thread.
+         */
+        void proceed(ReqT request, StreamObserver<RespT> responses);
+    }
 }

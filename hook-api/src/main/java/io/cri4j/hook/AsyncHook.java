@@ -22,117 +22,117 @@ import java.util.concurrent.CompletionStage;
  */
 public interface AsyncHook {
 
-  /**
-   * A name for logs and error messages, unique among the hooks of one host. Defaults to the
-   * class's simple name ({@link Hooks#defaultName}).
-   */
-  default String name() {
-    return Hooks.defaultName(this);
-  }
+    /**
+     * A name for logs and error messages, unique among the hooks of one host. Defaults to the
+     * class's simple name ({@link Hooks#defaultName}).
+     */
+    default String name() {
+        return Hooks.defaultName(this);
+    }
 
-  /** Index, timeout and failure policy; read once, when the host first sees the hook. */
-  default HookPolicy policy() {
-    return HookPolicy.DEFAULT;
-  }
+    /** Index, timeout and failure policy; read once, when the host first sees the hook. */
+    default HookPolicy policy() {
+        return HookPolicy.DEFAULT;
+    }
 
-  /** The events this hook is called for; defaults to the event methods this class overrides. */
-  default Set<HookEvent> events() {
-    return Hooks.overriddenEvents(this);
-  }
+    /** The events this hook is called for; defaults to the event methods this class overrides. */
+    default Set<HookEvent> events() {
+        return Hooks.overriddenEvents(this);
+    }
 
-  /** See {@link Hook#configure}. */
-  default CompletionStage<Void> configure(HookConfiguration configuration) {
-    return done();
-  }
+    /** See {@link Hook#configure}. */
+    default CompletionStage<Void> configure(HookConfiguration configuration) {
+        return done();
+    }
 
-  /** See {@link Hook#synchronize}. */
-  default CompletionStage<List<ContainerUpdate>> synchronize(List<PodSandbox> pods,
-      List<Container> containers) {
-    return CompletableFuture.completedFuture(List.of());
-  }
+    /** See {@link Hook#synchronize}. */
+    default CompletionStage<List<ContainerUpdate>> synchronize(
+            List<PodSandbox> pods, List<Container> containers) {
+        return CompletableFuture.completedFuture(List.of());
+    }
 
-  /** See {@link Hook#shutdown}; must not block. */
-  default void shutdown() {}
+    /** See {@link Hook#shutdown}; must not block. */
+    default void shutdown() {}
 
-  /** See {@link Hook#adjustPodSandbox}. */
-  default CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
-    return CompletableFuture.completedFuture(PodSandboxAdjustment.NONE);
-  }
+    /** See {@link Hook#adjustPodSandbox}. */
+    default CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
+        return CompletableFuture.completedFuture(PodSandboxAdjustment.NONE);
+    }
 
-  /** See {@link Hook#runPodSandbox}. */
-  default CompletionStage<Void> runPodSandbox(PodSandbox pod) {
-    return done();
-  }
+    /** See {@link Hook#runPodSandbox}. */
+    default CompletionStage<Void> runPodSandbox(PodSandbox pod) {
+        return done();
+    }
 
-  /** See {@link Hook#updatePodSandbox}. */
-  default CompletionStage<Void> updatePodSandbox(PodSandbox pod, LinuxResources overhead,
-      LinuxResources resources) {
-    return done();
-  }
+    /** See {@link Hook#updatePodSandbox}. */
+    default CompletionStage<Void> updatePodSandbox(
+            PodSandbox pod, LinuxResources overhead, LinuxResources resources) {
+        return done();
+    }
 
-  /** See {@link Hook#postUpdatePodSandbox}. */
-  default CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
-    return done();
-  }
+    /** See {@link Hook#postUpdatePodSandbox}. */
+    default CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
+        return done();
+    }
 
-  /** See {@link Hook#stopPodSandbox}. */
-  default CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
-    return done();
-  }
+    /** See {@link Hook#stopPodSandbox}. */
+    default CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
+        return done();
+    }
 
-  /** See {@link Hook#removePodSandbox}. */
-  default CompletionStage<Void> removePodSandbox(PodSandbox pod) {
-    return done();
-  }
+    /** See {@link Hook#removePodSandbox}. */
+    default CompletionStage<Void> removePodSandbox(PodSandbox pod) {
+        return done();
+    }
 
-  /** See {@link Hook#createContainer}. */
-  default CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
-    return CompletableFuture.completedFuture(HookResult.none());
-  }
+    /** See {@link Hook#createContainer}. */
+    default CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
+        return CompletableFuture.completedFuture(HookResult.none());
+    }
 
-  /** See {@link Hook#postCreateContainer}. */
-  default CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
-    return done();
-  }
+    /** See {@link Hook#postCreateContainer}. */
+    default CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
+        return done();
+    }
 
-  /** See {@link Hook#startContainer}. */
-  default CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
-    return done();
-  }
+    /** See {@link Hook#startContainer}. */
+    default CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
+        return done();
+    }
 
-  /** See {@link Hook#postStartContainer}. */
-  default CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
-    return done();
-  }
+    /** See {@link Hook#postStartContainer}. */
+    default CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
+        return done();
+    }
 
-  /** See {@link Hook#updateContainer}. */
-  default CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
-      LinuxResources resources) {
-    return CompletableFuture.completedFuture(HookResult.none());
-  }
+    /** See {@link Hook#updateContainer}. */
+    default CompletionStage<HookResult> updateContainer(
+            PodSandbox pod, Container container, LinuxResources resources) {
+        return CompletableFuture.completedFuture(HookResult.none());
+    }
 
-  /** See {@link Hook#postUpdateContainer}. */
-  default CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
-    return done();
-  }
+    /** See {@link Hook#postUpdateContainer}. */
+    default CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
+        return done();
+    }
 
-  /** See {@link Hook#stopContainer}. */
-  default CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-    return CompletableFuture.completedFuture(HookResult.none());
-  }
+    /** See {@link Hook#stopContainer}. */
+    default CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
+        return CompletableFuture.completedFuture(HookResult.none());
+    }
 
-  /** See {@link Hook#removeContainer}. */
-  default CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
-    return done();
-  }
+    /** See {@link Hook#removeContainer}. */
+    default CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
+        return done();
+    }
 
-  /** See {@link Hook#validateContainerAdjustment}. */
-  default CompletionStage<Void> validateContainerAdjustment(
-      ValidateContainerAdjustmentRequest request) {
-    return done();
-  }
+    /** See {@link Hook#validateContainerAdjustment}. */
+    default CompletionStage<Void> validateContainerAdjustment(
+            ValidateContainerAdjustmentRequest request) {
+        return done();
+    }
 
-  private static CompletionStage<Void> done() {
-    return CompletableFuture.completedFuture(null);
-  }
+    private static CompletionStage<Void> done() {
+        return CompletableFuture.completedFuture(null);
+    }
 }

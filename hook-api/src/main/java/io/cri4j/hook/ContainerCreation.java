@@ -20,29 +20,31 @@ import java.util.Optional;
  */
 public record ContainerCreation(HookResult result, Container container, OwningPlugins owners) {
 
-  /** Checks that nothing is null. */
-  public ContainerCreation {
-    Objects.requireNonNull(result, "result");
-    Objects.requireNonNull(container, "container");
-    Objects.requireNonNull(owners, "owners");
-  }
-
-  /** The hook that set a plain field of the created container (e.g. {@link Field#CPUShares}). */
-  public Optional<String> owner(Field field) {
-    FieldOwners f = owners.getOwnersMap().get(container.getId());
-    return f == null ? Optional.empty()
-        : Optional.ofNullable(f.getSimpleMap().get(field.getNumber()));
-  }
-
-  /**
-   * The hook that set (or removed) the entry {@code key} of a keyed field (e.g. {@link
-   * Field#Env}).
-   */
-  public Optional<String> owner(Field field, String key) {
-    FieldOwners f = owners.getOwnersMap().get(container.getId());
-    if (f == null || !f.getCompoundMap().containsKey(field.getNumber())) {
-      return Optional.empty();
+    /** Checks that nothing is null. */
+    public ContainerCreation {
+        Objects.requireNonNull(result, "result");
+        Objects.requireNonNull(container, "container");
+        Objects.requireNonNull(owners, "owners");
     }
-    return Optional.ofNullable(f.getCompoundMap().get(field.getNumber()).getOwnersMap().get(key));
-  }
+
+    /** The hook that set a plain field of the created container (e.g. {@link Field#CPUShares}). */
+    public Optional<String> owner(Field field) {
+        FieldOwners f = owners.getOwnersMap().get(container.getId());
+        return f == null
+                ? Optional.empty()
+                : Optional.ofNullable(f.getSimpleMap().get(field.getNumber()));
+    }
+
+    /**
+     * The hook that set (or removed) the entry {@code key} of a keyed field (e.g. {@link
+     * Field#Env}).
+     */
+    public Optional<String> owner(Field field, String key) {
+        FieldOwners f = owners.getOwnersMap().get(container.getId());
+        if (f == null || !f.getCompoundMap().containsKey(field.getNumber())) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(
+                f.getCompoundMap().get(field.getNumber()).getOwnersMap().get(key));
+    }
 }

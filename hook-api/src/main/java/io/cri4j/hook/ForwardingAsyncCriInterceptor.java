@@ -120,362 +120,401 @@ import java.util.concurrent.CompletionStage;
  * undecoded. Override it to narrow that.
  */
 public abstract class ForwardingAsyncCriInterceptor implements AsyncCriInterceptor {
-  private final Set<String> overridden;
+    private final Set<String> overridden;
 
-  /** Finds the typed methods the subclass overrides. */
-  protected ForwardingAsyncCriInterceptor() {
-    this.overridden = CriMethods.overridden(getClass(), ForwardingAsyncCriInterceptor.class);
-  }
-
-  /**
-   * True for the {@code runtime.v1} and {@code runtime.v1alpha2} RuntimeService and ImageService
-   * methods whose typed method this class overrides.
-   */
-  @Override
-  public boolean intercepts(MethodDescriptor<?, ?> method) {
-    return CriMethods.isCri(method) && overridden.contains(method.getBareMethodName());
-  }
-
-  /** Calls the typed method of the call's CRI method; other methods proceed unchanged. */
-  @Override
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  public final <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> chain) {
-    if (!CriMethods.isCri(chain.method())) {
-      return chain.proceed(chain.request());
+    /** Finds the typed methods the subclass overrides. */
+    protected ForwardingAsyncCriInterceptor() {
+        this.overridden = CriMethods.overridden(getClass(), ForwardingAsyncCriInterceptor.class);
     }
-    AsyncUnaryChain c = chain;
-    Object q = chain.request();
-    CompletionStage<?> out = switch (chain.method().getBareMethodName()) {
-      case "Attach" -> attach((AttachRequest) q, c);
-      case "CheckpointContainer" -> checkpointContainer((CheckpointContainerRequest) q, c);
-      case "CheckpointPod" -> checkpointPod((CheckpointPodRequest) q, c);
-      case "ContainerStats" -> containerStats((ContainerStatsRequest) q, c);
-      case "ContainerStatus" -> containerStatus((ContainerStatusRequest) q, c);
-      case "CreateContainer" -> createContainer((CreateContainerRequest) q, c);
-      case "Exec" -> exec((ExecRequest) q, c);
-      case "ExecSync" -> execSync((ExecSyncRequest) q, c);
-      case "ListContainerStats" -> listContainerStats((ListContainerStatsRequest) q, c);
-      case "ListContainers" -> listContainers((ListContainersRequest) q, c);
-      case "ListMetricDescriptors" -> listMetricDescriptors((ListMetricDescriptorsRequest) q, c);
-      case "ListPodSandbox" -> listPodSandbox((ListPodSandboxRequest) q, c);
-      case "ListPodSandboxMetrics" -> listPodSandboxMetrics((ListPodSandboxMetricsRequest) q, c);
-      case "ListPodSandboxStats" -> listPodSandboxStats((ListPodSandboxStatsRequest) q, c);
-      case "PodSandboxStats" -> podSandboxStats((PodSandboxStatsRequest) q, c);
-      case "PodSandboxStatus" -> podSandboxStatus((PodSandboxStatusRequest) q, c);
-      case "PortForward" -> portForward((PortForwardRequest) q, c);
-      case "RemoveContainer" -> removeContainer((RemoveContainerRequest) q, c);
-      case "RemovePodSandbox" -> removePodSandbox((RemovePodSandboxRequest) q, c);
-      case "ReopenContainerLog" -> reopenContainerLog((ReopenContainerLogRequest) q, c);
-      case "RestorePod" -> restorePod((RestorePodRequest) q, c);
-      case "RunPodSandbox" -> runPodSandbox((RunPodSandboxRequest) q, c);
-      case "RuntimeConfig" -> runtimeConfig((RuntimeConfigRequest) q, c);
-      case "StartContainer" -> startContainer((StartContainerRequest) q, c);
-      case "Status" -> status((StatusRequest) q, c);
-      case "StopContainer" -> stopContainer((StopContainerRequest) q, c);
-      case "StopPodSandbox" -> stopPodSandbox((StopPodSandboxRequest) q, c);
-      case "UpdateContainerResources" ->
-          updateContainerResources((UpdateContainerResourcesRequest) q, c);
-      case "UpdatePodSandboxResources" ->
-          updatePodSandboxResources((UpdatePodSandboxResourcesRequest) q, c);
-      case "UpdateRuntimeConfig" -> updateRuntimeConfig((UpdateRuntimeConfigRequest) q, c);
-      case "Version" -> version((VersionRequest) q, c);
-      case "ImageFsInfo" -> imageFsInfo((ImageFsInfoRequest) q, c);
-      case "ImageStatus" -> imageStatus((ImageStatusRequest) q, c);
-      case "ListImages" -> listImages((ListImagesRequest) q, c);
-      case "PullImage" -> pullImage((PullImageRequest) q, c);
-      case "RemoveImage" -> removeImage((RemoveImageRequest) q, c);
-      default -> chain.proceed(chain.request());
-    };
-    return (CompletionStage<R>) out;
-  }
 
-  /** Calls the typed method of the call's CRI method; other methods proceed unchanged. */
-  @Override
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  public final <Q, R> void interceptServerStreaming(StreamingChain<Q, R> chain) {
-    if (!CriMethods.isCri(chain.method())) {
-      chain.proceed(chain.request(), chain.responses());
-      return;
+    /**
+     * True for the {@code runtime.v1} and {@code runtime.v1alpha2} RuntimeService and ImageService
+     * methods whose typed method this class overrides.
+     */
+    @Override
+    public boolean intercepts(MethodDescriptor<?, ?> method) {
+        return CriMethods.isCri(method) && overridden.contains(method.getBareMethodName());
     }
-    StreamingChain c = chain;
-    Object q = chain.request();
-    switch (chain.method().getBareMethodName()) {
-      case "GetContainerEvents" -> getContainerEvents((GetEventsRequest) q, c);
-      case "StreamContainerStats" -> streamContainerStats((StreamContainerStatsRequest) q, c);
-      case "StreamContainers" -> streamContainers((StreamContainersRequest) q, c);
-      case "StreamPodSandboxMetrics" ->
-          streamPodSandboxMetrics((StreamPodSandboxMetricsRequest) q, c);
-      case "StreamPodSandboxStats" -> streamPodSandboxStats((StreamPodSandboxStatsRequest) q, c);
-      case "StreamPodSandboxes" -> streamPodSandboxes((StreamPodSandboxesRequest) q, c);
-      case "StreamImages" -> streamImages((StreamImagesRequest) q, c);
-      default -> chain.proceed(chain.request(), chain.responses());
+
+    /** Calls the typed method of the call's CRI method; other methods proceed unchanged. */
+    @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public final <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> chain) {
+        if (!CriMethods.isCri(chain.method())) {
+            return chain.proceed(chain.request());
+        }
+        AsyncUnaryChain c = chain;
+        Object q = chain.request();
+        CompletionStage<?> out =
+                switch (chain.method().getBareMethodName()) {
+                    case "Attach" -> attach((AttachRequest) q, c);
+                    case "CheckpointContainer" ->
+                            checkpointContainer((CheckpointContainerRequest) q, c);
+                    case "CheckpointPod" -> checkpointPod((CheckpointPodRequest) q, c);
+                    case "ContainerStats" -> containerStats((ContainerStatsRequest) q, c);
+                    case "ContainerStatus" -> containerStatus((ContainerStatusRequest) q, c);
+                    case "CreateContainer" -> createContainer((CreateContainerRequest) q, c);
+                    case "Exec" -> exec((ExecRequest) q, c);
+                    case "ExecSync" -> execSync((ExecSyncRequest) q, c);
+                    case "ListContainerStats" ->
+                            listContainerStats((ListContainerStatsRequest) q, c);
+                    case "ListContainers" -> listContainers((ListContainersRequest) q, c);
+                    case "ListMetricDescriptors" ->
+                            listMetricDescriptors((ListMetricDescriptorsRequest) q, c);
+                    case "ListPodSandbox" -> listPodSandbox((ListPodSandboxRequest) q, c);
+                    case "ListPodSandboxMetrics" ->
+                            listPodSandboxMetrics((ListPodSandboxMetricsRequest) q, c);
+                    case "ListPodSandboxStats" ->
+                            listPodSandboxStats((ListPodSandboxStatsRequest) q, c);
+                    case "PodSandboxStats" -> podSandboxStats((PodSandboxStatsRequest) q, c);
+                    case "PodSandboxStatus" -> podSandboxStatus((PodSandboxStatusRequest) q, c);
+                    case "PortForward" -> portForward((PortForwardRequest) q, c);
+                    case "RemoveContainer" -> removeContainer((RemoveContainerRequest) q, c);
+                    case "RemovePodSandbox" -> removePodSandbox((RemovePodSandboxRequest) q, c);
+                    case "ReopenContainerLog" ->
+                            reopenContainerLog((ReopenContainerLogRequest) q, c);
+                    case "RestorePod" -> restorePod((RestorePodRequest) q, c);
+                    case "RunPodSandbox" -> runPodSandbox((RunPodSandboxRequest) q, c);
+                    case "RuntimeConfig" -> runtimeConfig((RuntimeConfigRequest) q, c);
+                    case "StartContainer" -> startContainer((StartContainerRequest) q, c);
+                    case "Status" -> status((StatusRequest) q, c);
+                    case "StopContainer" -> stopContainer((StopContainerRequest) q, c);
+                    case "StopPodSandbox" -> stopPodSandbox((StopPodSandboxRequest) q, c);
+                    case "UpdateContainerResources" ->
+                            updateContainerResources((UpdateContainerResourcesRequest) q, c);
+                    case "UpdatePodSandboxResources" ->
+                            updatePodSandboxResources((UpdatePodSandboxResourcesRequest) q, c);
+                    case "UpdateRuntimeConfig" ->
+                            updateRuntimeConfig((UpdateRuntimeConfigRequest) q, c);
+                    case "Version" -> version((VersionRequest) q, c);
+                    case "ImageFsInfo" -> imageFsInfo((ImageFsInfoRequest) q, c);
+                    case "ImageStatus" -> imageStatus((ImageStatusRequest) q, c);
+                    case "ListImages" -> listImages((ListImagesRequest) q, c);
+                    case "PullImage" -> pullImage((PullImageRequest) q, c);
+                    case "RemoveImage" -> removeImage((RemoveImageRequest) q, c);
+                    default -> chain.proceed(chain.request());
+                };
+        return (CompletionStage<R>) out;
     }
-  }
 
-  /** {@code RuntimeService/Attach}: proceeds unchanged. */
-  public CompletionStage<AttachResponse> attach(AttachRequest request,
-      AsyncUnaryChain<AttachRequest, AttachResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** Calls the typed method of the call's CRI method; other methods proceed unchanged. */
+    @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public final <Q, R> void interceptServerStreaming(StreamingChain<Q, R> chain) {
+        if (!CriMethods.isCri(chain.method())) {
+            chain.proceed(chain.request(), chain.responses());
+            return;
+        }
+        StreamingChain c = chain;
+        Object q = chain.request();
+        switch (chain.method().getBareMethodName()) {
+            case "GetContainerEvents" -> getContainerEvents((GetEventsRequest) q, c);
+            case "StreamContainerStats" -> streamContainerStats((StreamContainerStatsRequest) q, c);
+            case "StreamContainers" -> streamContainers((StreamContainersRequest) q, c);
+            case "StreamPodSandboxMetrics" ->
+                    streamPodSandboxMetrics((StreamPodSandboxMetricsRequest) q, c);
+            case "StreamPodSandboxStats" ->
+                    streamPodSandboxStats((StreamPodSandboxStatsRequest) q, c);
+            case "StreamPodSandboxes" -> streamPodSandboxes((StreamPodSandboxesRequest) q, c);
+            case "StreamImages" -> streamImages((StreamImagesRequest) q, c);
+            default -> chain.proceed(chain.request(), chain.responses());
+        }
+    }
 
-  /** {@code RuntimeService/CheckpointContainer}: proceeds unchanged. */
-  public CompletionStage<CheckpointContainerResponse> checkpointContainer(
-      CheckpointContainerRequest request,
-      AsyncUnaryChain<CheckpointContainerRequest, CheckpointContainerResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/Attach}: proceeds unchanged. */
+    public CompletionStage<AttachResponse> attach(
+            AttachRequest request, AsyncUnaryChain<AttachRequest, AttachResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/CheckpointPod}: proceeds unchanged. */
-  public CompletionStage<CheckpointPodResponse> checkpointPod(CheckpointPodRequest request,
-      AsyncUnaryChain<CheckpointPodRequest, CheckpointPodResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/CheckpointContainer}: proceeds unchanged. */
+    public CompletionStage<CheckpointContainerResponse> checkpointContainer(
+            CheckpointContainerRequest request,
+            AsyncUnaryChain<CheckpointContainerRequest, CheckpointContainerResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ContainerStats}: proceeds unchanged. */
-  public CompletionStage<ContainerStatsResponse> containerStats(ContainerStatsRequest request,
-      AsyncUnaryChain<ContainerStatsRequest, ContainerStatsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/CheckpointPod}: proceeds unchanged. */
+    public CompletionStage<CheckpointPodResponse> checkpointPod(
+            CheckpointPodRequest request,
+            AsyncUnaryChain<CheckpointPodRequest, CheckpointPodResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ContainerStatus}: proceeds unchanged. */
-  public CompletionStage<ContainerStatusResponse> containerStatus(ContainerStatusRequest request,
-      AsyncUnaryChain<ContainerStatusRequest, ContainerStatusResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ContainerStats}: proceeds unchanged. */
+    public CompletionStage<ContainerStatsResponse> containerStats(
+            ContainerStatsRequest request,
+            AsyncUnaryChain<ContainerStatsRequest, ContainerStatsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/CreateContainer}: proceeds unchanged. */
-  public CompletionStage<CreateContainerResponse> createContainer(CreateContainerRequest request,
-      AsyncUnaryChain<CreateContainerRequest, CreateContainerResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ContainerStatus}: proceeds unchanged. */
+    public CompletionStage<ContainerStatusResponse> containerStatus(
+            ContainerStatusRequest request,
+            AsyncUnaryChain<ContainerStatusRequest, ContainerStatusResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/Exec}: proceeds unchanged. */
-  public CompletionStage<ExecResponse> exec(ExecRequest request,
-      AsyncUnaryChain<ExecRequest, ExecResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/CreateContainer}: proceeds unchanged. */
+    public CompletionStage<CreateContainerResponse> createContainer(
+            CreateContainerRequest request,
+            AsyncUnaryChain<CreateContainerRequest, CreateContainerResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ExecSync}: proceeds unchanged. */
-  public CompletionStage<ExecSyncResponse> execSync(ExecSyncRequest request,
-      AsyncUnaryChain<ExecSyncRequest, ExecSyncResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/Exec}: proceeds unchanged. */
+    public CompletionStage<ExecResponse> exec(
+            ExecRequest request, AsyncUnaryChain<ExecRequest, ExecResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/GetContainerEvents}, server-streaming: proceeds unchanged. */
-  public void getContainerEvents(GetEventsRequest request,
-      StreamingChain<GetEventsRequest, ContainerEventResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/ExecSync}: proceeds unchanged. */
+    public CompletionStage<ExecSyncResponse> execSync(
+            ExecSyncRequest request, AsyncUnaryChain<ExecSyncRequest, ExecSyncResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ListContainerStats}: proceeds unchanged. */
-  public CompletionStage<ListContainerStatsResponse> listContainerStats(
-      ListContainerStatsRequest request,
-      AsyncUnaryChain<ListContainerStatsRequest, ListContainerStatsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/GetContainerEvents}, server-streaming: proceeds unchanged. */
+    public void getContainerEvents(
+            GetEventsRequest request,
+            StreamingChain<GetEventsRequest, ContainerEventResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/ListContainers}: proceeds unchanged. */
-  public CompletionStage<ListContainersResponse> listContainers(ListContainersRequest request,
-      AsyncUnaryChain<ListContainersRequest, ListContainersResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListContainerStats}: proceeds unchanged. */
+    public CompletionStage<ListContainerStatsResponse> listContainerStats(
+            ListContainerStatsRequest request,
+            AsyncUnaryChain<ListContainerStatsRequest, ListContainerStatsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ListMetricDescriptors}: proceeds unchanged. */
-  public CompletionStage<ListMetricDescriptorsResponse> listMetricDescriptors(
-      ListMetricDescriptorsRequest request,
-      AsyncUnaryChain<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListContainers}: proceeds unchanged. */
+    public CompletionStage<ListContainersResponse> listContainers(
+            ListContainersRequest request,
+            AsyncUnaryChain<ListContainersRequest, ListContainersResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ListPodSandbox}: proceeds unchanged. */
-  public CompletionStage<ListPodSandboxResponse> listPodSandbox(ListPodSandboxRequest request,
-      AsyncUnaryChain<ListPodSandboxRequest, ListPodSandboxResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListMetricDescriptors}: proceeds unchanged. */
+    public CompletionStage<ListMetricDescriptorsResponse> listMetricDescriptors(
+            ListMetricDescriptorsRequest request,
+            AsyncUnaryChain<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ListPodSandboxMetrics}: proceeds unchanged. */
-  public CompletionStage<ListPodSandboxMetricsResponse> listPodSandboxMetrics(
-      ListPodSandboxMetricsRequest request,
-      AsyncUnaryChain<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListPodSandbox}: proceeds unchanged. */
+    public CompletionStage<ListPodSandboxResponse> listPodSandbox(
+            ListPodSandboxRequest request,
+            AsyncUnaryChain<ListPodSandboxRequest, ListPodSandboxResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ListPodSandboxStats}: proceeds unchanged. */
-  public CompletionStage<ListPodSandboxStatsResponse> listPodSandboxStats(
-      ListPodSandboxStatsRequest request,
-      AsyncUnaryChain<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListPodSandboxMetrics}: proceeds unchanged. */
+    public CompletionStage<ListPodSandboxMetricsResponse> listPodSandboxMetrics(
+            ListPodSandboxMetricsRequest request,
+            AsyncUnaryChain<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/PodSandboxStats}: proceeds unchanged. */
-  public CompletionStage<PodSandboxStatsResponse> podSandboxStats(PodSandboxStatsRequest request,
-      AsyncUnaryChain<PodSandboxStatsRequest, PodSandboxStatsResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ListPodSandboxStats}: proceeds unchanged. */
+    public CompletionStage<ListPodSandboxStatsResponse> listPodSandboxStats(
+            ListPodSandboxStatsRequest request,
+            AsyncUnaryChain<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/PodSandboxStatus}: proceeds unchanged. */
-  public CompletionStage<PodSandboxStatusResponse> podSandboxStatus(PodSandboxStatusRequest request,
-      AsyncUnaryChain<PodSandboxStatusRequest, PodSandboxStatusResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/PodSandboxStats}: proceeds unchanged. */
+    public CompletionStage<PodSandboxStatsResponse> podSandboxStats(
+            PodSandboxStatsRequest request,
+            AsyncUnaryChain<PodSandboxStatsRequest, PodSandboxStatsResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/PortForward}: proceeds unchanged. */
-  public CompletionStage<PortForwardResponse> portForward(PortForwardRequest request,
-      AsyncUnaryChain<PortForwardRequest, PortForwardResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/PodSandboxStatus}: proceeds unchanged. */
+    public CompletionStage<PodSandboxStatusResponse> podSandboxStatus(
+            PodSandboxStatusRequest request,
+            AsyncUnaryChain<PodSandboxStatusRequest, PodSandboxStatusResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/RemoveContainer}: proceeds unchanged. */
-  public CompletionStage<RemoveContainerResponse> removeContainer(RemoveContainerRequest request,
-      AsyncUnaryChain<RemoveContainerRequest, RemoveContainerResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/PortForward}: proceeds unchanged. */
+    public CompletionStage<PortForwardResponse> portForward(
+            PortForwardRequest request,
+            AsyncUnaryChain<PortForwardRequest, PortForwardResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/RemovePodSandbox}: proceeds unchanged. */
-  public CompletionStage<RemovePodSandboxResponse> removePodSandbox(RemovePodSandboxRequest request,
-      AsyncUnaryChain<RemovePodSandboxRequest, RemovePodSandboxResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/RemoveContainer}: proceeds unchanged. */
+    public CompletionStage<RemoveContainerResponse> removeContainer(
+            RemoveContainerRequest request,
+            AsyncUnaryChain<RemoveContainerRequest, RemoveContainerResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/ReopenContainerLog}: proceeds unchanged. */
-  public CompletionStage<ReopenContainerLogResponse> reopenContainerLog(
-      ReopenContainerLogRequest request,
-      AsyncUnaryChain<ReopenContainerLogRequest, ReopenContainerLogResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/RemovePodSandbox}: proceeds unchanged. */
+    public CompletionStage<RemovePodSandboxResponse> removePodSandbox(
+            RemovePodSandboxRequest request,
+            AsyncUnaryChain<RemovePodSandboxRequest, RemovePodSandboxResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/RestorePod}: proceeds unchanged. */
-  public CompletionStage<RestorePodResponse> restorePod(RestorePodRequest request,
-      AsyncUnaryChain<RestorePodRequest, RestorePodResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/ReopenContainerLog}: proceeds unchanged. */
+    public CompletionStage<ReopenContainerLogResponse> reopenContainerLog(
+            ReopenContainerLogRequest request,
+            AsyncUnaryChain<ReopenContainerLogRequest, ReopenContainerLogResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/RunPodSandbox}: proceeds unchanged. */
-  public CompletionStage<RunPodSandboxResponse> runPodSandbox(RunPodSandboxRequest request,
-      AsyncUnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/RestorePod}: proceeds unchanged. */
+    public CompletionStage<RestorePodResponse> restorePod(
+            RestorePodRequest request,
+            AsyncUnaryChain<RestorePodRequest, RestorePodResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/RuntimeConfig}: proceeds unchanged. */
-  public CompletionStage<RuntimeConfigResponse> runtimeConfig(RuntimeConfigRequest request,
-      AsyncUnaryChain<RuntimeConfigRequest, RuntimeConfigResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/RunPodSandbox}: proceeds unchanged. */
+    public CompletionStage<RunPodSandboxResponse> runPodSandbox(
+            RunPodSandboxRequest request,
+            AsyncUnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/StartContainer}: proceeds unchanged. */
-  public CompletionStage<StartContainerResponse> startContainer(StartContainerRequest request,
-      AsyncUnaryChain<StartContainerRequest, StartContainerResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/RuntimeConfig}: proceeds unchanged. */
+    public CompletionStage<RuntimeConfigResponse> runtimeConfig(
+            RuntimeConfigRequest request,
+            AsyncUnaryChain<RuntimeConfigRequest, RuntimeConfigResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/Status}: proceeds unchanged. */
-  public CompletionStage<StatusResponse> status(StatusRequest request,
-      AsyncUnaryChain<StatusRequest, StatusResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/StartContainer}: proceeds unchanged. */
+    public CompletionStage<StartContainerResponse> startContainer(
+            StartContainerRequest request,
+            AsyncUnaryChain<StartContainerRequest, StartContainerResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/StopContainer}: proceeds unchanged. */
-  public CompletionStage<StopContainerResponse> stopContainer(StopContainerRequest request,
-      AsyncUnaryChain<StopContainerRequest, StopContainerResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/Status}: proceeds unchanged. */
+    public CompletionStage<StatusResponse> status(
+            StatusRequest request, AsyncUnaryChain<StatusRequest, StatusResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/StopPodSandbox}: proceeds unchanged. */
-  public CompletionStage<StopPodSandboxResponse> stopPodSandbox(StopPodSandboxRequest request,
-      AsyncUnaryChain<StopPodSandboxRequest, StopPodSandboxResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/StopContainer}: proceeds unchanged. */
+    public CompletionStage<StopContainerResponse> stopContainer(
+            StopContainerRequest request,
+            AsyncUnaryChain<StopContainerRequest, StopContainerResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/StreamContainerStats}, server-streaming: proceeds unchanged. */
-  public void streamContainerStats(StreamContainerStatsRequest request,
-      StreamingChain<StreamContainerStatsRequest, StreamContainerStatsResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/StopPodSandbox}: proceeds unchanged. */
+    public CompletionStage<StopPodSandboxResponse> stopPodSandbox(
+            StopPodSandboxRequest request,
+            AsyncUnaryChain<StopPodSandboxRequest, StopPodSandboxResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/StreamContainers}, server-streaming: proceeds unchanged. */
-  public void streamContainers(StreamContainersRequest request,
-      StreamingChain<StreamContainersRequest, StreamContainersResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/StreamContainerStats}, server-streaming: proceeds unchanged. */
+    public void streamContainerStats(
+            StreamContainerStatsRequest request,
+            StreamingChain<StreamContainerStatsRequest, StreamContainerStatsResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/StreamPodSandboxMetrics}, server-streaming: proceeds unchanged. */
-  public void streamPodSandboxMetrics(StreamPodSandboxMetricsRequest request,
-      StreamingChain<StreamPodSandboxMetricsRequest, StreamPodSandboxMetricsResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/StreamContainers}, server-streaming: proceeds unchanged. */
+    public void streamContainers(
+            StreamContainersRequest request,
+            StreamingChain<StreamContainersRequest, StreamContainersResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/StreamPodSandboxStats}, server-streaming: proceeds unchanged. */
-  public void streamPodSandboxStats(StreamPodSandboxStatsRequest request,
-      StreamingChain<StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/StreamPodSandboxMetrics}, server-streaming: proceeds unchanged. */
+    public void streamPodSandboxMetrics(
+            StreamPodSandboxMetricsRequest request,
+            StreamingChain<StreamPodSandboxMetricsRequest, StreamPodSandboxMetricsResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/StreamPodSandboxes}, server-streaming: proceeds unchanged. */
-  public void streamPodSandboxes(StreamPodSandboxesRequest request,
-      StreamingChain<StreamPodSandboxesRequest, StreamPodSandboxesResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code RuntimeService/StreamPodSandboxStats}, server-streaming: proceeds unchanged. */
+    public void streamPodSandboxStats(
+            StreamPodSandboxStatsRequest request,
+            StreamingChain<StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/UpdateContainerResources}: proceeds unchanged. */
-  public CompletionStage<UpdateContainerResourcesResponse> updateContainerResources(
-      UpdateContainerResourcesRequest request,
-      AsyncUnaryChain<UpdateContainerResourcesRequest, UpdateContainerResourcesResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/StreamPodSandboxes}, server-streaming: proceeds unchanged. */
+    public void streamPodSandboxes(
+            StreamPodSandboxesRequest request,
+            StreamingChain<StreamPodSandboxesRequest, StreamPodSandboxesResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 
-  /** {@code RuntimeService/UpdatePodSandboxResources}: proceeds unchanged. */
-  public CompletionStage<UpdatePodSandboxResourcesResponse> updatePodSandboxResources(
-      UpdatePodSandboxResourcesRequest request,
-      AsyncUnaryChain<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/UpdateContainerResources}: proceeds unchanged. */
+    public CompletionStage<UpdateContainerResourcesResponse> updateContainerResources(
+            UpdateContainerResourcesRequest request,
+            AsyncUnaryChain<UpdateContainerResourcesRequest, UpdateContainerResourcesResponse>
+                    chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/UpdateRuntimeConfig}: proceeds unchanged. */
-  public CompletionStage<UpdateRuntimeConfigResponse> updateRuntimeConfig(
-      UpdateRuntimeConfigRequest request,
-      AsyncUnaryChain<UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/UpdatePodSandboxResources}: proceeds unchanged. */
+    public CompletionStage<UpdatePodSandboxResourcesResponse> updatePodSandboxResources(
+            UpdatePodSandboxResourcesRequest request,
+            AsyncUnaryChain<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse>
+                    chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code RuntimeService/Version}: proceeds unchanged. */
-  public CompletionStage<VersionResponse> version(VersionRequest request,
-      AsyncUnaryChain<VersionRequest, VersionResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/UpdateRuntimeConfig}: proceeds unchanged. */
+    public CompletionStage<UpdateRuntimeConfigResponse> updateRuntimeConfig(
+            UpdateRuntimeConfigRequest request,
+            AsyncUnaryChain<UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/ImageFsInfo}: proceeds unchanged. */
-  public CompletionStage<ImageFsInfoResponse> imageFsInfo(ImageFsInfoRequest request,
-      AsyncUnaryChain<ImageFsInfoRequest, ImageFsInfoResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code RuntimeService/Version}: proceeds unchanged. */
+    public CompletionStage<VersionResponse> version(
+            VersionRequest request, AsyncUnaryChain<VersionRequest, VersionResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/ImageStatus}: proceeds unchanged. */
-  public CompletionStage<ImageStatusResponse> imageStatus(ImageStatusRequest request,
-      AsyncUnaryChain<ImageStatusRequest, ImageStatusResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code ImageService/ImageFsInfo}: proceeds unchanged. */
+    public CompletionStage<ImageFsInfoResponse> imageFsInfo(
+            ImageFsInfoRequest request,
+            AsyncUnaryChain<ImageFsInfoRequest, ImageFsInfoResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/ListImages}: proceeds unchanged. */
-  public CompletionStage<ListImagesResponse> listImages(ListImagesRequest request,
-      AsyncUnaryChain<ListImagesRequest, ListImagesResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code ImageService/ImageStatus}: proceeds unchanged. */
+    public CompletionStage<ImageStatusResponse> imageStatus(
+            ImageStatusRequest request,
+            AsyncUnaryChain<ImageStatusRequest, ImageStatusResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/PullImage}: proceeds unchanged. */
-  public CompletionStage<PullImageResponse> pullImage(PullImageRequest request,
-      AsyncUnaryChain<PullImageRequest, PullImageResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code ImageService/ListImages}: proceeds unchanged. */
+    public CompletionStage<ListImagesResponse> listImages(
+            ListImagesRequest request,
+            AsyncUnaryChain<ListImagesRequest, ListImagesResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/RemoveImage}: proceeds unchanged. */
-  public CompletionStage<RemoveImageResponse> removeImage(RemoveImageRequest request,
-      AsyncUnaryChain<RemoveImageRequest, RemoveImageResponse> chain) {
-    return chain.proceed(request);
-  }
+    /** {@code ImageService/PullImage}: proceeds unchanged. */
+    public CompletionStage<PullImageResponse> pullImage(
+            PullImageRequest request, AsyncUnaryChain<PullImageRequest, PullImageResponse> chain) {
+        return chain.proceed(request);
+    }
 
-  /** {@code ImageService/StreamImages}, server-streaming: proceeds unchanged. */
-  public void streamImages(StreamImagesRequest request,
-      StreamingChain<StreamImagesRequest, StreamImagesResponse> chain) {
-    chain.proceed(request, chain.responses());
-  }
+    /** {@code ImageService/RemoveImage}: proceeds unchanged. */
+    public CompletionStage<RemoveImageResponse> removeImage(
+            RemoveImageRequest request,
+            AsyncUnaryChain<RemoveImageRequest, RemoveImageResponse> chain) {
+        return chain.proceed(request);
+    }
+
+    /** {@code ImageService/StreamImages}, server-streaming: proceeds unchanged. */
+    public void streamImages(
+            StreamImagesRequest request,
+            StreamingChain<StreamImagesRequest, StreamImagesResponse> chain) {
+        chain.proceed(request, chain.responses());
+    }
 }

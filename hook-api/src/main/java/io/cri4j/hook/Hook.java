@@ -26,104 +26,104 @@ import java.util.Set;
  */
 public interface Hook {
 
-  /**
-   * A name for logs and error messages, unique among the hooks of one host. Defaults to the
-   * class's simple name ({@link Hooks#defaultName}).
-   */
-  default String name() {
-    return Hooks.defaultName(this);
-  }
+    /**
+     * A name for logs and error messages, unique among the hooks of one host. Defaults to the
+     * class's simple name ({@link Hooks#defaultName}).
+     */
+    default String name() {
+        return Hooks.defaultName(this);
+    }
 
-  /** Index, timeout and failure policy; read once, when the host first sees the hook. */
-  default HookPolicy policy() {
-    return HookPolicy.DEFAULT;
-  }
+    /** Index, timeout and failure policy; read once, when the host first sees the hook. */
+    default HookPolicy policy() {
+        return HookPolicy.DEFAULT;
+    }
 
-  /**
-   * The events this hook is called for. Defaults to the event methods this class overrides;
-   * read once, when the host first sees the hook.
-   */
-  default Set<HookEvent> events() {
-    return Hooks.overriddenEvents(this);
-  }
+    /**
+     * The events this hook is called for. Defaults to the event methods this class overrides;
+     * read once, when the host first sees the hook.
+     */
+    default Set<HookEvent> events() {
+        return Hooks.overriddenEvents(this);
+    }
 
-  /** Called once when the hook is registered with a host, before any event. */
-  default void configure(HookConfiguration configuration) throws Exception {}
+    /** Called once when the hook is registered with a host, before any event. */
+    default void configure(HookConfiguration configuration) throws Exception {}
 
-  /**
-   * Called after {@link #configure} with every pod and container the host knows, so that the
-   * hook can catch up; may answer with updates of those containers.
-   */
-  default List<ContainerUpdate> synchronize(List<PodSandbox> pods, List<Container> containers)
-      throws Exception {
-    return List.of();
-  }
+    /**
+     * Called after {@link #configure} with every pod and container the host knows, so that the
+     * hook can catch up; may answer with updates of those containers.
+     */
+    default List<ContainerUpdate> synchronize(List<PodSandbox> pods, List<Container> containers)
+            throws Exception {
+        return List.of();
+    }
 
-  /** Called when the host shuts down or unregisters the hook. */
-  default void shutdown() {}
+    /** Called when the host shuts down or unregisters the hook. */
+    default void shutdown() {}
 
-  /** cri4j only: may change a pod before it is created (not served under NRI). */
-  default PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) throws Exception {
-    return PodSandboxAdjustment.NONE;
-  }
+    /** cri4j only: may change a pod before it is created (not served under NRI). */
+    default PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) throws Exception {
+        return PodSandboxAdjustment.NONE;
+    }
 
-  /** A pod sandbox is being created; throwing fails its creation under the failure policy. */
-  default void runPodSandbox(PodSandbox pod) throws Exception {}
+    /** A pod sandbox is being created; throwing fails its creation under the failure policy. */
+    default void runPodSandbox(PodSandbox pod) throws Exception {}
 
-  /** A pod sandbox's resources are being updated. */
-  default void updatePodSandbox(PodSandbox pod, LinuxResources overhead, LinuxResources resources)
-      throws Exception {}
+    /** A pod sandbox's resources are being updated. */
+    default void updatePodSandbox(PodSandbox pod, LinuxResources overhead, LinuxResources resources)
+            throws Exception {}
 
-  /** A pod sandbox's resources were updated. */
-  default void postUpdatePodSandbox(PodSandbox pod) throws Exception {}
+    /** A pod sandbox's resources were updated. */
+    default void postUpdatePodSandbox(PodSandbox pod) throws Exception {}
 
-  /** A pod sandbox is being stopped. */
-  default void stopPodSandbox(PodSandbox pod) throws Exception {}
+    /** A pod sandbox is being stopped. */
+    default void stopPodSandbox(PodSandbox pod) throws Exception {}
 
-  /** A pod sandbox is being removed. */
-  default void removePodSandbox(PodSandbox pod) throws Exception {}
+    /** A pod sandbox is being removed. */
+    default void removePodSandbox(PodSandbox pod) throws Exception {}
 
-  /**
-   * A container is being created: may adjust it ({@link HookResult#adjust}), update other
-   * containers and evict containers.
-   */
-  default HookResult createContainer(PodSandbox pod, Container container) throws Exception {
-    return HookResult.none();
-  }
+    /**
+     * A container is being created: may adjust it ({@link HookResult#adjust}), update other
+     * containers and evict containers.
+     */
+    default HookResult createContainer(PodSandbox pod, Container container) throws Exception {
+        return HookResult.none();
+    }
 
-  /** A container was created. */
-  default void postCreateContainer(PodSandbox pod, Container container) throws Exception {}
+    /** A container was created. */
+    default void postCreateContainer(PodSandbox pod, Container container) throws Exception {}
 
-  /** A container is being started. */
-  default void startContainer(PodSandbox pod, Container container) throws Exception {}
+    /** A container is being started. */
+    default void startContainer(PodSandbox pod, Container container) throws Exception {}
 
-  /** A container was started. */
-  default void postStartContainer(PodSandbox pod, Container container) throws Exception {}
+    /** A container was started. */
+    default void postStartContainer(PodSandbox pod, Container container) throws Exception {}
 
-  /**
-   * A container's resources are being updated to {@code resources}: may answer with updates (one
-   * for this container replaces the requested update) and evictions.
-   */
-  default HookResult updateContainer(PodSandbox pod, Container container,
-      LinuxResources resources) throws Exception {
-    return HookResult.none();
-  }
+    /**
+     * A container's resources are being updated to {@code resources}: may answer with updates (one
+     * for this container replaces the requested update) and evictions.
+     */
+    default HookResult updateContainer(
+            PodSandbox pod, Container container, LinuxResources resources) throws Exception {
+        return HookResult.none();
+    }
 
-  /** A container's resources were updated. */
-  default void postUpdateContainer(PodSandbox pod, Container container) throws Exception {}
+    /** A container's resources were updated. */
+    default void postUpdateContainer(PodSandbox pod, Container container) throws Exception {}
 
-  /** A container is being stopped: may answer with updates of other containers. */
-  default HookResult stopContainer(PodSandbox pod, Container container) throws Exception {
-    return HookResult.none();
-  }
+    /** A container is being stopped: may answer with updates of other containers. */
+    default HookResult stopContainer(PodSandbox pod, Container container) throws Exception {
+        return HookResult.none();
+    }
 
-  /** A container is being removed. */
-  default void removeContainer(PodSandbox pod, Container container) throws Exception {}
+    /** A container is being removed. */
+    default void removeContainer(PodSandbox pod, Container container) throws Exception {}
 
-  /**
-   * The merged adjustment of a container, before it is applied: throw to reject it (NRI's
-   * validating plugins).
-   */
-  default void validateContainerAdjustment(ValidateContainerAdjustmentRequest request)
-      throws Exception {}
+    /**
+     * The merged adjustment of a container, before it is applied: throw to reject it (NRI's
+     * validating plugins).
+     */
+    default void validateContainerAdjustment(ValidateContainerAdjustmentRequest request)
+            throws Exception {}
 }

@@ -83,895 +83,1112 @@ import org.slf4j.LoggerFactory;
  * threads.
  */
 public final class HookChain implements AsyncHook, AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(HookChain.class);
-  private static final AtomicInteger CHAINS = new AtomicInteger();
+    private static final Logger LOG = LoggerFactory.getLogger(HookChain.class);
+    private static final AtomicInteger CHAINS = new AtomicInteger();
 
-  private final String name;
-  private final HookPolicy policy;
-  private final Set<HookEvent> pinnedEvents;
-  private final boolean validateAdjustments;
-  /** Takes the hooks of one event; {@link #release} gives them back when it ends. */
-  private final Supplier<?> source;
-  private final Consumer<Object> release;
-  /** Hooks a provider registers (never configured, synchronized or shut down here). */
-  private final Supplier<? extends Collection<? extends AsyncHook>> provided;
-  private final ThreadPoolExecutor workers;
-  private final ScheduledThreadPoolExecutor timer;
-  /** Calls waiting for a hook, each with how to fail it when the chain closes. */
-  private final Map<CompletableFuture<?>, Runnable> inflight = new ConcurrentHashMap<>();
-  private final AtomicBoolean closed = new AtomicBoolean();
-  private final AtomicBoolean shutDown = new AtomicBoolean();
-  private final Object snapshotLock = new Object();
-  private volatile Snapshot snapshot;
-  private volatile HookConfiguration configuration;
+    private final String name;
+    private final HookPolicy policy;
+    private final Set<HookEvent> pinnedEvents;
+    private final boolean validateAdjustments;
 
-  private HookChain(Builder b) {
-    this.name = b.name;
-    this.policy = b.policy;
-    this.pinnedEvents = b.events == null ? null : Set.copyOf(b.events);
-    this.validateAdjustments = b.validateAdjustments;
-    int n = CHAINS.incrementAndGet();
-    this.workers = new ThreadPoolExecutor(b.workerThreads, b.workerThreads, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), threads("cri4j-hook-worker-" + n + "-"));
-    this.workers.allowCoreThreadTimeOut(true);
-    this.timer = new ScheduledThreadPoolExecutor(1, threads("cri4j-hook-timer-" + n + "-"));
-    this.timer.setRemoveOnCancelPolicy(true);
-    if (b.source != null) {
-      this.source = b.source;
-      this.release = b.release;
-    } else {
-      List<Object> fixed = List.copyOf(b.hooks);
-      this.source = () -> fixed;
-      this.release = x -> { };
-    }
-    this.provided = b.provided;
-    entriesNow();
-  }
+    /** Takes the hooks of one event; {@link #release} gives them back when it ends. */
+    private final Supplier<?> source;
 
-  /** A builder of an empty chain. */
-  public static Builder builder() {
-    return new Builder();
-  }
+    private final Consumer<Object> release;
 
-  /** Builds a {@link HookChain}. */
-  public static final class Builder {
-    private final List<Object> hooks = new ArrayList<>();
-    private Supplier<?> source;
-    private Consumer<Object> release = x -> { };
-    private Supplier<? extends Collection<? extends AsyncHook>> provided;
-    private String name = "hook-chain";
-    private HookPolicy policy = new HookPolicy(50, HookPolicy.MAX_TIMEOUT, FailurePolicy.FAIL);
-    private int workerThreads = 4;
-    private boolean validateAdjustments = true;
-    private Set<HookEvent> events;
+    /** Hooks a provider registers (never configured, synchronized or shut down here). */
+    private final Supplier<? extends Collection<? extends AsyncHook>> provided;
 
-    private Builder() {}
+    private final ThreadPoolExecutor workers;
+    private final ScheduledThreadPoolExecutor timer;
 
-    /** Adds a blocking hook; its calls run on the chain's workers. */
-    public Builder add(Hook hook) {
-      requireNoSource();
-      hooks.add(Objects.requireNonNull(hook, "hook"));
-      return this;
+    /** Calls waiting for a hook, each with how to fail it when the chain closes. */
+    private final Map<CompletableFuture<?>, Runnable> inflight = new ConcurrentHashMap<>();
+
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean shutDown = new AtomicBoolean();
+    private final Object snapshotLock = new Object();
+    private volatile Snapshot snapshot;
+    private volatile HookConfiguration configuration;
+
+    private HookChain(Builder b) {
+        this.name = b.name;
+        this.policy = b.policy;
+        this.pinnedEvents = b.events == null ? null : Set.copyOf(b.events);
+        this.validateAdjustments = b.validateAdjustments;
+        int n = CHAINS.incrementAndGet();
+        this.workers =
+                new ThreadPoolExecutor(
+                        b.workerThreads,
+                        b.workerThreads,
+                        30,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        threads("cri4j-hook-worker-" + n + "-"));
+        this.workers.allowCoreThreadTimeOut(true);
+        this.timer = new ScheduledThreadPoolExecutor(1, threads("cri4j-hook-timer-" + n + "-"));
+        this.timer.setRemoveOnCancelPolicy(true);
+        if (b.source != null) {
+            this.source = b.source;
+            this.release = b.release;
+        } else {
+            List<Object> fixed = List.copyOf(b.hooks);
+            this.source = () -> fixed;
+            this.release = x -> {};
+        }
+        this.provided = b.provided;
+        entriesNow();
     }
 
-    /** Adds a hook that never blocks. */
-    public Builder add(AsyncHook hook) {
-      requireNoSource();
-      hooks.add(Objects.requireNonNull(hook, "hook"));
-      return this;
+    /** A builder of an empty chain. */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** Adds {@link Hook}s and {@link AsyncHook}s (as {@link Hooks#loadBlocking} finds them). */
-    public Builder addAll(Collection<?> list) {
-      for (Object h : list) {
-        requireHook(h);
-        requireNoSource();
-        hooks.add(h);
-      }
-      return this;
+    /** Builds a {@link HookChain}. */
+    public static final class Builder {
+        private final List<Object> hooks = new ArrayList<>();
+        private Supplier<?> source;
+        private Consumer<Object> release = x -> {};
+        private Supplier<? extends Collection<? extends AsyncHook>> provided;
+        private String name = "hook-chain";
+        private HookPolicy policy = new HookPolicy(50, HookPolicy.MAX_TIMEOUT, FailurePolicy.FAIL);
+        private int workerThreads = 4;
+        private boolean validateAdjustments = true;
+        private Set<HookEvent> events;
+
+        private Builder() {}
+
+        /** Adds a blocking hook; its calls run on the chain's workers. */
+        public Builder add(Hook hook) {
+            requireNoSource();
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /** Adds a hook that never blocks. */
+        public Builder add(AsyncHook hook) {
+            requireNoSource();
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /** Adds {@link Hook}s and {@link AsyncHook}s (as {@link Hooks#loadBlocking} finds them). */
+        public Builder addAll(Collection<?> list) {
+            for (Object h : list) {
+                requireHook(h);
+                requireNoSource();
+                hooks.add(h);
+            }
+            return this;
+        }
+
+        /**
+         * Takes the hooks from {@code current} at every event instead of a fixed list (for hosts
+         * that reload their hooks); the collection holds {@link Hook}s and {@link AsyncHook}s.
+         */
+        public Builder source(Supplier<? extends Collection<?>> current) {
+            return source(current, held -> {});
+        }
+
+        /**
+         * Like {@link #source(Supplier)}, for a source that must keep an event's hooks usable until
+         * the event is done (a reloaded configuration whose connections close once unused, say):
+         * each event takes its hooks from {@code current} once and hands that same collection to
+         * {@code release} when it has ended, however it ended. Uses that are not events (such as
+         * {@link HookChain#policyOf}) take and release at once.
+         */
+        @SuppressWarnings("unchecked")
+        public <T extends Collection<?>> Builder source(
+                Supplier<T> current, Consumer<? super T> release) {
+            if (!hooks.isEmpty()) {
+                throw new IllegalStateException("a chain takes either added hooks or a source");
+            }
+            source = Objects.requireNonNull(current, "current");
+            this.release = (Consumer<Object>) Objects.requireNonNull(release, "release");
+            return this;
+        }
+
+        /**
+         * Also calls the hooks {@code current} lists at each event (a {@link
+         * io.cri4j.hook.host.HookProvider}'s, for example), ordered with the others by index and
+         * name and merged under the same rules; the chain never configures, synchronizes or shuts
+         * them down, as whoever provides them does that before listing them.
+         */
+        public Builder provided(Supplier<? extends Collection<? extends AsyncHook>> current) {
+            provided = Objects.requireNonNull(current, "current");
+            return this;
+        }
+
+        /** The chain's name as a hook (default {@code hook-chain}). */
+        public Builder name(String value) {
+            if (value == null || value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            name = value;
+            return this;
+        }
+
+        /**
+         * The chain's own policy, for a host serving the chain as one hook. Default: index 50, the
+         * longest timeout ({@link HookPolicy#MAX_TIMEOUT}) because the chain bounds every hook with
+         * the hook's own timeout, and {@link FailurePolicy#FAIL} because the chain fails an event only
+         * when a hook's own policy says so.
+         */
+        public Builder policy(HookPolicy value) {
+            policy = Objects.requireNonNull(value, "policy");
+            return this;
+        }
+
+        /** Worker threads for blocking hooks (default 4); idle workers end after 30 s. */
+        public Builder workerThreads(int count) {
+            if (count < 1 || count > 256) {
+                throw new IllegalArgumentException("workerThreads must be 1..256, got " + count);
+            }
+            workerThreads = count;
+            return this;
+        }
+
+        /**
+         * Whether {@code createContainer} ends with the validation phase (default true). A host
+         * that runs the validation itself and calls {@link HookChain#validateContainerAdjustment}
+         * (an NRI runtime calling the chain as one plugin) sets false.
+         */
+        public Builder validateAdjustments(boolean value) {
+            validateAdjustments = value;
+            return this;
+        }
+
+        /**
+         * The events the chain reports as its subscription; default: the union of its hooks'
+         * events at the time {@link HookChain#events()} is called.
+         */
+        public Builder events(Set<HookEvent> value) {
+            events = EnumSet.copyOf(Objects.requireNonNull(value, "events"));
+            return this;
+        }
+
+        /** The chain; owns its worker and timer threads until {@link HookChain#close()}. */
+        public HookChain build() {
+            return new HookChain(this);
+        }
+
+        private void requireNoSource() {
+            if (source != null) {
+                throw new IllegalStateException("a chain takes either added hooks or a source");
+            }
+        }
     }
 
-    /**
-     * Takes the hooks from {@code current} at every event instead of a fixed list (for hosts
-     * that reload their hooks); the collection holds {@link Hook}s and {@link AsyncHook}s.
-     */
-    public Builder source(Supplier<? extends Collection<?>> current) {
-      return source(current, held -> { });
+    // ---------------------------------------------------------------- hooks of the chain
+
+    /** One hook as the chain runs it; policy and events are read once. */
+    private static final class Entry {
+        final Object source;
+        final AsyncHook hook;
+        final String name;
+        final HookPolicy policy;
+        final Set<HookEvent> events;
+        final boolean provided;
+        volatile CompletableFuture<Boolean> ready = CompletableFuture.completedFuture(true);
+
+        Entry(
+                Object source,
+                AsyncHook hook,
+                String name,
+                HookPolicy policy,
+                Set<HookEvent> events,
+                boolean provided) {
+            this.source = source;
+            this.hook = hook;
+            this.name = name;
+            this.policy = policy;
+            this.events = events;
+            this.provided = provided;
+        }
     }
 
-    /**
-     * Like {@link #source(Supplier)}, for a source that must keep an event's hooks usable until
-     * the event is done (a reloaded configuration whose connections close once unused, say):
-     * each event takes its hooks from {@code current} once and hands that same collection to
-     * {@code release} when it has ended, however it ended. Uses that are not events (such as
-     * {@link HookChain#policyOf}) take and release at once.
-     */
-    @SuppressWarnings("unchecked")
-    public <T extends Collection<?>> Builder source(Supplier<T> current,
-        Consumer<? super T> release) {
-      if (!hooks.isEmpty()) {
-        throw new IllegalStateException("a chain takes either added hooks or a source");
-      }
-      source = Objects.requireNonNull(current, "current");
-      this.release = (Consumer<Object>) Objects.requireNonNull(release, "release");
-      return this;
+    private record Snapshot(Collection<?> source, Collection<?> provided, List<Entry> entries) {}
+
+    /** The hooks of one event, held until {@link #release()}. */
+    private final class Held {
+        final Object taken;
+        final List<Entry> entries;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Held(Object taken, List<Entry> entries) {
+            this.taken = taken;
+            this.entries = entries;
+        }
+
+        void release() {
+            if (released.compareAndSet(false, true)) {
+                try {
+                    HookChain.this.release.accept(taken);
+                } catch (RuntimeException e) {
+                    LOG.warn("hook chain {}: releasing an event's hooks failed", name, e);
+                }
+            }
+        }
     }
 
-    /**
-     * Also calls the hooks {@code current} lists at each event (a {@link
-     * io.cri4j.hook.host.HookProvider}'s, for example), ordered with the others by index and
-     * name and merged under the same rules; the chain never configures, synchronizes or shuts
-     * them down, as whoever provides them does that before listing them.
-     */
-    public Builder provided(Supplier<? extends Collection<? extends AsyncHook>> current) {
-      provided = Objects.requireNonNull(current, "current");
-      return this;
+    private static void requireHook(Object h) {
+        if (!(h instanceof Hook) && !(h instanceof AsyncHook)) {
+            throw new IllegalArgumentException("not a Hook or AsyncHook: " + h);
+        }
     }
 
-    /** The chain's name as a hook (default {@code hook-chain}). */
-    public Builder name(String value) {
-      if (value == null || value.isBlank()) {
-        throw new IllegalArgumentException("name must not be blank");
-      }
-      name = value;
-      return this;
+    /** The hooks now, for uses that are not events. */
+    private List<Entry> entriesNow() {
+        Held h = hold();
+        h.release();
+        return h.entries;
     }
 
-    /**
-     * The chain's own policy, for a host serving the chain as one hook. Default: index 50, the
-     * longest timeout ({@link HookPolicy#MAX_TIMEOUT}) because the chain bounds every hook with
-     * the hook's own timeout, and {@link FailurePolicy#FAIL} because the chain fails an event only
-     * when a hook's own policy says so.
-     */
-    public Builder policy(HookPolicy value) {
-      policy = Objects.requireNonNull(value, "policy");
-      return this;
-    }
-
-    /** Worker threads for blocking hooks (default 4); idle workers end after 30 s. */
-    public Builder workerThreads(int count) {
-      if (count < 1 || count > 256) {
-        throw new IllegalArgumentException("workerThreads must be 1..256, got " + count);
-      }
-      workerThreads = count;
-      return this;
-    }
-
-    /**
-     * Whether {@code createContainer} ends with the validation phase (default true). A host
-     * that runs the validation itself and calls {@link HookChain#validateContainerAdjustment}
-     * (an NRI runtime calling the chain as one plugin) sets false.
-     */
-    public Builder validateAdjustments(boolean value) {
-      validateAdjustments = value;
-      return this;
-    }
-
-    /**
-     * The events the chain reports as its subscription; default: the union of its hooks'
-     * events at the time {@link HookChain#events()} is called.
-     */
-    public Builder events(Set<HookEvent> value) {
-      events = EnumSet.copyOf(Objects.requireNonNull(value, "events"));
-      return this;
-    }
-
-    /** The chain; owns its worker and timer threads until {@link HookChain#close()}. */
-    public HookChain build() {
-      return new HookChain(this);
-    }
-
-    private void requireNoSource() {
-      if (source != null) {
-        throw new IllegalStateException("a chain takes either added hooks or a source");
-      }
-    }
-  }
-
-  // ---------------------------------------------------------------- hooks of the chain
-
-  /** One hook as the chain runs it; policy and events are read once. */
-  private static final class Entry {
-    final Object source;
-    final AsyncHook hook;
-    final String name;
-    final HookPolicy policy;
-    final Set<HookEvent> events;
-    final boolean provided;
-    volatile CompletableFuture<Boolean> ready = CompletableFuture.completedFuture(true);
-
-    Entry(Object source, AsyncHook hook, String name, HookPolicy policy, Set<HookEvent> events,
-        boolean provided) {
-      this.source = source;
-      this.hook = hook;
-      this.name = name;
-      this.policy = policy;
-      this.events = events;
-      this.provided = provided;
-    }
-  }
-
-  private record Snapshot(Collection<?> source, Collection<?> provided, List<Entry> entries) {}
-
-  /** The hooks of one event, held until {@link #release()}. */
-  private final class Held {
-    final Object taken;
-    final List<Entry> entries;
-    private final AtomicBoolean released = new AtomicBoolean();
-
-    Held(Object taken, List<Entry> entries) {
-      this.taken = taken;
-      this.entries = entries;
-    }
-
-    void release() {
-      if (released.compareAndSet(false, true)) {
+    /** Takes the hooks of one event from the source; the caller releases them. */
+    private Held hold() {
+        Object taken = source.get();
         try {
-          HookChain.this.release.accept(taken);
+            return new Held(
+                    taken,
+                    entries(
+                            (Collection<?>)
+                                    Objects.requireNonNull(taken, "the hook source gave null")));
         } catch (RuntimeException e) {
-          LOG.warn("hook chain {}: releasing an event's hooks failed", name, e);
+            try {
+                release.accept(taken);
+            } catch (RuntimeException ignored) {
+                // the original problem is the one to report
+            }
+            throw e;
         }
-      }
     }
-  }
 
-  private static void requireHook(Object h) {
-    if (!(h instanceof Hook) && !(h instanceof AsyncHook)) {
-      throw new IllegalArgumentException("not a Hook or AsyncHook: " + h);
-    }
-  }
-
-  /** The hooks now, for uses that are not events. */
-  private List<Entry> entriesNow() {
-    Held h = hold();
-    h.release();
-    return h.entries;
-  }
-
-  /** Takes the hooks of one event from the source; the caller releases them. */
-  private Held hold() {
-    Object taken = source.get();
-    try {
-      return new Held(taken, entries((Collection<?>) Objects.requireNonNull(taken,
-          "the hook source gave null")));
-    } catch (RuntimeException e) {
-      try {
-        release.accept(taken);
-      } catch (RuntimeException ignored) {
-        // the original problem is the one to report
-      }
-      throw e;
-    }
-  }
-
-  private List<Entry> entries(Collection<?> now) {
-    Collection<? extends AsyncHook> extra = provided == null ? List.of() : provided.get();
-    Snapshot s = snapshot;
-    if (s != null && now == s.source && extra == s.provided) {
-      return s.entries;
-    }
-    synchronized (snapshotLock) {
-      s = snapshot;
-      if (s != null && now == s.source && extra == s.provided) {
-        return s.entries;
-      }
-      Map<Object, Entry> known = new IdentityHashMap<>();
-      if (s != null) {
-        s.entries.forEach(e -> known.put(e.source, e));
-      }
-      List<Entry> list = new ArrayList<>();
-      Set<String> names = new HashSet<>();
-      for (Object h : now) {
-        requireHook(h);
-        list.add(entry(known, h, false, names));
-      }
-      for (AsyncHook h : Objects.requireNonNull(extra, "the provided hooks are null")) {
-        list.add(entry(known, Objects.requireNonNull(h, "a provided hook is null"), true, names));
-      }
-      list.sort(Comparator.<Entry>comparingInt(e -> e.policy.index()).thenComparing(e -> e.name));
-      snapshot = new Snapshot(now, extra, List.copyOf(list));
-      for (Entry gone : known.values()) {
-        LOG.info("hook {} left chain {}", gone.name, name);
-        if (!gone.provided) {
-          shutdownQuietly(gone);
+    private List<Entry> entries(Collection<?> now) {
+        Collection<? extends AsyncHook> extra = provided == null ? List.of() : provided.get();
+        Snapshot s = snapshot;
+        if (s != null && now == s.source && extra == s.provided) {
+            return s.entries;
         }
-      }
-      return snapshot.entries;
-    }
-  }
-
-  private Entry entry(Map<Object, Entry> known, Object h, boolean isProvided, Set<String> names) {
-    Entry e = known.remove(h);
-    if (e == null || e.provided != isProvided) {
-      e = newEntry(h, isProvided);
-    }
-    if (!names.add(e.name)) {
-      throw new IllegalStateException("two hooks are named \"" + e.name
-          + "\"; names must be unique in a chain");
-    }
-    return e;
-  }
-
-  private Entry newEntry(Object h, boolean isProvided) {
-    AsyncHook hook = h instanceof AsyncHook a ? a : Hooks.async((Hook) h, workers);
-    String n = Objects.requireNonNull(hook.name(), "hook name");
-    if (n.isBlank()) {
-      throw new IllegalArgumentException("hook " + h + " has a blank name");
-    }
-    Entry e = new Entry(h, hook, n, Objects.requireNonNull(hook.policy(), "policy of " + n),
-        Set.copyOf(Objects.requireNonNull(hook.events(), "events of " + n)), isProvided);
-    HookConfiguration c = configuration;
-    if (c != null && !isProvided) {
-      e.ready = configureEntry(e, c);
-    }
-    LOG.debug("hook {} (index {}, timeout {}, {}) in chain {} for {}", n, e.policy.index(),
-        e.policy.timeout(), e.policy.failurePolicy(), name, e.events);
-    return e;
-  }
-
-  /** The names of the chain's hooks, in the order they are called. */
-  public List<String> hookNames() {
-    List<String> out = new ArrayList<>();
-    entriesNow().forEach(e -> out.add(e.name));
-    return out;
-  }
-
-  /** The policy of the hook named {@code hookName}, as the chain read it, or empty. */
-  public Optional<HookPolicy> policyOf(String hookName) {
-    for (Entry e : entriesNow()) {
-      if (e.name.equals(hookName)) {
-        return Optional.of(e.policy);
-      }
-    }
-    return Optional.empty();
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public HookPolicy policy() {
-    return policy;
-  }
-
-  @Override
-  public Set<HookEvent> events() {
-    if (pinnedEvents != null) {
-      return pinnedEvents;
-    }
-    Set<HookEvent> out = EnumSet.noneOf(HookEvent.class);
-    entriesNow().forEach(e -> out.addAll(e.events));
-    return Set.copyOf(out);
-  }
-
-  // ---------------------------------------------------------------- calling one hook
-
-  /**
-   * Calls one hook, bounded by its timeout: completes with the answer or with a {@link
-   * HookFailedException} / {@link HookTimeoutException}; never blocks.
-   */
-  private <T> CompletableFuture<T> call(Entry e, String operation, HookEvent event,
-      Supplier<CompletionStage<T>> invoke) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    if (closed.get()) {
-      out.completeExceptionally(new HookFailedException(e.name, event, operation,
-          new IllegalStateException("the hook chain is closed")));
-      return out;
-    }
-    CompletionStage<T> stage;
-    try {
-      stage = invoke.get();
-      if (stage == null) {
-        throw new NullPointerException("the hook returned no stage");
-      }
-    } catch (Throwable t) {
-      out.completeExceptionally(failed(e, event, operation, t));
-      return out;
-    }
-    if (stage instanceof CompletableFuture<T> cf && cf.isDone()) {
-      finish(cf, out, e, event, operation);
-      return out;
-    }
-    inflight.put(out, () -> {
-      if (out.completeExceptionally(new HookFailedException(e.name, event, operation,
-          new IllegalStateException("the hook chain " + name + " was closed")))) {
-        cancel(stage);
-      }
-    });
-    out.whenComplete((v, t) -> inflight.remove(out));
-    ScheduledFuture<?> late;
-    try {
-      late = timer.schedule(() -> {
-        if (out.completeExceptionally(new HookTimeoutException(e.name, event, operation,
-            e.policy.timeout()))) {
-          cancel(stage);
+        synchronized (snapshotLock) {
+            s = snapshot;
+            if (s != null && now == s.source && extra == s.provided) {
+                return s.entries;
+            }
+            Map<Object, Entry> known = new IdentityHashMap<>();
+            if (s != null) {
+                s.entries.forEach(e -> known.put(e.source, e));
+            }
+            List<Entry> list = new ArrayList<>();
+            Set<String> names = new HashSet<>();
+            for (Object h : now) {
+                requireHook(h);
+                list.add(entry(known, h, false, names));
+            }
+            for (AsyncHook h : Objects.requireNonNull(extra, "the provided hooks are null")) {
+                list.add(
+                        entry(
+                                known,
+                                Objects.requireNonNull(h, "a provided hook is null"),
+                                true,
+                                names));
+            }
+            list.sort(
+                    Comparator.<Entry>comparingInt(e -> e.policy.index())
+                            .thenComparing(e -> e.name));
+            snapshot = new Snapshot(now, extra, List.copyOf(list));
+            for (Entry gone : known.values()) {
+                LOG.info("hook {} left chain {}", gone.name, name);
+                if (!gone.provided) {
+                    shutdownQuietly(gone);
+                }
+            }
+            return snapshot.entries;
         }
-      }, e.policy.timeout().toNanos(), TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException ex) {
-      cancel(stage);
-      out.completeExceptionally(new HookFailedException(e.name, event, operation,
-          new IllegalStateException("the hook chain is closed")));
-      return out;
     }
-    stage.whenComplete((v, t) -> {
-      late.cancel(false);
-      if (t == null) {
-        out.complete(v);
-      } else if (!out.isDone()) {
-        out.completeExceptionally(failed(e, event, operation, unwrap(t)));
-      }
-    });
-    return out;
-  }
 
-  private static <T> void finish(CompletableFuture<T> cf, CompletableFuture<T> out, Entry e,
-      HookEvent event, String operation) {
-    try {
-      out.complete(cf.join());
-    } catch (CompletionException | CancellationException t) {
-      out.completeExceptionally(failed(e, event, operation, unwrap(t)));
-    }
-  }
-
-  private static void cancel(CompletionStage<?> stage) {
-    try {
-      stage.toCompletableFuture().cancel(true);
-    } catch (UnsupportedOperationException ignored) {
-      // a stage that cannot be cancelled is left to finish; its answer is dropped
-    }
-  }
-
-  private static HookFailedException failed(Entry e, HookEvent event, String operation,
-      Throwable t) {
-    if (t instanceof HookFailedException f && f.hookName().equals(e.name)) {
-      return f;
-    }
-    return new HookFailedException(e.name, event, operation, t);
-  }
-
-  static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
-
-  /**
-   * Calls one hook under its failure policy: completes with its answer, with empty when the
-   * hook failed under {@code IGNORE} (logged), or exceptionally under {@code FAIL}. An answer
-   * {@code check} finds fault with (a message) is a failure of the hook.
-   */
-  private <T> CompletableFuture<Optional<T>> guarded(Entry e, String operation, HookEvent event,
-      Supplier<CompletionStage<T>> invoke, Function<T, String> check) {
-    return e.ready.thenCompose(ok -> {
-      if (!ok) {
-        return CompletableFuture.completedFuture(Optional.<T>empty());
-      }
-      return call(e, operation, event, invoke).handle((v, t) -> {
-        Throwable failure = t == null ? null : unwrap(t);
-        if (failure == null && check != null) {
-          String bad = v == null ? "answered with null" : check.apply(v);
-          if (bad != null) {
-            failure = new HookFailedException(e.name, event, operation,
-                new IllegalArgumentException(bad));
-          }
+    private Entry entry(Map<Object, Entry> known, Object h, boolean isProvided, Set<String> names) {
+        Entry e = known.remove(h);
+        if (e == null || e.provided != isProvided) {
+            e = newEntry(h, isProvided);
         }
-        if (failure == null) {
-          return Optional.ofNullable(v);
+        if (!names.add(e.name)) {
+            throw new IllegalStateException(
+                    "two hooks are named \"" + e.name + "\"; names must be unique in a chain");
         }
-        return ignoreOrThrow(e, failure);
-      });
-    });
-  }
-
-  private <T> Optional<T> ignoreOrThrow(Entry e, Throwable failure) {
-    if (e.policy.failurePolicy() == FailurePolicy.FAIL || closed.get()) {
-      throw new CompletionException(failure);
+        return e;
     }
-    LOG.warn("{} (ignored: failure policy Ignore)", failure.getMessage());
-    return Optional.empty();
-  }
 
-  private static List<Entry> subscribed(List<Entry> all, HookEvent event) {
-    List<Entry> out = new ArrayList<>();
-    for (Entry e : all) {
-      if (e.events.contains(event)) {
-        out.add(e);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The stage a host sees: completes with the value or the unwrapped {@link HookException}. The
-   * body runs with the event's hooks, held until the stage completes.
-   */
-  private <T> CompletionStage<T> outcome(Function<List<Entry>, CompletableFuture<T>> body) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    if (closed.get()) {
-      out.completeExceptionally(new IllegalStateException("the hook chain " + name
-          + " is closed"));
-      return out;
-    }
-    Held held;
-    CompletableFuture<T> inner;
-    try {
-      held = hold();
-    } catch (Throwable t) {
-      out.completeExceptionally(t);
-      return out;
-    }
-    try {
-      inner = body.apply(held.entries);
-    } catch (Throwable t) {
-      held.release();
-      out.completeExceptionally(t);
-      return out;
-    }
-    inner.whenComplete((v, t) -> {
-      held.release();
-      if (t == null) {
-        out.complete(v);
-      } else {
-        out.completeExceptionally(unwrap(t));
-      }
-    });
-    return out;
-  }
-
-  /** Calls {@code call} for each subscribed hook in order; answers are dropped. */
-  private CompletionStage<Void> notifyAll(HookEvent event,
-      Function<AsyncHook, CompletionStage<Void>> call) {
-    return outcome(all -> {
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(all, event)) {
-        seq = seq.thenCompose(x -> guarded(e, event.displayName(), event,
-            () -> call.apply(e.hook), null)).thenApply(x -> null);
-      }
-      return seq;
-    });
-  }
-
-  // ---------------------------------------------------------------- registration
-
-  @Override
-  public CompletionStage<Void> configure(HookConfiguration c) {
-    Objects.requireNonNull(c, "configuration");
-    return outcome(all -> {
-      configuration = c;
-      List<CompletableFuture<Boolean>> readies = new ArrayList<>();
-      for (Entry e : all) {
-        if (e.provided) {
-          continue;
+    private Entry newEntry(Object h, boolean isProvided) {
+        AsyncHook hook = h instanceof AsyncHook a ? a : Hooks.async((Hook) h, workers);
+        String n = Objects.requireNonNull(hook.name(), "hook name");
+        if (n.isBlank()) {
+            throw new IllegalArgumentException("hook " + h + " has a blank name");
         }
-        e.ready = configureEntry(e, c);
-        readies.add(e.ready);
-      }
-      return CompletableFuture.allOf(readies.toArray(CompletableFuture[]::new))
-          .handle((v, t) -> {
-            firstFailure(readies);
-            return null;
-          });
-    });
-  }
+        Entry e =
+                new Entry(
+                        h,
+                        hook,
+                        n,
+                        Objects.requireNonNull(hook.policy(), "policy of " + n),
+                        Set.copyOf(Objects.requireNonNull(hook.events(), "events of " + n)),
+                        isProvided);
+        HookConfiguration c = configuration;
+        if (c != null && !isProvided) {
+            e.ready = configureEntry(e, c);
+        }
+        LOG.debug(
+                "hook {} (index {}, timeout {}, {}) in chain {} for {}",
+                n,
+                e.policy.index(),
+                e.policy.timeout(),
+                e.policy.failurePolicy(),
+                name,
+                e.events);
+        return e;
+    }
 
-  /** Completes true when configured, false when disabled (IGNORE), or fails (FAIL). */
-  private CompletableFuture<Boolean> configureEntry(Entry e, HookConfiguration c) {
-    return call(e, "Configure", null, () -> e.hook.configure(c)).handle((v, t) -> {
-      if (t == null) {
-        return true;
-      }
-      Throwable failure = unwrap(t);
-      if (e.policy.failurePolicy() == FailurePolicy.FAIL) {
-        throw new CompletionException(failure);
-      }
-      LOG.warn("{} (hook disabled: failure policy Ignore)", failure.getMessage());
-      return false;
-    });
-  }
+    /** The names of the chain's hooks, in the order they are called. */
+    public List<String> hookNames() {
+        List<String> out = new ArrayList<>();
+        entriesNow().forEach(e -> out.add(e.name));
+        return out;
+    }
 
-  /** Throws the first failure among {@code done} (in order), the others suppressed. */
-  private static void firstFailure(List<? extends CompletableFuture<?>> done) {
-    Throwable first = null;
-    for (CompletableFuture<?> f : done) {
-      if (f.isCompletedExceptionally()) {
-        Throwable t;
+    /** The policy of the hook named {@code hookName}, as the chain read it, or empty. */
+    public Optional<HookPolicy> policyOf(String hookName) {
+        for (Entry e : entriesNow()) {
+            if (e.name.equals(hookName)) {
+                return Optional.of(e.policy);
+            }
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public HookPolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public Set<HookEvent> events() {
+        if (pinnedEvents != null) {
+            return pinnedEvents;
+        }
+        Set<HookEvent> out = EnumSet.noneOf(HookEvent.class);
+        entriesNow().forEach(e -> out.addAll(e.events));
+        return Set.copyOf(out);
+    }
+
+    // ---------------------------------------------------------------- calling one hook
+
+    /**
+     * Calls one hook, bounded by its timeout: completes with the answer or with a {@link
+     * HookFailedException} / {@link HookTimeoutException}; never blocks.
+     */
+    private <T> CompletableFuture<T> call(
+            Entry e, String operation, HookEvent event, Supplier<CompletionStage<T>> invoke) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        if (closed.get()) {
+            out.completeExceptionally(
+                    new HookFailedException(
+                            e.name,
+                            event,
+                            operation,
+                            new IllegalStateException("the hook chain is closed")));
+            return out;
+        }
+        CompletionStage<T> stage;
         try {
-          f.join();
-          continue;
-        } catch (CompletionException | CancellationException ex) {
-          t = unwrap(ex);
+            stage = invoke.get();
+            if (stage == null) {
+                throw new NullPointerException("the hook returned no stage");
+            }
+        } catch (Throwable t) {
+            out.completeExceptionally(failed(e, event, operation, t));
+            return out;
         }
-        if (first == null) {
-          first = t;
-        } else if (first != t) {
-          first.addSuppressed(t);
+        if (stage instanceof CompletableFuture<T> cf && cf.isDone()) {
+            finish(cf, out, e, event, operation);
+            return out;
         }
-      }
-    }
-    if (first != null) {
-      throw new CompletionException(first);
-    }
-  }
-
-  @Override
-  public CompletionStage<List<ContainerUpdate>> synchronize(List<PodSandbox> pods,
-      List<Container> containers) {
-    return outcome(all -> {
-      ContainerMerge merge = ContainerMerge.forUpdatesOnly(null);
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : all) {
-        if (e.provided) {
-          continue;
+        inflight.put(
+                out,
+                () -> {
+                    if (out.completeExceptionally(
+                            new HookFailedException(
+                                    e.name,
+                                    event,
+                                    operation,
+                                    new IllegalStateException(
+                                            "the hook chain " + name + " was closed")))) {
+                        cancel(stage);
+                    }
+                });
+        out.whenComplete((v, t) -> inflight.remove(out));
+        ScheduledFuture<?> late;
+        try {
+            late =
+                    timer.schedule(
+                            () -> {
+                                if (out.completeExceptionally(
+                                        new HookTimeoutException(
+                                                e.name, event, operation, e.policy.timeout()))) {
+                                    cancel(stage);
+                                }
+                            },
+                            e.policy.timeout().toNanos(),
+                            TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException ex) {
+            cancel(stage);
+            out.completeExceptionally(
+                    new HookFailedException(
+                            e.name,
+                            event,
+                            operation,
+                            new IllegalStateException("the hook chain is closed")));
+            return out;
         }
-        seq = seq.thenCompose(x -> guarded(e, "Synchronize", null,
-            () -> e.hook.synchronize(pods, containers), updates -> null))
-            .thenAccept(answer -> answer.ifPresent(u -> merge.applyUpdates(e.name, u)));
-      }
-      return seq.thenApply(x -> merge.result().updates());
-    });
-  }
+        stage.whenComplete(
+                (v, t) -> {
+                    late.cancel(false);
+                    if (t == null) {
+                        out.complete(v);
+                    } else if (!out.isDone()) {
+                        out.completeExceptionally(failed(e, event, operation, unwrap(t)));
+                    }
+                });
+        return out;
+    }
 
-  /** Tells every hook the host is shutting down (once); does not block. */
-  @Override
-  public void shutdown() {
-    if (!shutDown.compareAndSet(false, true)) {
-      return;
-    }
-    Snapshot s = snapshot;
-    if (s != null) {
-      s.entries.stream().filter(e -> !e.provided).forEach(this::shutdownQuietly);
-    }
-  }
-
-  private void shutdownQuietly(Entry e) {
-    try {
-      e.hook.shutdown();
-    } catch (RuntimeException ex) {
-      LOG.warn("Shutdown: hook {} failed: {}", e.name, HookFailedException.describe(ex));
-    }
-  }
-
-  /**
-   * Shuts the hooks down (if {@link #shutdown()} was not called), fails the calls still waiting
-   * for a hook, interrupts blocking hooks still running and stops the chain's threads, waiting
-   * up to 5 s for them. Idempotent.
-   */
-  @Override
-  public void close() {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    shutdown();
-    List.copyOf(inflight.values()).forEach(Runnable::run);
-    workers.shutdown();
-    timer.shutdownNow();
-    try {
-      if (!workers.awaitTermination(2, TimeUnit.SECONDS)) {
-        workers.shutdownNow();
-        if (!workers.awaitTermination(3, TimeUnit.SECONDS)) {
-          LOG.warn("hook chain {}: a blocking hook ignores interruption; its worker still runs",
-              name);
+    private static <T> void finish(
+            CompletableFuture<T> cf,
+            CompletableFuture<T> out,
+            Entry e,
+            HookEvent event,
+            String operation) {
+        try {
+            out.complete(cf.join());
+        } catch (CompletionException | CancellationException t) {
+            out.completeExceptionally(failed(e, event, operation, unwrap(t)));
         }
-      }
-      timer.awaitTermination(1, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      workers.shutdownNow();
-      Thread.currentThread().interrupt();
     }
-  }
 
-  // ---------------------------------------------------------------- pod events
-
-  @Override
-  public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
-    return outcome(all -> {
-      PodMerge merge = new PodMerge(pod);
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(all, HookEvent.ADJUST_POD_SANDBOX)) {
-        seq = seq.thenCompose(x -> guarded(e, "AdjustPodSandbox", HookEvent.ADJUST_POD_SANDBOX,
-            () -> e.hook.adjustPodSandbox(merge.pod()), a -> null))
-            .thenAccept(answer -> answer.ifPresent(a -> merge.apply(e.name, a)));
-      }
-      return seq.thenApply(x -> merge.result());
-    });
-  }
-
-  @Override
-  public CompletionStage<Void> runPodSandbox(PodSandbox pod) {
-    return notifyAll(HookEvent.RUN_POD_SANDBOX, h -> h.runPodSandbox(pod));
-  }
-
-  @Override
-  public CompletionStage<Void> updatePodSandbox(PodSandbox pod, LinuxResources overhead,
-      LinuxResources resources) {
-    return notifyAll(HookEvent.UPDATE_POD_SANDBOX,
-        h -> h.updatePodSandbox(pod, overhead, resources));
-  }
-
-  @Override
-  public CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
-    return notifyAll(HookEvent.POST_UPDATE_POD_SANDBOX, h -> h.postUpdatePodSandbox(pod));
-  }
-
-  @Override
-  public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
-    return notifyAll(HookEvent.STOP_POD_SANDBOX, h -> h.stopPodSandbox(pod));
-  }
-
-  @Override
-  public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
-    return notifyAll(HookEvent.REMOVE_POD_SANDBOX, h -> h.removePodSandbox(pod));
-  }
-
-  // ---------------------------------------------------------------- container events
-
-  @Override
-  public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
-    return createContainerDetailed(pod, container).thenApply(ContainerCreation::result);
-  }
-
-  /**
-   * {@link #createContainer} with what a host needs beyond the merged answer: the container as
-   * the hooks adjusted it and which hook set which field.
-   */
-  public CompletionStage<ContainerCreation> createContainerDetailed(PodSandbox pod,
-      Container container) {
-    return outcome(all -> {
-      ContainerMerge merge = ContainerMerge.forCreate(container);
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(all, HookEvent.CREATE_CONTAINER)) {
-        seq = seq.thenCompose(x -> guarded(e, "CreateContainer", HookEvent.CREATE_CONTAINER,
-            () -> e.hook.createContainer(pod, merge.container()), merge::invalid))
-            .thenAccept(answer -> answer.ifPresent(r -> merge.apply(e.name, r)));
-      }
-      return seq.thenCompose(x -> validate(all, pod, container, merge))
-          .thenApply(x -> new ContainerCreation(merge.result(), merge.container(),
-              merge.owners().toProto()));
-    });
-  }
-
-  /** The validation phase: every subscribed validator in parallel; any rejection fails. */
-  private CompletableFuture<Void> validate(List<Entry> all, PodSandbox pod, Container original,
-      ContainerMerge merge) {
-    List<Entry> validators = subscribed(all, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT);
-    if (!validateAdjustments || validators.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
+    private static void cancel(CompletionStage<?> stage) {
+        try {
+            stage.toCompletableFuture().cancel(true);
+        } catch (UnsupportedOperationException ignored) {
+            // a stage that cannot be cancelled is left to finish; its answer is dropped
+        }
     }
-    HookResult merged = merge.result();
-    ValidateContainerAdjustmentRequest.Builder req = ValidateContainerAdjustmentRequest
-        .newBuilder().setPod(pod).setContainer(original).setAdjust(merged.adjustment())
-        .addAllUpdate(merged.updates()).setOwners(merge.owners().toProto());
-    for (Entry e : all) {
-      req.addPlugins(PluginInstance.newBuilder().setName(e.name)
-          .setIndex(String.format("%02d", e.policy.index())));
+
+    private static HookFailedException failed(
+            Entry e, HookEvent event, String operation, Throwable t) {
+        if (t instanceof HookFailedException f && f.hookName().equals(e.name)) {
+            return f;
+        }
+        return new HookFailedException(e.name, event, operation, t);
     }
-    ValidateContainerAdjustmentRequest request = req.build();
-    List<CompletableFuture<Void>> all2 = new ArrayList<>();
-    for (Entry v : validators) {
-      all2.add(v.ready.thenCompose(ok -> !ok ? CompletableFuture.<Void>completedFuture(null)
-          : call(v, "ValidateContainerAdjustment", HookEvent.VALIDATE_CONTAINER_ADJUSTMENT,
-              () -> v.hook.validateContainerAdjustment(request))
-              .handle((x, t) -> t == null ? null : rejection(v, unwrap(t)))));
+
+    static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
     }
-    return CompletableFuture.allOf(all2.toArray(CompletableFuture[]::new))
-        .handle((x, t) -> {
-          firstFailure(all2);
-          return null;
-        });
-  }
 
-  /** A validator's failure: a timeout is a failure under its policy, anything else rejects. */
-  private Void rejection(Entry v, Throwable t) {
-    if (t instanceof HookTimeoutException) {
-      ignoreOrThrow(v, t);
-      return null;
+    /**
+     * Calls one hook under its failure policy: completes with its answer, with empty when the
+     * hook failed under {@code IGNORE} (logged), or exceptionally under {@code FAIL}. An answer
+     * {@code check} finds fault with (a message) is a failure of the hook.
+     */
+    private <T> CompletableFuture<Optional<T>> guarded(
+            Entry e,
+            String operation,
+            HookEvent event,
+            Supplier<CompletionStage<T>> invoke,
+            Function<T, String> check) {
+        return e.ready.thenCompose(
+                ok -> {
+                    if (!ok) {
+                        return CompletableFuture.completedFuture(Optional.<T>empty());
+                    }
+                    return call(e, operation, event, invoke)
+                            .handle(
+                                    (v, t) -> {
+                                        Throwable failure = t == null ? null : unwrap(t);
+                                        if (failure == null && check != null) {
+                                            String bad =
+                                                    v == null
+                                                            ? "answered with null"
+                                                            : check.apply(v);
+                                            if (bad != null) {
+                                                failure =
+                                                        new HookFailedException(
+                                                                e.name,
+                                                                event,
+                                                                operation,
+                                                                new IllegalArgumentException(bad));
+                                            }
+                                        }
+                                        if (failure == null) {
+                                            return Optional.ofNullable(v);
+                                        }
+                                        return ignoreOrThrow(e, failure);
+                                    });
+                });
     }
-    Throwable cause = t instanceof HookFailedException && t.getCause() != null ? t.getCause() : t;
-    if (cause instanceof HookRejectedException r) {
-      throw new CompletionException(r);
+
+    private <T> Optional<T> ignoreOrThrow(Entry e, Throwable failure) {
+        if (e.policy.failurePolicy() == FailurePolicy.FAIL || closed.get()) {
+            throw new CompletionException(failure);
+        }
+        LOG.warn("{} (ignored: failure policy Ignore)", failure.getMessage());
+        return Optional.empty();
     }
-    throw new CompletionException(new HookRejectedException(v.name,
-        HookFailedException.describe(cause), cause));
-  }
 
-  @Override
-  public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
-    return notifyAll(HookEvent.POST_CREATE_CONTAINER, h -> h.postCreateContainer(pod, container));
-  }
+    private static List<Entry> subscribed(List<Entry> all, HookEvent event) {
+        List<Entry> out = new ArrayList<>();
+        for (Entry e : all) {
+            if (e.events.contains(event)) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
 
-  @Override
-  public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
-    return notifyAll(HookEvent.START_CONTAINER, h -> h.startContainer(pod, container));
-  }
+    /**
+     * The stage a host sees: completes with the value or the unwrapped {@link HookException}. The
+     * body runs with the event's hooks, held until the stage completes.
+     */
+    private <T> CompletionStage<T> outcome(Function<List<Entry>, CompletableFuture<T>> body) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        if (closed.get()) {
+            out.completeExceptionally(
+                    new IllegalStateException("the hook chain " + name + " is closed"));
+            return out;
+        }
+        Held held;
+        CompletableFuture<T> inner;
+        try {
+            held = hold();
+        } catch (Throwable t) {
+            out.completeExceptionally(t);
+            return out;
+        }
+        try {
+            inner = body.apply(held.entries);
+        } catch (Throwable t) {
+            held.release();
+            out.completeExceptionally(t);
+            return out;
+        }
+        inner.whenComplete(
+                (v, t) -> {
+                    held.release();
+                    if (t == null) {
+                        out.complete(v);
+                    } else {
+                        out.completeExceptionally(unwrap(t));
+                    }
+                });
+        return out;
+    }
 
-  @Override
-  public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
-    return notifyAll(HookEvent.POST_START_CONTAINER, h -> h.postStartContainer(pod, container));
-  }
+    /** Calls {@code call} for each subscribed hook in order; answers are dropped. */
+    private CompletionStage<Void> notifyAll(
+            HookEvent event, Function<AsyncHook, CompletionStage<Void>> call) {
+        return outcome(
+                all -> {
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : subscribed(all, event)) {
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                event.displayName(),
+                                                                event,
+                                                                () -> call.apply(e.hook),
+                                                                null))
+                                        .thenApply(x -> null);
+                    }
+                    return seq;
+                });
+    }
 
-  /**
-   * Each hook sees {@code resources} as earlier hooks updated them; the merged answer carries,
-   * last, the update of this container with its complete resources when a hook changed them
-   * (the host applies it instead of the requested resources), then other containers' updates,
-   * and the evictions.
-   */
-  @Override
-  public CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
-      LinuxResources resources) {
-    return outcome(all -> {
-      ContainerMerge merge = ContainerMerge.forUpdate(container, resources);
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(all, HookEvent.UPDATE_CONTAINER)) {
-        seq = seq.thenCompose(x -> guarded(e, "UpdateContainer", HookEvent.UPDATE_CONTAINER,
-            () -> e.hook.updateContainer(pod, container, merge.requestedResources()),
-            merge::invalid))
-            .thenAccept(answer -> answer.ifPresent(r -> merge.apply(e.name, r)));
-      }
-      return seq.thenApply(x -> merge.result());
-    });
-  }
+    // ---------------------------------------------------------------- registration
 
-  @Override
-  public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
-    return notifyAll(HookEvent.POST_UPDATE_CONTAINER, h -> h.postUpdateContainer(pod, container));
-  }
+    @Override
+    public CompletionStage<Void> configure(HookConfiguration c) {
+        Objects.requireNonNull(c, "configuration");
+        return outcome(
+                all -> {
+                    configuration = c;
+                    List<CompletableFuture<Boolean>> readies = new ArrayList<>();
+                    for (Entry e : all) {
+                        if (e.provided) {
+                            continue;
+                        }
+                        e.ready = configureEntry(e, c);
+                        readies.add(e.ready);
+                    }
+                    return CompletableFuture.allOf(readies.toArray(CompletableFuture[]::new))
+                            .handle(
+                                    (v, t) -> {
+                                        firstFailure(readies);
+                                        return null;
+                                    });
+                });
+    }
 
-  @Override
-  public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-    return outcome(all -> {
-      ContainerMerge merge = ContainerMerge.forUpdatesOnly(HookEvent.STOP_CONTAINER);
-      CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-      for (Entry e : subscribed(all, HookEvent.STOP_CONTAINER)) {
-        seq = seq.thenCompose(x -> guarded(e, "StopContainer", HookEvent.STOP_CONTAINER,
-            () -> e.hook.stopContainer(pod, container), merge::invalid))
-            .thenAccept(answer -> answer.ifPresent(r -> merge.apply(e.name, r)));
-      }
-      return seq.thenApply(x -> merge.result());
-    });
-  }
+    /** Completes true when configured, false when disabled (IGNORE), or fails (FAIL). */
+    private CompletableFuture<Boolean> configureEntry(Entry e, HookConfiguration c) {
+        return call(e, "Configure", null, () -> e.hook.configure(c))
+                .handle(
+                        (v, t) -> {
+                            if (t == null) {
+                                return true;
+                            }
+                            Throwable failure = unwrap(t);
+                            if (e.policy.failurePolicy() == FailurePolicy.FAIL) {
+                                throw new CompletionException(failure);
+                            }
+                            LOG.warn(
+                                    "{} (hook disabled: failure policy Ignore)",
+                                    failure.getMessage());
+                            return false;
+                        });
+    }
 
-  @Override
-  public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
-    return notifyAll(HookEvent.REMOVE_CONTAINER, h -> h.removeContainer(pod, container));
-  }
+    /** Throws the first failure among {@code done} (in order), the others suppressed. */
+    private static void firstFailure(List<? extends CompletableFuture<?>> done) {
+        Throwable first = null;
+        for (CompletableFuture<?> f : done) {
+            if (f.isCompletedExceptionally()) {
+                Throwable t;
+                try {
+                    f.join();
+                    continue;
+                } catch (CompletionException | CancellationException ex) {
+                    t = unwrap(ex);
+                }
+                if (first == null) {
+                    first = t;
+                } else if (first != t) {
+                    first.addSuppressed(t);
+                }
+            }
+        }
+        if (first != null) {
+            throw new CompletionException(first);
+        }
+    }
 
-  /**
-   * Asks every subscribed validator, in parallel (for a host that runs the validation phase
-   * itself); any rejection fails with a {@link HookRejectedException}.
-   */
-  @Override
-  public CompletionStage<Void> validateContainerAdjustment(
-      ValidateContainerAdjustmentRequest request) {
-    return outcome(entries -> {
-      List<CompletableFuture<Void>> all = new ArrayList<>();
-      for (Entry v : subscribed(entries, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
-        all.add(v.ready.thenCompose(ok -> !ok ? CompletableFuture.<Void>completedFuture(null)
-            : call(v, "ValidateContainerAdjustment", HookEvent.VALIDATE_CONTAINER_ADJUSTMENT,
-                () -> v.hook.validateContainerAdjustment(request))
-                .handle((x, t) -> t == null ? null : rejection(v, unwrap(t)))));
-      }
-      return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).handle((x, t) -> {
-        firstFailure(all);
-        return null;
-      });
-    });
-  }
+    @Override
+    public CompletionStage<List<ContainerUpdate>> synchronize(
+            List<PodSandbox> pods, List<Container> containers) {
+        return outcome(
+                all -> {
+                    ContainerMerge merge = ContainerMerge.forUpdatesOnly(null);
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : all) {
+                        if (e.provided) {
+                            continue;
+                        }
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                "Synchronize",
+                                                                null,
+                                                                () ->
+                                                                        e.hook.synchronize(
+                                                                                pods, containers),
+                                                                updates -> null))
+                                        .thenAccept(
+                                                answer ->
+                                                        answer.ifPresent(
+                                                                u ->
+                                                                        merge.applyUpdates(
+                                                                                e.name, u)));
+                    }
+                    return seq.thenApply(x -> merge.result().updates());
+                });
+    }
 
-  @Override
-  public String toString() {
-    return "HookChain[" + name + ": " + hookNames() + "]";
-  }
+    /** Tells every hook the host is shutting down (once); does not block. */
+    @Override
+    public void shutdown() {
+        if (!shutDown.compareAndSet(false, true)) {
+            return;
+        }
+        Snapshot s = snapshot;
+        if (s != null) {
+            s.entries.stream().filter(e -> !e.provided).forEach(this::shutdownQuietly);
+        }
+    }
 
-  private static ThreadFactory threads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
-  }
+    private void shutdownQuietly(Entry e) {
+        try {
+            e.hook.shutdown();
+        } catch (RuntimeException ex) {
+            LOG.warn("Shutdown: hook {} failed: {}", e.name, HookFailedException.describe(ex));
+        }
+    }
+
+    /**
+     * Shuts the hooks down (if {@link #shutdown()} was not called), fails the calls still waiting
+     * for a hook, interrupts blocking hooks still running and stops the chain's threads, waiting
+     * up to 5 s for them. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        shutdown();
+        List.copyOf(inflight.values()).forEach(Runnable::run);
+        workers.shutdown();
+        timer.shutdownNow();
+        try {
+            if (!workers.awaitTermination(2, TimeUnit.SECONDS)) {
+                workers.shutdownNow();
+                if (!workers.awaitTermination(3, TimeUnit.SECONDS)) {
+                    LOG.warn(
+                            "hook chain {}: a blocking hook ignores interruption; its worker still runs",
+                            name);
+                }
+            }
+            timer.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            workers.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---------------------------------------------------------------- pod events
+
+    @Override
+    public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
+        return outcome(
+                all -> {
+                    PodMerge merge = new PodMerge(pod);
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : subscribed(all, HookEvent.ADJUST_POD_SANDBOX)) {
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                "AdjustPodSandbox",
+                                                                HookEvent.ADJUST_POD_SANDBOX,
+                                                                () ->
+                                                                        e.hook.adjustPodSandbox(
+                                                                                merge.pod()),
+                                                                a -> null))
+                                        .thenAccept(
+                                                answer ->
+                                                        answer.ifPresent(
+                                                                a -> merge.apply(e.name, a)));
+                    }
+                    return seq.thenApply(x -> merge.result());
+                });
+    }
+
+    @Override
+    public CompletionStage<Void> runPodSandbox(PodSandbox pod) {
+        return notifyAll(HookEvent.RUN_POD_SANDBOX, h -> h.runPodSandbox(pod));
+    }
+
+    @Override
+    public CompletionStage<Void> updatePodSandbox(
+            PodSandbox pod, LinuxResources overhead, LinuxResources resources) {
+        return notifyAll(
+                HookEvent.UPDATE_POD_SANDBOX, h -> h.updatePodSandbox(pod, overhead, resources));
+    }
+
+    @Override
+    public CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
+        return notifyAll(HookEvent.POST_UPDATE_POD_SANDBOX, h -> h.postUpdatePodSandbox(pod));
+    }
+
+    @Override
+    public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
+        return notifyAll(HookEvent.STOP_POD_SANDBOX, h -> h.stopPodSandbox(pod));
+    }
+
+    @Override
+    public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
+        return notifyAll(HookEvent.REMOVE_POD_SANDBOX, h -> h.removePodSandbox(pod));
+    }
+
+    // ---------------------------------------------------------------- container events
+
+    @Override
+    public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
+        return createContainerDetailed(pod, container).thenApply(ContainerCreation::result);
+    }
+
+    /**
+     * {@link #createContainer} with what a host needs beyond the merged answer: the container as
+     * the hooks adjusted it and which hook set which field.
+     */
+    public CompletionStage<ContainerCreation> createContainerDetailed(
+            PodSandbox pod, Container container) {
+        return outcome(
+                all -> {
+                    ContainerMerge merge = ContainerMerge.forCreate(container);
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : subscribed(all, HookEvent.CREATE_CONTAINER)) {
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                "CreateContainer",
+                                                                HookEvent.CREATE_CONTAINER,
+                                                                () ->
+                                                                        e.hook.createContainer(
+                                                                                pod,
+                                                                                merge.container()),
+                                                                merge::invalid))
+                                        .thenAccept(
+                                                answer ->
+                                                        answer.ifPresent(
+                                                                r -> merge.apply(e.name, r)));
+                    }
+                    return seq.thenCompose(x -> validate(all, pod, container, merge))
+                            .thenApply(
+                                    x ->
+                                            new ContainerCreation(
+                                                    merge.result(),
+                                                    merge.container(),
+                                                    merge.owners().toProto()));
+                });
+    }
+
+    /** The validation phase: every subscribed validator in parallel; any rejection fails. */
+    private CompletableFuture<Void> validate(
+            List<Entry> all, PodSandbox pod, Container original, ContainerMerge merge) {
+        List<Entry> validators = subscribed(all, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT);
+        if (!validateAdjustments || validators.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        HookResult merged = merge.result();
+        ValidateContainerAdjustmentRequest.Builder req =
+                ValidateContainerAdjustmentRequest.newBuilder()
+                        .setPod(pod)
+                        .setContainer(original)
+                        .setAdjust(merged.adjustment())
+                        .addAllUpdate(merged.updates())
+                        .setOwners(merge.owners().toProto());
+        for (Entry e : all) {
+            req.addPlugins(
+                    PluginInstance.newBuilder()
+                            .setName(e.name)
+                            .setIndex(String.format("%02d", e.policy.index())));
+        }
+        ValidateContainerAdjustmentRequest request = req.build();
+        List<CompletableFuture<Void>> all2 = new ArrayList<>();
+        for (Entry v : validators) {
+            all2.add(
+                    v.ready.thenCompose(
+                            ok ->
+                                    !ok
+                                            ? CompletableFuture.<Void>completedFuture(null)
+                                            : call(
+                                                            v,
+                                                            "ValidateContainerAdjustment",
+                                                            HookEvent.VALIDATE_CONTAINER_ADJUSTMENT,
+                                                            () ->
+                                                                    v.hook
+                                                                            .validateContainerAdjustment(
+                                                                                    request))
+                                                    .handle(
+                                                            (x, t) ->
+                                                                    t == null
+                                                                            ? null
+                                                                            : rejection(
+                                                                                    v,
+                                                                                    unwrap(t)))));
+        }
+        return CompletableFuture.allOf(all2.toArray(CompletableFuture[]::new))
+                .handle(
+                        (x, t) -> {
+                            firstFailure(all2);
+                            return null;
+                        });
+    }
+
+    /** A validator's failure: a timeout is a failure under its policy, anything else rejects. */
+    private Void rejection(Entry v, Throwable t) {
+        if (t instanceof HookTimeoutException) {
+            ignoreOrThrow(v, t);
+            return null;
+        }
+        Throwable cause =
+                t instanceof HookFailedException && t.getCause() != null ? t.getCause() : t;
+        if (cause instanceof HookRejectedException r) {
+            throw new CompletionException(r);
+        }
+        throw new CompletionException(
+                new HookRejectedException(v.name, HookFailedException.describe(cause), cause));
+    }
+
+    @Override
+    public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
+        return notifyAll(
+                HookEvent.POST_CREATE_CONTAINER, h -> h.postCreateContainer(pod, container));
+    }
+
+    @Override
+    public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
+        return notifyAll(HookEvent.START_CONTAINER, h -> h.startContainer(pod, container));
+    }
+
+    @Override
+    public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
+        return notifyAll(HookEvent.POST_START_CONTAINER, h -> h.postStartContainer(pod, container));
+    }
+
+    /**
+     * Each hook sees {@code resources} as earlier hooks updated them; the merged answer carries,
+     * last, the update of this container with its complete resources when a hook changed them
+     * (the host applies it instead of the requested resources), then other containers' updates,
+     * and the evictions.
+     */
+    @Override
+    public CompletionStage<HookResult> updateContainer(
+            PodSandbox pod, Container container, LinuxResources resources) {
+        return outcome(
+                all -> {
+                    ContainerMerge merge = ContainerMerge.forUpdate(container, resources);
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : subscribed(all, HookEvent.UPDATE_CONTAINER)) {
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                "UpdateContainer",
+                                                                HookEvent.UPDATE_CONTAINER,
+                                                                () ->
+                                                                        e.hook.updateContainer(
+                                                                                pod,
+                                                                                container,
+                                                                                merge
+                                                                                        .requestedResources()),
+                                                                merge::invalid))
+                                        .thenAccept(
+                                                answer ->
+                                                        answer.ifPresent(
+                                                                r -> merge.apply(e.name, r)));
+                    }
+                    return seq.thenApply(x -> merge.result());
+                });
+    }
+
+    @Override
+    public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
+        return notifyAll(
+                HookEvent.POST_UPDATE_CONTAINER, h -> h.postUpdateContainer(pod, container));
+    }
+
+    @Override
+    public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
+        return outcome(
+                all -> {
+                    ContainerMerge merge = ContainerMerge.forUpdatesOnly(HookEvent.STOP_CONTAINER);
+                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    for (Entry e : subscribed(all, HookEvent.STOP_CONTAINER)) {
+                        seq =
+                                seq.thenCompose(
+                                                x ->
+                                                        guarded(
+                                                                e,
+                                                                "StopContainer",
+                                                                HookEvent.STOP_CONTAINER,
+                                                                () ->
+                                                                        e.hook.stopContainer(
+                                                                                pod, container),
+                                                                merge::invalid))
+                                        .thenAccept(
+                                                answer ->
+                                                        answer.ifPresent(
+                                                                r -> merge.apply(e.name, r)));
+                    }
+                    return seq.thenApply(x -> merge.result());
+                });
+    }
+
+    @Override
+    public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
+        return notifyAll(HookEvent.REMOVE_CONTAINER, h -> h.removeContainer(pod, container));
+    }
+
+    /**
+     * Asks every subscribed validator, in parallel (for a host that runs the validation phase
+     * itself); any rejection fails with a {@link HookRejectedException}.
+     */
+    @Override
+    public CompletionStage<Void> validateContainerAdjustment(
+            ValidateContainerAdjustmentRequest request) {
+        return outcome(
+                entries -> {
+                    List<CompletableFuture<Void>> all = new ArrayList<>();
+                    for (Entry v : subscribed(entries, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
+                        all.add(
+                                v.ready.thenCompose(
+                                        ok ->
+                                                !ok
+                                                        ? CompletableFuture.<Void>completedFuture(
+                                                                null)
+                                                        : call(
+                                                                        v,
+                                                                        "ValidateContainerAdjustment",
+                                                                        HookEvent
+                                                                                .VALIDATE_CONTAINER_ADJUSTMENT,
+                                                                        () ->
+                                                                                v.hook
+                                                                                        .validateContainerAdjustment(
+                                                                                                request))
+                                                                .handle(
+                                                                        (x, t) ->
+                                                                                t == null
+                                                                                        ? null
+                                                                                        : rejection(
+                                                                                                v,
+                                                                                                unwrap(
+                                                                                                        t)))));
+                    }
+                    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                            .handle(
+                                    (x, t) -> {
+                                        firstFailure(all);
+                                        return null;
+                                    });
+                });
+    }
+
+    @Override
+    public String toString() {
+        return "HookChain[" + name + ": " + hookNames() + "]";
+    }
+
+    private static ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
 }

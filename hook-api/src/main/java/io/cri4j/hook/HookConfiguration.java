@@ -15,16 +15,21 @@ import java.util.Objects;
  * @param requestTimeout how long the host waits for one event's answer
  * @param runtime for updates and evictions the hook requests on its own
  */
-public record HookConfiguration(String config, String runtimeName, String runtimeVersion,
-    Duration registrationTimeout, Duration requestTimeout, RuntimeHandle runtime) {
+public record HookConfiguration(
+        String config,
+        String runtimeName,
+        String runtimeVersion,
+        Duration registrationTimeout,
+        Duration requestTimeout,
+        RuntimeHandle runtime) {
 
-  /** Checks that nothing is null. */
-  public HookConfiguration {
-    Objects.requireNonNull(config, "config");
-    Objects.requireNonNull(runtimeName, "runtimeName");
-    Objects.requireNonNull(runtimeVersion, "runtimeVersion");
-    Objects.requireNonNull(registrationTimeout, "registrationTimeout");
-    Objects.requireNonNull(requestTimeout, "requestTimeout");
-    Objects.requireNonNull(runtime, "runtime");
-  }
+    /** Checks that nothing is null. */
+    public HookConfiguration {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(runtimeName, "runtimeName");
+        Objects.requireNonNull(runtimeVersion, "runtimeVersion");
+        Objects.requireNonNull(registrationTimeout, "registrationTimeout");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        Objects.requireNonNull(runtime, "runtime");
+    }
 }

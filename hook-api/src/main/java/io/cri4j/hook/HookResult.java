@@ -16,75 +16,81 @@ import java.util.Objects;
  * @param updates resource updates of running containers
  * @param evictions containers to stop, each with a reason
  */
-public record HookResult(ContainerAdjustment adjustment, List<ContainerUpdate> updates,
-    List<ContainerEviction> evictions) {
+public record HookResult(
+        ContainerAdjustment adjustment,
+        List<ContainerUpdate> updates,
+        List<ContainerEviction> evictions) {
 
-  private static final HookResult NONE = new HookResult(ContainerAdjustment.getDefaultInstance(),
-      List.of(), List.of());
+    private static final HookResult NONE =
+            new HookResult(ContainerAdjustment.getDefaultInstance(), List.of(), List.of());
 
-  /** Validates and copies. */
-  public HookResult {
-    Objects.requireNonNull(adjustment, "adjustment");
-    updates = List.copyOf(updates);
-    evictions = List.copyOf(evictions);
-  }
-
-  /** Changes nothing. */
-  public static HookResult none() {
-    return NONE;
-  }
-
-  /** Only an adjustment of the container being created. */
-  public static HookResult adjust(ContainerAdjustment adjustment) {
-    return new HookResult(adjustment, List.of(), List.of());
-  }
-
-  /** Only updates of containers. */
-  public static HookResult update(List<ContainerUpdate> updates) {
-    return new HookResult(ContainerAdjustment.getDefaultInstance(), updates, List.of());
-  }
-
-  /** True if this changes nothing. */
-  public boolean isEmpty() {
-    return adjustment.equals(ContainerAdjustment.getDefaultInstance()) && updates.isEmpty()
-        && evictions.isEmpty();
-  }
-
-  /** A builder of an empty result. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** Builds a {@link HookResult}. */
-  public static final class Builder {
-    private ContainerAdjustment adjustment = ContainerAdjustment.getDefaultInstance();
-    private final List<ContainerUpdate> updates = new ArrayList<>();
-    private final List<ContainerEviction> evictions = new ArrayList<>();
-
-    private Builder() {}
-
-    /** Sets the adjustment of the container being created. */
-    public Builder adjust(ContainerAdjustment value) {
-      adjustment = Objects.requireNonNull(value, "adjustment");
-      return this;
+    /** Validates and copies. */
+    public HookResult {
+        Objects.requireNonNull(adjustment, "adjustment");
+        updates = List.copyOf(updates);
+        evictions = List.copyOf(evictions);
     }
 
-    /** Adds an update of a container's resources. */
-    public Builder addUpdate(ContainerUpdate update) {
-      updates.add(Objects.requireNonNull(update, "update"));
-      return this;
+    /** Changes nothing. */
+    public static HookResult none() {
+        return NONE;
     }
 
-    /** Asks the runtime to stop a container, with a reason for logs and its status. */
-    public Builder evict(String containerId, String reason) {
-      evictions.add(ContainerEviction.newBuilder().setContainerId(containerId).setReason(reason)
-          .build());
-      return this;
+    /** Only an adjustment of the container being created. */
+    public static HookResult adjust(ContainerAdjustment adjustment) {
+        return new HookResult(adjustment, List.of(), List.of());
     }
 
-    /** The result. */
-    public HookResult build() {
-      return new HookResult(adjustment, updates, evictions);
+    /** Only updates of containers. */
+    public static HookResult update(List<ContainerUpdate> updates) {
+        return new HookResult(ContainerAdjustment.getDefaultInstance(), updates, List.of());
     }
-  }
+
+    /** True if this changes nothing. */
+    public boolean isEmpty() {
+        return adjustment.equals(ContainerAdjustment.getDefaultInstance())
+                && updates.isEmpty()
+                && evictions.isEmpty();
+    }
+
+    /** A builder of an empty result. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link HookResult}. */
+    public static final class Builder {
+        private ContainerAdjustment adjustment = ContainerAdjustment.getDefaultInstance();
+        private final List<ContainerUpdate> updates = new ArrayList<>();
+        private final List<ContainerEviction> evictions = new ArrayList<>();
+
+        private Builder() {}
+
+        /** Sets the adjustment of the container being created. */
+        public Builder adjust(ContainerAdjustment value) {
+            adjustment = Objects.requireNonNull(value, "adjustment");
+            return this;
+        }
+
+        /** Adds an update of a container's resources. */
+        public Builder addUpdate(ContainerUpdate update) {
+            updates.add(Objects.requireNonNull(update, "update"));
+            return this;
+        }
+
+        /** Asks the runtime to stop a container, with a reason for logs and its status. */
+        public Builder evict(String containerId, String reason) {
+            evictions.add(
+                    ContainerEviction.newBuilder()
+                            .setContainerId(containerId)
+                            .setReason(reason)
+                            .build());
+            return this;
+        }
+
+        /** The result. */
+        public HookResult build() {
+            return new HookResult(adjustment, updates, evictions);
+        }
+    }
 }

@@ -65,214 +65,263 @@ import org.slf4j.LoggerFactory;
  * the server socket and the chain's threads: close it.
  */
 public final class HookServer implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(HookServer.class);
-  private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
+    private static final Logger LOG = LoggerFactory.getLogger(HookServer.class);
+    private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
 
-  private final Path socket;
-  private final HookChain chain;
-  private final CriServer server;
-  private boolean closed;
+    private final Path socket;
+    private final HookChain chain;
+    private final CriServer server;
+    private boolean closed;
 
-  private HookServer(Path socket, Collection<?> hooks) throws IOException {
-    this.socket = socket;
-    this.chain = HookChain.builder().name("hook-server").addAll(hooks).build();
-    try {
-      register();
-      CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket));
-      sb.addService(bind(RuntimeHookServiceGrpc.getServiceDescriptor()));
-      sb.addService(bind(ExtendedRuntimeHookServiceGrpc.getServiceDescriptor()));
-      this.server = sb.build().start();
-    } catch (IOException | RuntimeException e) {
-      chain.close();
-      throw e;
+    private HookServer(Path socket, Collection<?> hooks) throws IOException {
+        this.socket = socket;
+        this.chain = HookChain.builder().name("hook-server").addAll(hooks).build();
+        try {
+            register();
+            CriServer.Builder sb = CriServer.builder(CriEndpoint.unix(socket));
+            sb.addService(bind(RuntimeHookServiceGrpc.getServiceDescriptor()));
+            sb.addService(bind(ExtendedRuntimeHookServiceGrpc.getServiceDescriptor()));
+            this.server = sb.build().start();
+        } catch (IOException | RuntimeException e) {
+            chain.close();
+            throw e;
+        }
     }
-  }
 
-  /**
-   * Starts serving {@code hooks} ({@link Hook}s and {@link AsyncHook}s) on the unix socket
-   * {@code socket}, after configuring them (Koordinator's protocol has no runtime state to
-   * synchronize: they are synchronized with none).
-   *
-   * @throws IllegalStateException when a hook under {@link FailurePolicy#FAIL} cannot be
-   *     configured
-   */
-  public static HookServer start(Path socket, Collection<?> hooks) throws IOException {
-    Objects.requireNonNull(socket, "socket");
-    if (hooks.isEmpty()) {
-      throw new IllegalArgumentException("no hooks to serve");
+    /**
+     * Starts serving {@code hooks} ({@link Hook}s and {@link AsyncHook}s) on the unix socket
+     * {@code socket}, after configuring them (Koordinator's protocol has no runtime state to
+     * synchronize: they are synchronized with none).
+     *
+     * @throws IllegalStateException when a hook under {@link FailurePolicy#FAIL} cannot be
+     *     configured
+     */
+    public static HookServer start(Path socket, Collection<?> hooks) throws IOException {
+        Objects.requireNonNull(socket, "socket");
+        if (hooks.isEmpty()) {
+            throw new IllegalArgumentException("no hooks to serve");
+        }
+        return new HookServer(socket, List.copyOf(hooks));
     }
-    return new HookServer(socket, List.copyOf(hooks));
-  }
 
-  private void register() {
-    HookConfiguration c = new HookConfiguration("", "koordinator-runtime-proxy", "",
-        REGISTRATION_TIMEOUT, REGISTRATION_TIMEOUT, (updates, evictions) ->
-            CompletableFuture.failedFuture(new UnsupportedOperationException(
-                "Koordinator's protocol has no way to update or evict containers")));
-    try {
-      chain.configure(c).toCompletableFuture()
-          .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-      chain.synchronize(List.of(), List.of()).toCompletableFuture()
-          .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      throw new IllegalStateException("hook server: " + e.getCause().getMessage(), e.getCause());
-    } catch (TimeoutException e) {
-      throw new IllegalStateException("hook server: hooks not configured within "
-          + REGISTRATION_TIMEOUT, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while configuring the hooks", e);
+    private void register() {
+        HookConfiguration c =
+                new HookConfiguration(
+                        "",
+                        "koordinator-runtime-proxy",
+                        "",
+                        REGISTRATION_TIMEOUT,
+                        REGISTRATION_TIMEOUT,
+                        (updates, evictions) ->
+                                CompletableFuture.failedFuture(
+                                        new UnsupportedOperationException(
+                                                "Koordinator's protocol has no way to update or evict containers")));
+        try {
+            chain.configure(c)
+                    .toCompletableFuture()
+                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+            chain.synchronize(List.of(), List.of())
+                    .toCompletableFuture()
+                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(
+                    "hook server: " + e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(
+                    "hook server: hooks not configured within " + REGISTRATION_TIMEOUT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while configuring the hooks", e);
+        }
     }
-  }
 
-  /** The socket served on. */
-  public Path socket() {
-    return socket;
-  }
-
-  // ---------------------------------------------------------------- points
-
-  private CompletionStage<PodSandboxHookResponse> pod(HookPoint point, PodSandboxHookRequest r) {
-    PodSandbox pod = Koordinator.pod(r);
-    return switch (point) {
-      case PRE_RUN_POD_SANDBOX -> chain.adjustPodSandbox(pod).thenCompose(a ->
-          chain.runPodSandbox(adjusted(pod, a)).thenApply(v -> Koordinator.podResponse(a)));
-      case PRE_STOP_POD_SANDBOX -> empty(PodSandboxHookResponse.getDefaultInstance());
-      case POST_STOP_POD_SANDBOX -> notified(point, chain.stopPodSandbox(pod),
-          PodSandboxHookResponse.getDefaultInstance());
-      case PRE_REMOVE_POD_SANDBOX -> chain.removePodSandbox(pod)
-          .thenApply(v -> PodSandboxHookResponse.getDefaultInstance());
-      default -> throw new IllegalStateException("not a pod point: " + point);
-    };
-  }
-
-  private static PodSandbox adjusted(PodSandbox pod, PodSandboxAdjustment a) {
-    PodSandbox.Builder b = pod.toBuilder().putAllLabels(a.labels())
-        .putAllAnnotations(a.annotations());
-    if (!a.cgroupParent().isEmpty()) {
-      b.getLinuxBuilder().setCgroupParent(a.cgroupParent());
+    /** The socket served on. */
+    public Path socket() {
+        return socket;
     }
-    return b.build();
-  }
 
-  private CompletionStage<ContainerResourceHookResponse> container(HookPoint point,
-      ContainerResourceHookRequest r) {
-    PodSandbox pod = Koordinator.pod(r);
-    Container c = Koordinator.container(r);
-    ContainerResourceHookResponse none = ContainerResourceHookResponse.getDefaultInstance();
-    return switch (point) {
-      case PRE_CREATE_CONTAINER -> chain.createContainerDetailed(pod, c).thenApply(created -> {
-        dropped(point, created.result());
-        return CriAdjuster.enforce(Koordinator.containerResponse(created),
-            HookEvent.CREATE_CONTAINER, chain::policyOf);
-      });
-      case PRE_UPDATE_CONTAINER_RESOURCES -> chain.updateContainer(pod, c,
-          c.getLinux().getResources()).thenApply(result -> {
-            Adjusted<ContainerResourceHookResponse> a =
-                Koordinator.updateResponse(result, c.getId());
-            warnDropped(point, a.unsupported());
-            return a.value();
-          });
-      case PRE_STOP_CONTAINER -> empty(none);
-      case POST_STOP_CONTAINER -> notified(point, chain.stopContainer(pod, c).thenAccept(
-          result -> dropped(point, result)), none);
-      case PRE_START_CONTAINER -> chain.startContainer(pod, c).thenApply(v -> none);
-      case POST_START_CONTAINER -> notified(point, chain.postStartContainer(pod, c), none);
-      case POST_CREATE_CONTAINER -> notified(point, chain.postCreateContainer(pod, c), none);
-      case POST_UPDATE_CONTAINER_RESOURCES ->
-          notified(point, chain.postUpdateContainer(pod, c), none);
-      case PRE_REMOVE_CONTAINER -> chain.removeContainer(pod, c).thenApply(v -> none);
-      default -> throw new IllegalStateException("not a container point: " + point);
-    };
-  }
+    // ---------------------------------------------------------------- points
 
-  /** Updates of other containers and evictions: Koordinator's protocol has no place for them. */
-  private static void dropped(HookPoint point, HookResult result) {
-    if (!result.updates().isEmpty() || !result.evictions().isEmpty()) {
-      LOG.warn("{}: dropped {} container update(s) and {} eviction(s) the hooks asked for"
-          + " (Koordinator's protocol has no place for them)", point.rpcName(),
-          result.updates().size(), result.evictions().size());
+    private CompletionStage<PodSandboxHookResponse> pod(HookPoint point, PodSandboxHookRequest r) {
+        PodSandbox pod = Koordinator.pod(r);
+        return switch (point) {
+            case PRE_RUN_POD_SANDBOX ->
+                    chain.adjustPodSandbox(pod)
+                            .thenCompose(
+                                    a ->
+                                            chain.runPodSandbox(adjusted(pod, a))
+                                                    .thenApply(v -> Koordinator.podResponse(a)));
+            case PRE_STOP_POD_SANDBOX -> empty(PodSandboxHookResponse.getDefaultInstance());
+            case POST_STOP_POD_SANDBOX ->
+                    notified(
+                            point,
+                            chain.stopPodSandbox(pod),
+                            PodSandboxHookResponse.getDefaultInstance());
+            case PRE_REMOVE_POD_SANDBOX ->
+                    chain.removePodSandbox(pod)
+                            .thenApply(v -> PodSandboxHookResponse.getDefaultInstance());
+            default -> throw new IllegalStateException("not a pod point: " + point);
+        };
     }
-  }
 
-  private static void warnDropped(HookPoint point, List<UnsupportedAdjustment> unsupported) {
-    if (!unsupported.isEmpty()) {
-      LOG.warn("{}: dropped what Koordinator's protocol cannot carry: {}", point.rpcName(),
-          String.join(", ", unsupported.stream().map(UnsupportedAdjustment::describe).toList()));
+    private static PodSandbox adjusted(PodSandbox pod, PodSandboxAdjustment a) {
+        PodSandbox.Builder b =
+                pod.toBuilder().putAllLabels(a.labels()).putAllAnnotations(a.annotations());
+        if (!a.cgroupParent().isEmpty()) {
+            b.getLinuxBuilder().setCgroupParent(a.cgroupParent());
+        }
+        return b.build();
     }
-  }
 
-  private static <T> CompletionStage<T> empty(T none) {
-    return CompletableFuture.completedFuture(none);
-  }
-
-  /** A post point: the event's failure is logged, the answer is empty. */
-  private static <T> CompletionStage<T> notified(HookPoint point, CompletionStage<?> event,
-      T none) {
-    return event.handle((v, t) -> {
-      if (t != null) {
-        LOG.warn("{}: {} (post point: answered empty)", point.rpcName(), message(t));
-      }
-      return none;
-    });
-  }
-
-  // ---------------------------------------------------------------- serving
-
-  @SuppressWarnings("unchecked")
-  private ServerServiceDefinition bind(ServiceDescriptor svc) {
-    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(svc);
-    for (MethodDescriptor<?, ?> m : svc.getMethods()) {
-      String rpc = m.getBareMethodName();
-      HookPoint point = Arrays.stream(HookPoint.values())
-          .filter(p -> p.rpcName().equals(rpc)).findFirst().orElseThrow();
-      if (point.kind() == HookPoint.Kind.POD) {
-        b.addMethod((MethodDescriptor<PodSandboxHookRequest, PodSandboxHookResponse>) m,
-            ServerCalls.asyncUnaryCall((req, obs) -> answer(obs, point, p -> pod(p, req))));
-      } else {
-        b.addMethod(
-            (MethodDescriptor<ContainerResourceHookRequest, ContainerResourceHookResponse>) m,
-            ServerCalls.asyncUnaryCall((req, obs) -> answer(obs, point, p -> container(p, req))));
-      }
+    private CompletionStage<ContainerResourceHookResponse> container(
+            HookPoint point, ContainerResourceHookRequest r) {
+        PodSandbox pod = Koordinator.pod(r);
+        Container c = Koordinator.container(r);
+        ContainerResourceHookResponse none = ContainerResourceHookResponse.getDefaultInstance();
+        return switch (point) {
+            case PRE_CREATE_CONTAINER ->
+                    chain.createContainerDetailed(pod, c)
+                            .thenApply(
+                                    created -> {
+                                        dropped(point, created.result());
+                                        return CriAdjuster.enforce(
+                                                Koordinator.containerResponse(created),
+                                                HookEvent.CREATE_CONTAINER,
+                                                chain::policyOf);
+                                    });
+            case PRE_UPDATE_CONTAINER_RESOURCES ->
+                    chain.updateContainer(pod, c, c.getLinux().getResources())
+                            .thenApply(
+                                    result -> {
+                                        Adjusted<ContainerResourceHookResponse> a =
+                                                Koordinator.updateResponse(result, c.getId());
+                                        warnDropped(point, a.unsupported());
+                                        return a.value();
+                                    });
+            case PRE_STOP_CONTAINER -> empty(none);
+            case POST_STOP_CONTAINER ->
+                    notified(
+                            point,
+                            chain.stopContainer(pod, c)
+                                    .thenAccept(result -> dropped(point, result)),
+                            none);
+            case PRE_START_CONTAINER -> chain.startContainer(pod, c).thenApply(v -> none);
+            case POST_START_CONTAINER -> notified(point, chain.postStartContainer(pod, c), none);
+            case POST_CREATE_CONTAINER -> notified(point, chain.postCreateContainer(pod, c), none);
+            case POST_UPDATE_CONTAINER_RESOURCES ->
+                    notified(point, chain.postUpdateContainer(pod, c), none);
+            case PRE_REMOVE_CONTAINER -> chain.removeContainer(pod, c).thenApply(v -> none);
+            default -> throw new IllegalStateException("not a container point: " + point);
+        };
     }
-    return b.build();
-  }
 
-  private static <R> void answer(StreamObserver<R> obs, HookPoint point,
-      Function<HookPoint, CompletionStage<R>> run) {
-    CompletionStage<R> stage;
-    try {
-      stage = run.apply(point);
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
+    /** Updates of other containers and evictions: Koordinator's protocol has no place for them. */
+    private static void dropped(HookPoint point, HookResult result) {
+        if (!result.updates().isEmpty() || !result.evictions().isEmpty()) {
+            LOG.warn(
+                    "{}: dropped {} container update(s) and {} eviction(s) the hooks asked for"
+                            + " (Koordinator's protocol has no place for them)",
+                    point.rpcName(),
+                    result.updates().size(),
+                    result.evictions().size());
+        }
     }
-    stage.whenComplete((r, t) -> {
-      if (t == null) {
-        obs.onNext(r);
-        obs.onCompleted();
-      } else {
-        obs.onError(Status.INTERNAL.withDescription(message(t)).asRuntimeException());
-      }
-    });
-  }
 
-  private static String message(Throwable t) {
-    Throwable c = t;
-    while ((c instanceof CompletionException || c instanceof ExecutionException)
-        && c.getCause() != null) {
-      c = c.getCause();
+    private static void warnDropped(HookPoint point, List<UnsupportedAdjustment> unsupported) {
+        if (!unsupported.isEmpty()) {
+            LOG.warn(
+                    "{}: dropped what Koordinator's protocol cannot carry: {}",
+                    point.rpcName(),
+                    String.join(
+                            ", ",
+                            unsupported.stream().map(UnsupportedAdjustment::describe).toList()));
+        }
     }
-    return c.getMessage() == null ? c.toString() : c.getMessage();
-  }
 
-  /** Stops serving, removes the socket and shuts the hooks down; idempotent. */
-  @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+    private static <T> CompletionStage<T> empty(T none) {
+        return CompletableFuture.completedFuture(none);
     }
-    closed = true;
-    server.close();
-    chain.close();
-  }
+
+    /** A post point: the event's failure is logged, the answer is empty. */
+    private static <T> CompletionStage<T> notified(
+            HookPoint point, CompletionStage<?> event, T none) {
+        return event.handle(
+                (v, t) -> {
+                    if (t != null) {
+                        LOG.warn(
+                                "{}: {} (post point: answered empty)", point.rpcName(), message(t));
+                    }
+                    return none;
+                });
+    }
+
+    // ---------------------------------------------------------------- serving
+
+    @SuppressWarnings("unchecked")
+    private ServerServiceDefinition bind(ServiceDescriptor svc) {
+        ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(svc);
+        for (MethodDescriptor<?, ?> m : svc.getMethods()) {
+            String rpc = m.getBareMethodName();
+            HookPoint point =
+                    Arrays.stream(HookPoint.values())
+                            .filter(p -> p.rpcName().equals(rpc))
+                            .findFirst()
+                            .orElseThrow();
+            if (point.kind() == HookPoint.Kind.POD) {
+                b.addMethod(
+                        (MethodDescriptor<PodSandboxHookRequest, PodSandboxHookResponse>) m,
+                        ServerCalls.asyncUnaryCall(
+                                (req, obs) -> answer(obs, point, p -> pod(p, req))));
+            } else {
+                b.addMethod(
+                        (MethodDescriptor<
+                                        ContainerResourceHookRequest,
+                                        ContainerResourceHookResponse>)
+                                m,
+                        ServerCalls.asyncUnaryCall(
+                                (req, obs) -> answer(obs, point, p -> container(p, req))));
+            }
+        }
+        return b.build();
+    }
+
+    private static <R> void answer(
+            StreamObserver<R> obs, HookPoint point, Function<HookPoint, CompletionStage<R>> run) {
+        CompletionStage<R> stage;
+        try {
+            stage = run.apply(point);
+        } catch (RuntimeException e) {
+            stage = CompletableFuture.failedFuture(e);
+        }
+        stage.whenComplete(
+                (r, t) -> {
+                    if (t == null) {
+                        obs.onNext(r);
+                        obs.onCompleted();
+                    } else {
+                        obs.onError(
+                                Status.INTERNAL.withDescription(message(t)).asRuntimeException());
+                    }
+                });
+    }
+
+    private static String message(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof CompletionException || c instanceof ExecutionException)
+                && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c.getMessage() == null ? c.toString() : c.getMessage();
+    }
+
+    /** Stops serving, removes the socket and shuts the hooks down; idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        server.close();
+        chain.close();
+    }
 }

@@ -18,67 +18,73 @@ import java.util.Objects;
  * @param cgroupParent the new cgroup parent, or empty to keep it
  * @param resources the pod's resources, or the default instance to keep them
  */
-public record PodSandboxAdjustment(Map<String, String> labels, Map<String, String> annotations,
-    String cgroupParent, LinuxResources resources) {
+public record PodSandboxAdjustment(
+        Map<String, String> labels,
+        Map<String, String> annotations,
+        String cgroupParent,
+        LinuxResources resources) {
 
-  /** Changes nothing. */
-  public static final PodSandboxAdjustment NONE = builder().build();
+    /** Changes nothing. */
+    public static final PodSandboxAdjustment NONE = builder().build();
 
-  /** Validates and copies. */
-  public PodSandboxAdjustment {
-    labels = Map.copyOf(labels);
-    annotations = Map.copyOf(annotations);
-    Objects.requireNonNull(cgroupParent, "cgroupParent");
-    Objects.requireNonNull(resources, "resources");
-  }
-
-  /** True if this changes nothing. */
-  public boolean isEmpty() {
-    return labels.isEmpty() && annotations.isEmpty() && cgroupParent.isEmpty()
-        && resources.equals(LinuxResources.getDefaultInstance());
-  }
-
-  /** A builder of an empty adjustment. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** Builds a {@link PodSandboxAdjustment}. */
-  public static final class Builder {
-    private final Map<String, String> labels = new LinkedHashMap<>();
-    private final Map<String, String> annotations = new LinkedHashMap<>();
-    private String cgroupParent = "";
-    private LinuxResources resources = LinuxResources.getDefaultInstance();
-
-    private Builder() {}
-
-    /** Adds or overwrites a label. */
-    public Builder putLabel(String key, String value) {
-      labels.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
-      return this;
+    /** Validates and copies. */
+    public PodSandboxAdjustment {
+        labels = Map.copyOf(labels);
+        annotations = Map.copyOf(annotations);
+        Objects.requireNonNull(cgroupParent, "cgroupParent");
+        Objects.requireNonNull(resources, "resources");
     }
 
-    /** Adds or overwrites an annotation. */
-    public Builder putAnnotation(String key, String value) {
-      annotations.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
-      return this;
+    /** True if this changes nothing. */
+    public boolean isEmpty() {
+        return labels.isEmpty()
+                && annotations.isEmpty()
+                && cgroupParent.isEmpty()
+                && resources.equals(LinuxResources.getDefaultInstance());
     }
 
-    /** Sets the cgroup parent (empty keeps the pod's). */
-    public Builder cgroupParent(String value) {
-      cgroupParent = Objects.requireNonNull(value, "cgroupParent");
-      return this;
+    /** A builder of an empty adjustment. */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** Sets the pod's Linux resources (fields left unset keep the pod's). */
-    public Builder resources(LinuxResources value) {
-      resources = Objects.requireNonNull(value, "resources");
-      return this;
-    }
+    /** Builds a {@link PodSandboxAdjustment}. */
+    public static final class Builder {
+        private final Map<String, String> labels = new LinkedHashMap<>();
+        private final Map<String, String> annotations = new LinkedHashMap<>();
+        private String cgroupParent = "";
+        private LinuxResources resources = LinuxResources.getDefaultInstance();
 
-    /** The adjustment. */
-    public PodSandboxAdjustment build() {
-      return new PodSandboxAdjustment(labels, annotations, cgroupParent, resources);
+        private Builder() {}
+
+        /** Adds or overwrites a label. */
+        public Builder putLabel(String key, String value) {
+            labels.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /** Adds or overwrites an annotation. */
+        public Builder putAnnotation(String key, String value) {
+            annotations.put(
+                    Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /** Sets the cgroup parent (empty keeps the pod's). */
+        public Builder cgroupParent(String value) {
+            cgroupParent = Objects.requireNonNull(value, "cgroupParent");
+            return this;
+        }
+
+        /** Sets the pod's Linux resources (fields left unset keep the pod's). */
+        public Builder resources(LinuxResources value) {
+            resources = Objects.requireNonNull(value, "resources");
+            return this;
+        }
+
+        /** The adjustment. */
+        public PodSandboxAdjustment build() {
+            return new PodSandboxAdjustment(labels, annotations, cgroupParent, resources);
+        }
     }
-  }
 }

@@ -55,250 +55,305 @@ import org.slf4j.LoggerFactory;
  * transport thread. Owns a channel (connected lazily): close it.
  */
 public final class RemoteRuntimeHook implements AsyncHook, AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(RemoteRuntimeHook.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteRuntimeHook.class);
 
-  private final HookConfig config;
-  private final HookPolicy policy;
-  private final Set<HookEvent> events;
-  private final ManagedChannel channel;
-  /** Holds of a {@link HookConfigDirectory}'s generations; null: owned by the caller. */
-  private final AtomicInteger holds;
+    private final HookConfig config;
+    private final HookPolicy policy;
+    private final Set<HookEvent> events;
+    private final ManagedChannel channel;
 
-  /** Connects lazily to {@code config.remoteEndpoint()}. */
-  public RemoteRuntimeHook(HookConfig config) {
-    this(config, false);
-  }
+    /** Holds of a {@link HookConfigDirectory}'s generations; null: owned by the caller. */
+    private final AtomicInteger holds;
 
-  /** @param held whether the channel closes when the last hold is released */
-  RemoteRuntimeHook(HookConfig config, boolean held) {
-    this.config = config;
-    this.policy = new HookPolicy(config.index(), config.timeout(), config.failurePolicy());
-    Set<HookEvent> e = EnumSet.noneOf(HookEvent.class);
-    config.points().forEach(p -> e.add(p.event()));
-    this.events = Set.copyOf(e);
-    this.channel = CriChannels.newChannel(CriEndpoint.parse(config.remoteEndpoint()));
-    this.holds = held ? new AtomicInteger() : null;
-  }
-
-  /** One more generation of the config directory has this hook. */
-  void retain() {
-    if (holds != null) {
-      holds.incrementAndGet();
+    /** Connects lazily to {@code config.remoteEndpoint()}. */
+    public RemoteRuntimeHook(HookConfig config) {
+        this(config, false);
     }
-  }
 
-  /**
-   * A generation that had this hook is done with it: the last one shuts the channel down
-   * (gracefully: a call still on it ends by itself).
-   */
-  void release() {
-    if (holds != null && holds.decrementAndGet() == 0) {
-      channel.shutdown();
+    /** @param held whether the channel closes when the last hold is released */
+    RemoteRuntimeHook(HookConfig config, boolean held) {
+        this.config = config;
+        this.policy = new HookPolicy(config.index(), config.timeout(), config.failurePolicy());
+        Set<HookEvent> e = EnumSet.noneOf(HookEvent.class);
+        config.points().forEach(p -> e.add(p.event()));
+        this.events = Set.copyOf(e);
+        this.channel = CriChannels.newChannel(CriEndpoint.parse(config.remoteEndpoint()));
+        this.holds = held ? new AtomicInteger() : null;
     }
-  }
 
-  /** The config this hook was made from. */
-  public HookConfig config() {
-    return config;
-  }
-
-  /** The config file's name. */
-  @Override public String name() { return config.name(); }
-
-  /** The config's index, timeout and failure policy. */
-  @Override public HookPolicy policy() { return policy; }
-
-  /** The events of the config's points. */
-  @Override public Set<HookEvent> events() { return events; }
-
-  // ---------------------------------------------------------------- pod events
-
-  @Override
-  public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
-    PodSandboxHookRequest request = Koordinator.podRequest(pod);
-    if (!config.points().contains(HookPoint.PRE_RUN_POD_SANDBOX)) {
-      return CompletableFuture.completedFuture(PodSandboxAdjustment.NONE);
+    /** One more generation of the config directory has this hook. */
+    void retain() {
+        if (holds != null) {
+            holds.incrementAndGet();
+        }
     }
-    return this.<PodSandboxHookRequest, PodSandboxHookResponse>call(
-        HookPoint.PRE_RUN_POD_SANDBOX, request).thenApply(r -> accept(HookPoint
-            .PRE_RUN_POD_SANDBOX, Koordinator.podAdjustment(request, r)));
-  }
 
-  @Override
-  public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
-    return notifyPod(pod, HookPoint.PRE_STOP_POD_SANDBOX, HookPoint.POST_STOP_POD_SANDBOX);
-  }
-
-  @Override
-  public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
-    return notifyPod(pod, HookPoint.PRE_REMOVE_POD_SANDBOX);
-  }
-
-  // ---------------------------------------------------------------- container events
-
-  @Override
-  public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
-    if (!config.points().contains(HookPoint.PRE_CREATE_CONTAINER)) {
-      return CompletableFuture.completedFuture(HookResult.none());
+    /**
+     * A generation that had this hook is done with it: the last one shuts the channel down
+     * (gracefully: a call still on it ends by itself).
+     */
+    void release() {
+        if (holds != null && holds.decrementAndGet() == 0) {
+            channel.shutdown();
+        }
     }
-    ContainerResourceHookRequest request = Koordinator.containerRequest(pod, container, false);
-    return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(
-        HookPoint.PRE_CREATE_CONTAINER, request).thenApply(r -> HookResult.adjust(accept(
-            HookPoint.PRE_CREATE_CONTAINER, Koordinator.containerAdjustment(request, r))));
-  }
 
-  @Override
-  public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.POST_CREATE_CONTAINER);
-  }
-
-  @Override
-  public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.PRE_START_CONTAINER);
-  }
-
-  @Override
-  public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.POST_START_CONTAINER);
-  }
-
-  /** Sends the container with {@code resources} as its resources. */
-  @Override
-  public CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
-      LinuxResources resources) {
-    if (!config.points().contains(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES)) {
-      return CompletableFuture.completedFuture(HookResult.none());
+    /** The config this hook was made from. */
+    public HookConfig config() {
+        return config;
     }
-    LinuxContainer.Builder l = container.getLinux().toBuilder().setResources(resources);
-    ContainerResourceHookRequest request = Koordinator.containerRequest(pod,
-        container.toBuilder().setLinux(l).build(), true);
-    return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(
-        HookPoint.PRE_UPDATE_CONTAINER_RESOURCES, request).thenApply(r -> {
-          LinuxResources changed = accept(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES,
-              Koordinator.resourceUpdate(request, r));
-          return changed.equals(LinuxResources.getDefaultInstance()) ? HookResult.none()
-              : HookResult.update(List.of(ContainerUpdate.newBuilder()
-                  .setContainerId(container.getId())
-                  .setLinux(LinuxContainerUpdate.newBuilder().setResources(changed)).build()));
-        });
-  }
 
-  @Override
-  public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.POST_UPDATE_CONTAINER_RESOURCES);
-  }
-
-  @Override
-  public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.PRE_STOP_CONTAINER,
-        HookPoint.POST_STOP_CONTAINER).thenApply(v -> HookResult.none());
-  }
-
-  @Override
-  public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
-    return notifyContainer(pod, container, HookPoint.PRE_REMOVE_CONTAINER);
-  }
-
-  /** The channel's lifetime is the config directory's (or {@link #close()}'s) to end. */
-  @Override
-  public void shutdown() {}
-
-  // ---------------------------------------------------------------- calls
-
-  /**
-   * What NRI's model can carry of an answer; the rest fails the call under Fail, or is logged as
-   * dropped under Ignore.
-   */
-  private <T> T accept(HookPoint point, Koordinator.Answer<T> answer) {
-    if (!answer.unsupported().isEmpty()) {
-      String what = String.join(", ", answer.unsupported());
-      if (config.failurePolicy() == FailurePolicy.FAIL) {
-        throw new IllegalArgumentException(point.rpcName()
-            + " answered what NRI's model cannot carry: " + what);
-      }
-      LOG.warn("hook {} at {}: dropped what NRI's model cannot carry (failure-policy Ignore):"
-          + " {}", config.name(), point.rpcName(), what);
+    /** The config file's name. */
+    @Override
+    public String name() {
+        return config.name();
     }
-    return answer.value();
-  }
 
-  private CompletionStage<Void> notifyPod(PodSandbox pod, HookPoint... points) {
-    return notifyAll(points, p -> Koordinator.podRequest(pod));
-  }
-
-  private CompletionStage<Void> notifyContainer(PodSandbox pod, Container c,
-      HookPoint... points) {
-    return notifyAll(points, p -> Koordinator.containerRequest(pod, c, true));
-  }
-
-  /** Calls the configured ones of {@code points}, one after the other; answers are not used. */
-  private CompletionStage<Void> notifyAll(HookPoint[] points, Function<HookPoint, Object> req) {
-    List<HookPoint> todo = new ArrayList<>();
-    for (HookPoint p : points) {
-      if (config.points().contains(p)) {
-        todo.add(p);
-      }
+    /** The config's index, timeout and failure policy. */
+    @Override
+    public HookPolicy policy() {
+        return policy;
     }
-    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-    for (HookPoint p : todo) {
-      seq = seq.thenCompose(x -> call(p, req.apply(p)).thenApply(r -> null));
+
+    /** The events of the config's points. */
+    @Override
+    public Set<HookEvent> events() {
+        return events;
     }
-    return seq;
-  }
 
-  /**
-   * Sends {@code request}; the answer completes the future on the transport thread (no
-   * executor hop). Cancelling the future cancels the call.
-   */
-  private <Q, R> CompletableFuture<R> call(HookPoint point, Q request) {
-    ClientCall<Q, R> call = channel.newCall(method(point),
-        CallOptions.DEFAULT.withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
-            .withExecutor(Runnable::run));
-    CompletableFuture<R> answer = new CompletableFuture<>();
-    answer.whenComplete((r, e) -> {
-      if (answer.isCancelled()) {
-        call.cancel("the hook's host gave up on it", null);
-      }
-    });
-    ClientCalls.asyncUnaryCall(call, request, new StreamObserver<R>() {
-      @Override public void onNext(R value) { answer.complete(value); }
+    // ---------------------------------------------------------------- pod events
 
-      @Override public void onError(Throwable t) { answer.completeExceptionally(t); }
-
-      @Override public void onCompleted() {
-        answer.completeExceptionally(Status.INTERNAL.withDescription("hook server answered "
-            + point.rpcName() + " without a message").asRuntimeException()); // no-op after onNext
-      }
-    });
-    return answer;
-  }
-
-  @SuppressWarnings("unchecked")
-  static <Q, R> MethodDescriptor<Q, R> method(HookPoint point) {
-    ServiceDescriptor svc = point.isKoordinator()
-        ? RuntimeHookServiceGrpc.getServiceDescriptor()
-        : ExtendedRuntimeHookServiceGrpc.getServiceDescriptor();
-    for (MethodDescriptor<?, ?> m : svc.getMethods()) {
-      if (m.getBareMethodName().equals(point.rpcName())) {
-        return (MethodDescriptor<Q, R>) m;
-      }
+    @Override
+    public CompletionStage<PodSandboxAdjustment> adjustPodSandbox(PodSandbox pod) {
+        PodSandboxHookRequest request = Koordinator.podRequest(pod);
+        if (!config.points().contains(HookPoint.PRE_RUN_POD_SANDBOX)) {
+            return CompletableFuture.completedFuture(PodSandboxAdjustment.NONE);
+        }
+        return this.<PodSandboxHookRequest, PodSandboxHookResponse>call(
+                        HookPoint.PRE_RUN_POD_SANDBOX, request)
+                .thenApply(
+                        r ->
+                                accept(
+                                        HookPoint.PRE_RUN_POD_SANDBOX,
+                                        Koordinator.podAdjustment(request, r)));
     }
-    throw new IllegalStateException("no RPC for hook point " + point);
-  }
 
-  /** Whether the channel was shut down (for tests). */
-  boolean isShutdown() {
-    return channel.isShutdown();
-  }
+    @Override
+    public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
+        return notifyPod(pod, HookPoint.PRE_STOP_POD_SANDBOX, HookPoint.POST_STOP_POD_SANDBOX);
+    }
 
-  /** Closes the channel; idempotent. */
-  @Override
-  public void close() {
-    channel.shutdownNow();
-  }
+    @Override
+    public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
+        return notifyPod(pod, HookPoint.PRE_REMOVE_POD_SANDBOX);
+    }
 
-  @Override
-  public String toString() {
-    return "RemoteRuntimeHook[" + config.name() + " at " + config.remoteEndpoint() + "]";
-  }
+    // ---------------------------------------------------------------- container events
+
+    @Override
+    public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
+        if (!config.points().contains(HookPoint.PRE_CREATE_CONTAINER)) {
+            return CompletableFuture.completedFuture(HookResult.none());
+        }
+        ContainerResourceHookRequest request = Koordinator.containerRequest(pod, container, false);
+        return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(
+                        HookPoint.PRE_CREATE_CONTAINER, request)
+                .thenApply(
+                        r ->
+                                HookResult.adjust(
+                                        accept(
+                                                HookPoint.PRE_CREATE_CONTAINER,
+                                                Koordinator.containerAdjustment(request, r))));
+    }
+
+    @Override
+    public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
+        return notifyContainer(pod, container, HookPoint.POST_CREATE_CONTAINER);
+    }
+
+    @Override
+    public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
+        return notifyContainer(pod, container, HookPoint.PRE_START_CONTAINER);
+    }
+
+    @Override
+    public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
+        return notifyContainer(pod, container, HookPoint.POST_START_CONTAINER);
+    }
+
+    /** Sends the container with {@code resources} as its resources. */
+    @Override
+    public CompletionStage<HookResult> updateContainer(
+            PodSandbox pod, Container container, LinuxResources resources) {
+        if (!config.points().contains(HookPoint.PRE_UPDATE_CONTAINER_RESOURCES)) {
+            return CompletableFuture.completedFuture(HookResult.none());
+        }
+        LinuxContainer.Builder l = container.getLinux().toBuilder().setResources(resources);
+        ContainerResourceHookRequest request =
+                Koordinator.containerRequest(pod, container.toBuilder().setLinux(l).build(), true);
+        return this.<ContainerResourceHookRequest, ContainerResourceHookResponse>call(
+                        HookPoint.PRE_UPDATE_CONTAINER_RESOURCES, request)
+                .thenApply(
+                        r -> {
+                            LinuxResources changed =
+                                    accept(
+                                            HookPoint.PRE_UPDATE_CONTAINER_RESOURCES,
+                                            Koordinator.resourceUpdate(request, r));
+                            return changed.equals(LinuxResources.getDefaultInstance())
+                                    ? HookResult.none()
+                                    : HookResult.update(
+                                            List.of(
+                                                    ContainerUpdate.newBuilder()
+                                                            .setContainerId(container.getId())
+                                                            .setLinux(
+                                                                    LinuxContainerUpdate
+                                                                            .newBuilder()
+                                                                            .setResources(changed))
+                                                            .build()));
+                        });
+    }
+
+    @Override
+    public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
+        return notifyContainer(pod, container, HookPoint.POST_UPDATE_CONTAINER_RESOURCES);
+    }
+
+    @Override
+    public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
+        return notifyContainer(
+                        pod, container, HookPoint.PRE_STOP_CONTAINER, HookPoint.POST_STOP_CONTAINER)
+                .thenApply(v -> HookResult.none());
+    }
+
+    @Override
+    public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
+        return notifyContainer(pod, container, HookPoint.PRE_REMOVE_CONTAINER);
+    }
+
+    /** The channel's lifetime is the config directory's (or {@link #close()}'s) to end. */
+    @Override
+    public void shutdown() {}
+
+    // ---------------------------------------------------------------- calls
+
+    /**
+     * What NRI's model can carry of an answer; the rest fails the call under Fail, or is logged as
+     * dropped under Ignore.
+     */
+    private <T> T accept(HookPoint point, Koordinator.Answer<T> answer) {
+        if (!answer.unsupported().isEmpty()) {
+            String what = String.join(", ", answer.unsupported());
+            if (config.failurePolicy() == FailurePolicy.FAIL) {
+                throw new IllegalArgumentException(
+                        point.rpcName() + " answered what NRI's model cannot carry: " + what);
+            }
+            LOG.warn(
+                    "hook {} at {}: dropped what NRI's model cannot carry (failure-policy Ignore):"
+                            + " {}",
+                    config.name(),
+                    point.rpcName(),
+                    what);
+        }
+        return answer.value();
+    }
+
+    private CompletionStage<Void> notifyPod(PodSandbox pod, HookPoint... points) {
+        return notifyAll(points, p -> Koordinator.podRequest(pod));
+    }
+
+    private CompletionStage<Void> notifyContainer(
+            PodSandbox pod, Container c, HookPoint... points) {
+        return notifyAll(points, p -> Koordinator.containerRequest(pod, c, true));
+    }
+
+    /** Calls the configured ones of {@code points}, one after the other; answers are not used. */
+    private CompletionStage<Void> notifyAll(HookPoint[] points, Function<HookPoint, Object> req) {
+        List<HookPoint> todo = new ArrayList<>();
+        for (HookPoint p : points) {
+            if (config.points().contains(p)) {
+                todo.add(p);
+            }
+        }
+        CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+        for (HookPoint p : todo) {
+            seq = seq.thenCompose(x -> call(p, req.apply(p)).thenApply(r -> null));
+        }
+        return seq;
+    }
+
+    /**
+     * Sends {@code request}; the answer completes the future on the transport thread (no
+     * executor hop). Cancelling the future cancels the call.
+     */
+    private <Q, R> CompletableFuture<R> call(HookPoint point, Q request) {
+        ClientCall<Q, R> call =
+                channel.newCall(
+                        method(point),
+                        CallOptions.DEFAULT
+                                .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
+                                .withExecutor(Runnable::run));
+        CompletableFuture<R> answer = new CompletableFuture<>();
+        answer.whenComplete(
+                (r, e) -> {
+                    if (answer.isCancelled()) {
+                        call.cancel("the hook's host gave up on it", null);
+                    }
+                });
+        ClientCalls.asyncUnaryCall(
+                call,
+                request,
+                new StreamObserver<R>() {
+                    @Override
+                    public void onNext(R value) {
+                        answer.complete(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answer.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        answer.completeExceptionally(
+                                Status.INTERNAL
+                                        .withDescription(
+                                                "hook server answered "
+                                                        + point.rpcName()
+                                                        + " without a message")
+                                        .asRuntimeException()); // no-op after onNext
+                    }
+                });
+        return answer;
+    }
+
+    @SuppressWarnings("unchecked")
+    static <Q, R> MethodDescriptor<Q, R> method(HookPoint point) {
+        ServiceDescriptor svc =
+                point.isKoordinator()
+                        ? RuntimeHookServiceGrpc.getServiceDescriptor()
+                        : ExtendedRuntimeHookServiceGrpc.getServiceDescriptor();
+        for (MethodDescriptor<?, ?> m : svc.getMethods()) {
+            if (m.getBareMethodName().equals(point.rpcName())) {
+                return (MethodDescriptor<Q, R>) m;
+            }
+        }
+        throw new IllegalStateException("no RPC for hook point " + point);
+    }
+
+    /** Whether the channel was shut down (for tests). */
+    boolean isShutdown() {
+        return channel.isShutdown();
+    }
+
+    /** Closes the channel; idempotent. */
+    @Override
+    public void close() {
+        channel.shutdownNow();
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteRuntimeHook[" + config.name() + " at " + config.remoteEndpoint() + "]";
+    }
 }

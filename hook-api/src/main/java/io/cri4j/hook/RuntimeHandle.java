@@ -12,13 +12,13 @@ import java.util.concurrent.CompletionStage;
  */
 public interface RuntimeHandle {
 
-  /**
-   * Asks the runtime to update these containers' resources and to stop (evict) these containers.
-   * Never blocks.
-   *
-   * @return completes with the updates that failed (empty when all applied), or exceptionally
-   *     when the runtime could not be asked at all
-   */
-  CompletionStage<List<ContainerUpdate>> updateContainers(List<ContainerUpdate> updates,
-      List<ContainerEviction> evictions);
+    /**
+     * Asks the runtime to update these containers' resources and to stop (evict) these containers.
+     * Never blocks.
+     *
+     * @return completes with the updates that failed (empty when all applied), or exceptionally
+     *     when the runtime could not be asked at all
+     */
+    CompletionStage<List<ContainerUpdate>> updateContainers(
+            List<ContainerUpdate> updates, List<ContainerEviction> evictions);
 }

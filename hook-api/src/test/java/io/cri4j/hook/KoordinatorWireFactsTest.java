@@ -16,23 +16,25 @@ import org.junit.jupiter.api.Test;
  */
 class KoordinatorWireFactsTest {
 
-  @Test
-  void koordinatorProtoIsWireIdenticalToUpstream() throws IOException {
-    List<String> expected = WireFacts.upstream("koordinator-runtime-v1alpha1.facts");
-    List<String> actual = WireFacts.of(Api.getDescriptor());
-    assertThat(actual).hasSize(83).containsExactlyElementsOf(expected);
-  }
-
-  @Test
-  void servicePackageAndMethodNamesAreUpstreams() {
-    assertThat(io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc.SERVICE_NAME)
-        .isEqualTo("runtime.v1alpha1.RuntimeHookService");
-    for (HookPoint p : HookPoint.values()) {
-      String svc = p.isKoordinator()
-          ? io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc.SERVICE_NAME
-          : io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc.SERVICE_NAME;
-      assertThat(RemoteRuntimeHook.method(p).getFullMethodName())
-          .isEqualTo(svc + "/" + p.configName() + "Hook");
+    @Test
+    void koordinatorProtoIsWireIdenticalToUpstream() throws IOException {
+        List<String> expected = WireFacts.upstream("koordinator-runtime-v1alpha1.facts");
+        List<String> actual = WireFacts.of(Api.getDescriptor());
+        assertThat(actual).hasSize(83).containsExactlyElementsOf(expected);
     }
-  }
+
+    @Test
+    void servicePackageAndMethodNamesAreUpstreams() {
+        assertThat(io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc.SERVICE_NAME)
+                .isEqualTo("runtime.v1alpha1.RuntimeHookService");
+        for (HookPoint p : HookPoint.values()) {
+            String svc =
+                    p.isKoordinator()
+                            ? io.cri4j.hook.koordinator.v1alpha1.RuntimeHookServiceGrpc.SERVICE_NAME
+                            : io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc
+                                    .SERVICE_NAME;
+            assertThat(RemoteRuntimeHook.method(p).getFullMethodName())
+                    .isEqualTo(svc + "/" + p.configName() + "Hook");
+        }
+    }
 }

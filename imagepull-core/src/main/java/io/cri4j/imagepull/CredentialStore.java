@@ -35,8 +35,7 @@ public final class CredentialStore {
 
     private final List<Entry> entries;
 
-    private record Entry(String host, String pathPrefix, RegistryCredential credential) {
-    }
+    private record Entry(String host, String pathPrefix, RegistryCredential credential) {}
 
     private CredentialStore(List<Entry> entries) {
         this.entries = List.copyOf(entries);
@@ -60,8 +59,9 @@ public final class CredentialStore {
         try {
             json = Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new IOException(file + ": " + io.cri4j.cri.internal.IoErrors.reason(e)
-                    .replace(file + ": ", ""), e);
+            throw new IOException(
+                    file + ": " + io.cri4j.cri.internal.IoErrors.reason(e).replace(file + ": ", ""),
+                    e);
         }
         return fromDockerConfigJson(json, file.toString());
     }
@@ -83,8 +83,12 @@ public final class CredentialStore {
             }
             root = e.getAsJsonObject();
         } catch (JsonParseException e) {
-            throw new IllegalArgumentException(source + ": docker config is not valid JSON: "
-                    + io.cri4j.cri.internal.IoErrors.oneLine(String.valueOf(e.getMessage())), e);
+            throw new IllegalArgumentException(
+                    source
+                            + ": docker config is not valid JSON: "
+                            + io.cri4j.cri.internal.IoErrors.oneLine(
+                                    String.valueOf(e.getMessage())),
+                    e);
         }
         JsonElement auths = root.get("auths");
         if (auths == null || auths.isJsonNull()) {
@@ -96,7 +100,8 @@ public final class CredentialStore {
         List<Entry> out = new ArrayList<>();
         for (Map.Entry<String, JsonElement> e : auths.getAsJsonObject().entrySet()) {
             if (!e.getValue().isJsonObject()) {
-                throw new IllegalArgumentException(source + ": auths entry '" + e.getKey() + "' is not an object");
+                throw new IllegalArgumentException(
+                        source + ": auths entry '" + e.getKey() + "' is not an object");
             }
             out.add(parseEntry(e.getKey(), e.getValue().getAsJsonObject(), source));
         }
@@ -122,13 +127,15 @@ public final class CredentialStore {
         String name = "secret";
         if (secret.has("metadata") && secret.get("metadata").isJsonObject()) {
             JsonObject md = secret.getAsJsonObject("metadata");
-            name = "secret " + (md.has("namespace") ? md.get("namespace").getAsString() + "/" : "")
-                    + (md.has("name") ? md.get("name").getAsString() : "?");
+            name =
+                    "secret "
+                            + (md.has("namespace") ? md.get("namespace").getAsString() + "/" : "")
+                            + (md.has("name") ? md.get("name").getAsString() : "?");
         }
         String type = secret.has("type") ? secret.get("type").getAsString() : "";
         if (!"kubernetes.io/dockerconfigjson".equals(type)) {
-            throw new IllegalArgumentException(name + " has type '" + type
-                    + "', expected kubernetes.io/dockerconfigjson");
+            throw new IllegalArgumentException(
+                    name + " has type '" + type + "', expected kubernetes.io/dockerconfigjson");
         }
         if (secret.has("data") && secret.getAsJsonObject("data").has(".dockerconfigjson")) {
             String b64 = secret.getAsJsonObject("data").get(".dockerconfigjson").getAsString();
@@ -136,12 +143,16 @@ public final class CredentialStore {
             try {
                 raw = Base64.getDecoder().decode(b64.strip());
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(name + ": data[.dockerconfigjson] is not base64", e);
+                throw new IllegalArgumentException(
+                        name + ": data[.dockerconfigjson] is not base64", e);
             }
             return fromDockerConfigJson(new String(raw, StandardCharsets.UTF_8), name);
         }
-        if (secret.has("stringData") && secret.getAsJsonObject("stringData").has(".dockerconfigjson")) {
-            return fromDockerConfigJson(secret.getAsJsonObject("stringData").get(".dockerconfigjson").getAsString(), name);
+        if (secret.has("stringData")
+                && secret.getAsJsonObject("stringData").has(".dockerconfigjson")) {
+            return fromDockerConfigJson(
+                    secret.getAsJsonObject("stringData").get(".dockerconfigjson").getAsString(),
+                    name);
         }
         throw new IllegalArgumentException(name + " has no .dockerconfigjson key");
     }
@@ -169,14 +180,20 @@ public final class CredentialStore {
         if (!auth.isEmpty()) {
             String decoded;
             try {
-                decoded = new String(Base64.getDecoder().decode(auth.strip()), StandardCharsets.UTF_8);
+                decoded =
+                        new String(
+                                Base64.getDecoder().decode(auth.strip()), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(source + ": \"auth\" of '" + key + "' is not base64");
+                throw new IllegalArgumentException(
+                        source + ": \"auth\" of '" + key + "' is not base64");
             }
             int colon = decoded.indexOf(':');
             if (colon < 0) {
-                throw new IllegalArgumentException(source + ": \"auth\" of '" + key
-                        + "' does not decode to username:password");
+                throw new IllegalArgumentException(
+                        source
+                                + ": \"auth\" of '"
+                                + key
+                                + "' does not decode to username:password");
             }
             user = decoded.substring(0, colon);
             password = decoded.substring(colon + 1);
@@ -234,12 +251,15 @@ public final class CredentialStore {
         List<Entry> matches = new ArrayList<>();
         for (Entry e : entries) {
             if (hostMatches(e.host, ref.registry())
-                    && (e.pathPrefix.isEmpty() || ref.repository().equals(e.pathPrefix)
-                    || ref.repository().startsWith(e.pathPrefix + "/"))) {
+                    && (e.pathPrefix.isEmpty()
+                            || ref.repository().equals(e.pathPrefix)
+                            || ref.repository().startsWith(e.pathPrefix + "/"))) {
                 matches.add(e);
             }
         }
-        matches.sort(Comparator.comparingInt((Entry e) -> e.host.length() + e.pathPrefix.length()).reversed());
+        matches.sort(
+                Comparator.comparingInt((Entry e) -> e.host.length() + e.pathPrefix.length())
+                        .reversed());
         return matches.stream().map(Entry::credential).toList();
     }
 
@@ -264,7 +284,9 @@ public final class CredentialStore {
     /** @return the registries held, without secrets */
     @Override
     public String toString() {
-        return "CredentialStore" + entries.stream().map(e -> e.host + (e.pathPrefix.isEmpty() ? "" : "/" + e.pathPrefix))
-                .toList();
+        return "CredentialStore"
+                + entries.stream()
+                        .map(e -> e.host + (e.pathPrefix.isEmpty() ? "" : "/" + e.pathPrefix))
+                        .toList();
     }
 }

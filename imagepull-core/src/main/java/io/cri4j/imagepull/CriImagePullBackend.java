@@ -43,6 +43,7 @@ public final class CriImagePullBackend implements ImagePullBackend {
 
     /** The containerd namespace CRI uses. */
     public static final String CRI_NAMESPACE = "k8s.io";
+
     /** Default interval of content-service polls. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
 
@@ -61,11 +62,13 @@ public final class CriImagePullBackend implements ImagePullBackend {
         this.channel = b.channel != null ? b.channel : CriChannels.newChannel(b.endpoint);
         this.ownsChannel = b.channel == null;
         if (b.contentProgress) {
-            poller = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "cri4j-imagepull-content-poller");
-                t.setDaemon(true);
-                return t;
-            });
+            poller =
+                    Executors.newSingleThreadScheduledExecutor(
+                            r -> {
+                                Thread t = new Thread(r, "cri4j-imagepull-content-poller");
+                                t.setDaemon(true);
+                                return t;
+                            });
             content = new ContentProgressPoller(channel, b.namespace, b.pollInterval, poller);
         } else {
             poller = null;
@@ -96,89 +99,166 @@ public final class CriImagePullBackend implements ImagePullBackend {
 
     @Override
     public CompletableFuture<Optional<ImageInfo>> imageStatus(String image) {
-        ImageStatusRequest req = ImageStatusRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build();
-        return call(req, r -> Futures2.toCompletable(ImageServiceGrpc.newFutureStub(channel)
-                        .withDeadlineAfter(30, TimeUnit.SECONDS).imageStatus(r)),
-                io.cri4j.cri.v1alpha2.ImageStatusRequest.class,
-                r -> Futures2.toCompletable(io.cri4j.cri.v1alpha2.ImageServiceGrpc.newFutureStub(channel)
-                        .withDeadlineAfter(30, TimeUnit.SECONDS).imageStatus(r)),
-                ImageStatusResponse.class)
-                .thenApply(resp -> resp.hasImage() && !resp.getImage().getId().isEmpty()
-                        ? Optional.of(new ImageInfo(resp.getImage().getId(), resp.getImage().getRepoTagsList(),
-                        resp.getImage().getRepoDigestsList(), resp.getImage().getSize()))
-                        : Optional.<ImageInfo>empty());
+        ImageStatusRequest req =
+                ImageStatusRequest.newBuilder()
+                        .setImage(ImageSpec.newBuilder().setImage(image))
+                        .build();
+        return call(
+                        req,
+                        r ->
+                                Futures2.toCompletable(
+                                        ImageServiceGrpc.newFutureStub(channel)
+                                                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                                .imageStatus(r)),
+                        io.cri4j.cri.v1alpha2.ImageStatusRequest.class,
+                        r ->
+                                Futures2.toCompletable(
+                                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.newFutureStub(
+                                                        channel)
+                                                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                                .imageStatus(r)),
+                        ImageStatusResponse.class)
+                .thenApply(
+                        resp ->
+                                resp.hasImage() && !resp.getImage().getId().isEmpty()
+                                        ? Optional.of(
+                                                new ImageInfo(
+                                                        resp.getImage().getId(),
+                                                        resp.getImage().getRepoTagsList(),
+                                                        resp.getImage().getRepoDigestsList(),
+                                                        resp.getImage().getSize()))
+                                        : Optional.<ImageInfo>empty());
     }
 
     @Override
-    public CompletableFuture<ImageInfo> pull(String image, Optional<RegistryCredential> credential, ProgressSink progress) {
+    public CompletableFuture<ImageInfo> pull(
+            String image, Optional<RegistryCredential> credential, ProgressSink progress) {
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException(name + " is closed"));
         }
-        PullImageRequest.Builder req = PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image));
-        credential.ifPresent(c -> {
-            // server_address stays empty: the credential was matched to the registry already, and
-            // containerd 1.6 parses the field as a URL (a bare host:port fails to parse)
-            AuthConfig.Builder a = AuthConfig.newBuilder();
-            if (!c.identityToken().isEmpty()) {
-                a.setIdentityToken(c.identityToken());
-            }
-            if (!c.username().isEmpty() || !c.password().isEmpty()) {
-                a.setUsername(c.username()).setPassword(c.password());
-            }
-            req.setAuth(a);
-        });
-        ContentProgressPoller.Tracked tracked = content == null ? null : content.track(image, progress);
+        PullImageRequest.Builder req =
+                PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image));
+        credential.ifPresent(
+                c -> {
+                    // server_address stays empty: the credential was matched to the registry
+                    // already, and
+                    // containerd 1.6 parses the field as a URL (a bare host:port fails to parse)
+                    AuthConfig.Builder a = AuthConfig.newBuilder();
+                    if (!c.identityToken().isEmpty()) {
+                        a.setIdentityToken(c.identityToken());
+                    }
+                    if (!c.username().isEmpty() || !c.password().isEmpty()) {
+                        a.setUsername(c.username()).setPassword(c.password());
+                    }
+                    req.setAuth(a);
+                });
+        ContentProgressPoller.Tracked tracked =
+                content == null ? null : content.track(image, progress);
         if (content == null) {
             progress.unknown("CRI PullImage reports no byte progress");
         }
-        CompletableFuture<PullImageResponse> call = call(req.build(),
-                r -> Futures2.toCompletable(ImageServiceGrpc.newFutureStub(channel).pullImage(r)),
-                io.cri4j.cri.v1alpha2.PullImageRequest.class,
-                r -> Futures2.toCompletable(io.cri4j.cri.v1alpha2.ImageServiceGrpc.newFutureStub(channel).pullImage(r)),
-                PullImageResponse.class);
-        CompletableFuture<ImageInfo> result = call.thenCompose(resp -> imageStatus(image).thenApply(info -> info.orElseGet(
-                () -> new ImageInfo(resp.getImageRef(), java.util.List.of(), java.util.List.of(), 0))))
-                .thenCompose(info -> content == null ? CompletableFuture.completedFuture(info)
-                        : content.resolveFinal(tracked, info, image, progress).handle((v, e) -> info));
-        result.whenComplete((r, e) -> {
-            if (tracked != null) {
-                tracked.close();
-            }
-            if (result.isCancelled()) {
-                call.cancel(true);
-            }
-        });
+        CompletableFuture<PullImageResponse> call =
+                call(
+                        req.build(),
+                        r ->
+                                Futures2.toCompletable(
+                                        ImageServiceGrpc.newFutureStub(channel).pullImage(r)),
+                        io.cri4j.cri.v1alpha2.PullImageRequest.class,
+                        r ->
+                                Futures2.toCompletable(
+                                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.newFutureStub(
+                                                        channel)
+                                                .pullImage(r)),
+                        PullImageResponse.class);
+        CompletableFuture<ImageInfo> result =
+                call.thenCompose(
+                                resp ->
+                                        imageStatus(image)
+                                                .thenApply(
+                                                        info ->
+                                                                info.orElseGet(
+                                                                        () ->
+                                                                                new ImageInfo(
+                                                                                        resp
+                                                                                                .getImageRef(),
+                                                                                        java.util
+                                                                                                .List
+                                                                                                .of(),
+                                                                                        java.util
+                                                                                                .List
+                                                                                                .of(),
+                                                                                        0))))
+                        .thenCompose(
+                                info ->
+                                        content == null
+                                                ? CompletableFuture.completedFuture(info)
+                                                : content.resolveFinal(
+                                                                tracked, info, image, progress)
+                                                        .handle((v, e) -> info));
+        result.whenComplete(
+                (r, e) -> {
+                    if (tracked != null) {
+                        tracked.close();
+                    }
+                    if (result.isCancelled()) {
+                        call.cancel(true);
+                    }
+                });
         return result;
     }
 
     /** Calls v1, or v1alpha2 once the runtime has said it lacks v1. */
-    private <Q1 extends com.google.protobuf.Message, Q2 extends com.google.protobuf.Message,
-            R2 extends com.google.protobuf.Message, R1 extends com.google.protobuf.Message>
-    CompletableFuture<R1> call(Q1 v1Request, Function<Q1, CompletableFuture<R1>> v1Call, Class<Q2> v1alpha2Type,
-                               Function<Q2, CompletableFuture<R2>> v1alpha2Call, Class<R1> v1ResponseType) {
+    private <
+                    Q1 extends com.google.protobuf.Message,
+                    Q2 extends com.google.protobuf.Message,
+                    R2 extends com.google.protobuf.Message,
+                    R1 extends com.google.protobuf.Message>
+            CompletableFuture<R1> call(
+                    Q1 v1Request,
+                    Function<Q1, CompletableFuture<R1>> v1Call,
+                    Class<Q2> v1alpha2Type,
+                    Function<Q2, CompletableFuture<R2>> v1alpha2Call,
+                    Class<R1> v1ResponseType) {
         if (v1alpha2) {
-            return v1alpha2Call.apply(CriConversion.convert(v1Request, v1alpha2Type))
+            return v1alpha2Call
+                    .apply(CriConversion.convert(v1Request, v1alpha2Type))
                     .thenApply(r -> CriConversion.convert(r, v1ResponseType));
         }
         CompletableFuture<R1> first = v1Call.apply(v1Request);
-        CompletableFuture<R1> out = first.handle((r, e) -> {
-            if (e == null) {
-                return CompletableFuture.completedFuture(r);
-            }
-            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-            if (Status.fromThrowable(cause).getCode() == Status.Code.UNIMPLEMENTED) {
-                LOG.info("{} does not serve CRI runtime.v1 images; using runtime.v1alpha2", name);
-                v1alpha2 = true;
-                return v1alpha2Call.apply(CriConversion.convert(v1Request, v1alpha2Type))
-                        .thenApply(r2 -> CriConversion.convert(r2, v1ResponseType));
-            }
-            return CompletableFuture.<R1>failedFuture(explain(cause));
-        }).thenCompose(f -> f);
-        out.whenComplete((r, e) -> {
-            if (out.isCancelled()) {
-                first.cancel(true);
-            }
-        });
+        CompletableFuture<R1> out =
+                first.handle(
+                                (r, e) -> {
+                                    if (e == null) {
+                                        return CompletableFuture.completedFuture(r);
+                                    }
+                                    Throwable cause =
+                                            e instanceof CompletionException && e.getCause() != null
+                                                    ? e.getCause()
+                                                    : e;
+                                    if (Status.fromThrowable(cause).getCode()
+                                            == Status.Code.UNIMPLEMENTED) {
+                                        LOG.info(
+                                                "{} does not serve CRI runtime.v1 images; using runtime.v1alpha2",
+                                                name);
+                                        v1alpha2 = true;
+                                        return v1alpha2Call
+                                                .apply(
+                                                        CriConversion.convert(
+                                                                v1Request, v1alpha2Type))
+                                                .thenApply(
+                                                        r2 ->
+                                                                CriConversion.convert(
+                                                                        r2, v1ResponseType));
+                                    }
+                                    return CompletableFuture.<R1>failedFuture(explain(cause));
+                                })
+                        .thenCompose(f -> f);
+        out.whenComplete(
+                (r, e) -> {
+                    if (out.isCancelled()) {
+                        first.cancel(true);
+                    }
+                });
         return out;
     }
 
@@ -188,8 +268,12 @@ public final class CriImagePullBackend implements ImagePullBackend {
         if (status.getCode() != Status.Code.UNAVAILABLE) {
             return cause;
         }
-        return new java.io.IOException("runtime at " + endpointName + " is unreachable: "
-                + io.cri4j.cri.internal.IoErrors.describe(status), cause);
+        return new java.io.IOException(
+                "runtime at "
+                        + endpointName
+                        + " is unreachable: "
+                        + io.cri4j.cri.internal.IoErrors.describe(status),
+                cause);
     }
 
     @Override
@@ -257,7 +341,8 @@ public final class CriImagePullBackend implements ImagePullBackend {
          */
         public Builder pollInterval(Duration interval) {
             if (interval.isNegative() || interval.isZero()) {
-                throw new IllegalArgumentException("poll interval must be positive, got " + interval);
+                throw new IllegalArgumentException(
+                        "poll interval must be positive, got " + interval);
             }
             this.pollInterval = interval;
             return this;

@@ -31,6 +31,7 @@ public final class DockerImagePullBackend implements ImagePullBackend {
 
     /** Docker's default socket. */
     public static final Path DEFAULT_SOCKET = Path.of("/var/run/docker.sock");
+
     private static final Pattern LAYER_ID = Pattern.compile("[0-9a-f]{12}");
 
     private final Path socket;
@@ -57,53 +58,95 @@ public final class DockerImagePullBackend implements ImagePullBackend {
 
     @Override
     public CompletableFuture<Optional<ImageInfo>> imageStatus(String image) {
-        return http.send(HttpMethod.GET, "/images/" + image + "/json", Map.of(), null).thenApply(r -> {
-            if (r.status() == 404) {
-                return Optional.<ImageInfo>empty();
-            }
-            if (r.status() != 200) {
-                throw new IllegalStateException("docker: inspecting " + image + " answered " + r.status() + " "
-                        + r.reason() + ": " + errorMessage(r.body()));
-            }
-            JsonObject o = JsonParser.parseString(r.body()).getAsJsonObject();
-            return Optional.of(new ImageInfo(o.get("Id").getAsString(), strings(o, "RepoTags"),
-                    strings(o, "RepoDigests"), o.has("Size") ? o.get("Size").getAsLong() : 0));
-        });
+        return http.send(HttpMethod.GET, "/images/" + image + "/json", Map.of(), null)
+                .thenApply(
+                        r -> {
+                            if (r.status() == 404) {
+                                return Optional.<ImageInfo>empty();
+                            }
+                            if (r.status() != 200) {
+                                throw new IllegalStateException(
+                                        "docker: inspecting "
+                                                + image
+                                                + " answered "
+                                                + r.status()
+                                                + " "
+                                                + r.reason()
+                                                + ": "
+                                                + errorMessage(r.body()));
+                            }
+                            JsonObject o = JsonParser.parseString(r.body()).getAsJsonObject();
+                            return Optional.of(
+                                    new ImageInfo(
+                                            o.get("Id").getAsString(),
+                                            strings(o, "RepoTags"),
+                                            strings(o, "RepoDigests"),
+                                            o.has("Size") ? o.get("Size").getAsLong() : 0));
+                        });
     }
 
     @Override
-    public CompletableFuture<ImageInfo> pull(String image, Optional<RegistryCredential> credential, ProgressSink progress) {
+    public CompletableFuture<ImageInfo> pull(
+            String image, Optional<RegistryCredential> credential, ProgressSink progress) {
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException(name() + " is closed"));
         }
         String[] nameAndTag = splitTag(image);
-        String query = "/images/create?fromImage=" + enc(nameAndTag[0]) + "&tag=" + enc(nameAndTag[1]);
+        String query =
+                "/images/create?fromImage=" + enc(nameAndTag[0]) + "&tag=" + enc(nameAndTag[1]);
         Map<String, String> headers = new HashMap<>();
         credential.ifPresent(c -> headers.put("X-Registry-Auth", registryAuth(c)));
         Map<String, Long> totals = new HashMap<>();
-        CompletableFuture<UnixHttpClient.Response> call = http.send(HttpMethod.POST, query, headers, line -> {
-            JsonObject m = JsonParser.parseString(line).getAsJsonObject();
-            if (m.has("errorDetail") || m.has("error")) {
-                String text = m.has("errorDetail") && m.getAsJsonObject("errorDetail").has("message")
-                        ? m.getAsJsonObject("errorDetail").get("message").getAsString()
-                        : m.get("error").getAsString();
-                throw new IllegalStateException("docker: " + text);
-            }
-            onMessage(m, totals, progress);
-        });
-        CompletableFuture<ImageInfo> result = call.thenCompose(r -> {
-            if (r.status() / 100 != 2) {
-                throw new IllegalStateException("docker: pulling " + image + " answered " + r.status() + " "
-                        + r.reason() + ": " + errorMessage(r.body()));
-            }
-            return imageStatus(image);
-        }).thenApply(info -> info.orElseThrow(() -> new IllegalStateException(
-                "docker: pull of " + image + " ended but the image is not there")));
-        result.whenComplete((r, e) -> {
-            if (result.isCancelled()) {
-                call.cancel(true);
-            }
-        });
+        CompletableFuture<UnixHttpClient.Response> call =
+                http.send(
+                        HttpMethod.POST,
+                        query,
+                        headers,
+                        line -> {
+                            JsonObject m = JsonParser.parseString(line).getAsJsonObject();
+                            if (m.has("errorDetail") || m.has("error")) {
+                                String text =
+                                        m.has("errorDetail")
+                                                        && m.getAsJsonObject("errorDetail")
+                                                                .has("message")
+                                                ? m.getAsJsonObject("errorDetail")
+                                                        .get("message")
+                                                        .getAsString()
+                                                : m.get("error").getAsString();
+                                throw new IllegalStateException("docker: " + text);
+                            }
+                            onMessage(m, totals, progress);
+                        });
+        CompletableFuture<ImageInfo> result =
+                call.thenCompose(
+                                r -> {
+                                    if (r.status() / 100 != 2) {
+                                        throw new IllegalStateException(
+                                                "docker: pulling "
+                                                        + image
+                                                        + " answered "
+                                                        + r.status()
+                                                        + " "
+                                                        + r.reason()
+                                                        + ": "
+                                                        + errorMessage(r.body()));
+                                    }
+                                    return imageStatus(image);
+                                })
+                        .thenApply(
+                                info ->
+                                        info.orElseThrow(
+                                                () ->
+                                                        new IllegalStateException(
+                                                                "docker: pull of "
+                                                                        + image
+                                                                        + " ended but the image is not there")));
+        result.whenComplete(
+                (r, e) -> {
+                    if (result.isCancelled()) {
+                        call.cancel(true);
+                    }
+                });
         return result;
     }
 
@@ -116,8 +159,10 @@ public final class DockerImagePullBackend implements ImagePullBackend {
             }
             return;
         }
-        JsonObject detail = m.has("progressDetail") && m.get("progressDetail").isJsonObject()
-                ? m.getAsJsonObject("progressDetail") : new JsonObject();
+        JsonObject detail =
+                m.has("progressDetail") && m.get("progressDetail").isJsonObject()
+                        ? m.getAsJsonObject("progressDetail")
+                        : new JsonObject();
         long current = detail.has("current") ? detail.get("current").getAsLong() : -1;
         long total = detail.has("total") ? detail.get("total").getAsLong() : -1;
         Long known = totals.get(id);
@@ -126,11 +171,18 @@ public final class DockerImagePullBackend implements ImagePullBackend {
                 if (total > 0) {
                     totals.put(id, total);
                 }
-                progress.layer(id, status, Math.max(0, current), total > 0 ? total : known == null ? -1 : known);
+                progress.layer(
+                        id,
+                        status,
+                        Math.max(0, current),
+                        total > 0 ? total : known == null ? -1 : known);
             }
             case "Verifying Checksum", "Download complete", "Pull complete", "Extracting" -> {
                 // Extracting's counters are extraction progress; download is done by then
-                long t = known != null ? known : "Extracting".equals(status) && total > 0 ? total : -1;
+                long t =
+                        known != null
+                                ? known
+                                : "Extracting".equals(status) && total > 0 ? total : -1;
                 if (t >= 0) {
                     totals.putIfAbsent(id, t);
                     progress.layer(id, status, t, t);
@@ -142,7 +194,12 @@ public final class DockerImagePullBackend implements ImagePullBackend {
                 totals.put(id, 0L);
                 progress.layer(id, status, 0, 0);
             }
-            default -> progress.layer(id, status, 0, known == null ? -1 : known); // Pulling fs layer, Waiting, Retrying
+            default ->
+                    progress.layer(
+                            id,
+                            status,
+                            0,
+                            known == null ? -1 : known); // Pulling fs layer, Waiting, Retrying
         }
     }
 

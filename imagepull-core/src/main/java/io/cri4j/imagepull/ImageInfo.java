@@ -38,7 +38,9 @@ public record ImageInfo(String id, List<String> repoTags, List<String> repoDiges
             int at = rd.indexOf('@');
             if (at > 0) {
                 try {
-                    if (io.cri4j.imagepull.internal.ImageReference.parse(rd.substring(0, at)).name().equals(wanted)) {
+                    if (io.cri4j.imagepull.internal.ImageReference.parse(rd.substring(0, at))
+                            .name()
+                            .equals(wanted)) {
                         return rd.substring(at + 1);
                     }
                 } catch (IllegalArgumentException ignored) {

@@ -29,13 +29,17 @@ public final class ImagePrewarmer implements AutoCloseable {
 
     private final ImagePuller puller;
     private final List<Consumer<PrewarmStatus>> listeners = new CopyOnWriteArrayList<>();
-    private final ExecutorService events = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "cri4j-imagepull-prewarm-events");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService events =
+            Executors.newSingleThreadExecutor(
+                    r -> {
+                        Thread t = new Thread(r, "cri4j-imagepull-prewarm-events");
+                        t.setDaemon(true);
+                        return t;
+                    });
+
     /** image name -> tag -> worker, in desired order. */
     private final Map<String, Map<String, Worker>> workers = new LinkedHashMap<>();
+
     private boolean closed;
 
     private final class Worker {
@@ -47,42 +51,65 @@ public final class ImagePrewarmer implements AutoCloseable {
         Worker(String image, PrewarmTag spec) {
             this.image = image;
             this.spec = spec;
-            this.status = new TagStatus(image, spec.tag(), spec.version(), Phase.WAITING, 0,
-                    puller.scheduler().now(), Optional.empty(), "", "");
+            this.status =
+                    new TagStatus(
+                            image,
+                            spec.tag(),
+                            spec.version(),
+                            Phase.WAITING,
+                            0,
+                            puller.scheduler().now(),
+                            Optional.empty(),
+                            "",
+                            "");
         }
 
         /** Starts the pull; called once the worker is in the map. */
         void start() {
-            String ref = spec.tag().contains(":") ? image + "@" + spec.tag() : image + ":" + spec.tag();
+            String ref =
+                    spec.tag().contains(":") ? image + "@" + spec.tag() : image + ":" + spec.tag();
             PullRequest req = PullRequest.of(ref);
             if (spec.policy().isPresent()) {
                 req = req.withPolicy(spec.policy().get());
             }
             this.job = puller.pull(req);
             job.onProgress(this::onProgress);
-            job.result().whenComplete((r, e) -> {
-                if (r != null) {
-                    update(Phase.SUCCEEDED, 100, "", r.imageId(), true);
-                } else if (!(e instanceof java.util.concurrent.CancellationException)) {
-                    Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                            ? e.getCause() : e;
-                    update(Phase.FAILED, status.progress(), cause.getMessage(), "", true);
-                }
-            });
+            job.result()
+                    .whenComplete(
+                            (r, e) -> {
+                                if (r != null) {
+                                    update(Phase.SUCCEEDED, 100, "", r.imageId(), true);
+                                } else if (!(e
+                                        instanceof java.util.concurrent.CancellationException)) {
+                                    Throwable cause =
+                                            e instanceof java.util.concurrent.CompletionException
+                                                            && e.getCause() != null
+                                                    ? e.getCause()
+                                                    : e;
+                                    update(
+                                            Phase.FAILED,
+                                            status.progress(),
+                                            cause.getMessage(),
+                                            "",
+                                            true);
+                                }
+                            });
         }
 
         private void onProgress(PullProgress p) {
-            Phase phase = switch (p.phase()) {
-                case QUEUED -> p.attempt() == 0 ? Phase.WAITING : Phase.PULLING;
-                case CHECKING, PULLING, BACKING_OFF -> Phase.PULLING;
-                default -> null; // terminal phases come from the result
-            };
+            Phase phase =
+                    switch (p.phase()) {
+                        case QUEUED -> p.attempt() == 0 ? Phase.WAITING : Phase.PULLING;
+                        case CHECKING, PULLING, BACKING_OFF -> Phase.PULLING;
+                        default -> null; // terminal phases come from the result
+                    };
             if (phase != null) {
                 update(phase, p.percent(), p.message(), "", false);
             }
         }
 
-        private void update(Phase phase, int progress, String message, String imageId, boolean completed) {
+        private void update(
+                Phase phase, int progress, String message, String imageId, boolean completed) {
             PrewarmStatus snapshot;
             synchronized (ImagePrewarmer.this) {
                 if (closed || workers.getOrDefault(image, Map.of()).get(spec.tag()) != this) {
@@ -91,9 +118,19 @@ public final class ImagePrewarmer implements AutoCloseable {
                 if (status.completionTime().isPresent()) {
                     return;
                 }
-                TagStatus next = new TagStatus(image, spec.tag(), spec.version(), phase, progress, status.startTime(),
-                        completed ? Optional.of(puller.scheduler().now()) : Optional.empty(),
-                        message == null ? "" : message, imageId);
+                TagStatus next =
+                        new TagStatus(
+                                image,
+                                spec.tag(),
+                                spec.version(),
+                                phase,
+                                progress,
+                                status.startTime(),
+                                completed
+                                        ? Optional.of(puller.scheduler().now())
+                                        : Optional.empty(),
+                                message == null ? "" : message,
+                                imageId);
                 if (next.equals(status)) {
                     return;
                 }
@@ -133,7 +170,8 @@ public final class ImagePrewarmer implements AutoCloseable {
                 java.util.Set<String> seen = new java.util.HashSet<>();
                 for (PrewarmTag t : e.getValue()) {
                     if (!seen.add(t.tag())) {
-                        throw new IllegalArgumentException("image " + e.getKey() + " lists tag " + t.tag() + " twice");
+                        throw new IllegalArgumentException(
+                                "image " + e.getKey() + " lists tag " + t.tag() + " twice");
                     }
                 }
             }
@@ -143,10 +181,19 @@ public final class ImagePrewarmer implements AutoCloseable {
                 List<PrewarmTag> want = desired.getOrDefault(image.getKey(), List.of());
                 for (var wit = image.getValue().entrySet().iterator(); wit.hasNext(); ) {
                     Worker w = wit.next().getValue();
-                    Optional<PrewarmTag> spec = want.stream().filter(t -> t.tag().equals(w.spec.tag())).findFirst();
+                    Optional<PrewarmTag> spec =
+                            want.stream().filter(t -> t.tag().equals(w.spec.tag())).findFirst();
                     if (spec.isEmpty() || !spec.get().version().equals(w.spec.version())) {
-                        LOG.info("stopping worker for {}:{} ({})", w.image, w.spec.tag(),
-                                spec.isEmpty() ? "left the set" : "version " + w.spec.version() + " -> " + spec.get().version());
+                        LOG.info(
+                                "stopping worker for {}:{} ({})",
+                                w.image,
+                                w.spec.tag(),
+                                spec.isEmpty()
+                                        ? "left the set"
+                                        : "version "
+                                                + w.spec.version()
+                                                + " -> "
+                                                + spec.get().version());
                         wit.remove();
                         toStop.add(w.job);
                     }
@@ -171,7 +218,11 @@ public final class ImagePrewarmer implements AutoCloseable {
             for (Map.Entry<String, Map<String, Worker>> e : workers.entrySet()) {
                 for (PrewarmTag t : desired.get(e.getKey())) {
                     if (e.getValue().get(t.tag()) == null) {
-                        LOG.info("starting worker for {}:{} version {}", e.getKey(), t.tag(), t.version());
+                        LOG.info(
+                                "starting worker for {}:{} version {}",
+                                e.getKey(),
+                                t.tag(),
+                                t.version());
                         Worker w = new Worker(e.getKey(), t);
                         e.getValue().put(t.tag(), w);
                         w.start();
@@ -218,7 +269,7 @@ public final class ImagePrewarmer implements AutoCloseable {
                     case PULLING -> pulling++;
                     case SUCCEEDED -> succeeded++;
                     case FAILED -> failed++;
-                    default -> { }
+                    default -> {}
                 }
             }
             images.put(e.getKey(), List.copyOf(tags));
@@ -228,15 +279,16 @@ public final class ImagePrewarmer implements AutoCloseable {
 
     private void fire(PrewarmStatus snapshot) {
         try {
-            events.execute(() -> {
-                for (Consumer<PrewarmStatus> l : listeners) {
-                    try {
-                        l.accept(snapshot);
-                    } catch (RuntimeException e) {
-                        LOG.warn("prewarm listener failed", e);
-                    }
-                }
-            });
+            events.execute(
+                    () -> {
+                        for (Consumer<PrewarmStatus> l : listeners) {
+                            try {
+                                l.accept(snapshot);
+                            } catch (RuntimeException e) {
+                                LOG.warn("prewarm listener failed", e);
+                            }
+                        }
+                    });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // closed
         }

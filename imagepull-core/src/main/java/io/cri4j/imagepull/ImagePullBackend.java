@@ -31,7 +31,8 @@ public interface ImagePullBackend extends AutoCloseable {
      * @param progress where to report what the backend observes
      * @return the pulled image
      */
-    CompletableFuture<ImageInfo> pull(String image, Optional<RegistryCredential> credential, ProgressSink progress);
+    CompletableFuture<ImageInfo> pull(
+            String image, Optional<RegistryCredential> credential, ProgressSink progress);
 
     /** Releases connections and threads; idempotent. */
     @Override

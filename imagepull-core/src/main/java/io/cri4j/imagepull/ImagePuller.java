@@ -72,11 +72,19 @@ public final class ImagePuller implements AutoCloseable {
             scheduler = b.scheduler;
         }
         AtomicInteger n = new AtomicInteger();
-        events = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "cri4j-imagepull-" + id + "-events-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        events =
+                Executors.newCachedThreadPool(
+                        r -> {
+                            Thread t =
+                                    new Thread(
+                                            r,
+                                            "cri4j-imagepull-"
+                                                    + id
+                                                    + "-events-"
+                                                    + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
         slots = new WorkerSlots(workers, events);
     }
 
@@ -109,8 +117,16 @@ public final class ImagePuller implements AutoCloseable {
         Objects.requireNonNull(request, "request");
         List<RegistryCredential> creds = new ArrayList<>(request.credentials());
         creds.addAll(credentials.lookup(request.image()));
-        PullJobImpl job = new PullJobImpl(request, request.policy().orElse(defaultPolicy), creds, backend,
-                scheduler, slots, events, this::done);
+        PullJobImpl job =
+                new PullJobImpl(
+                        request,
+                        request.policy().orElse(defaultPolicy),
+                        creds,
+                        backend,
+                        scheduler,
+                        slots,
+                        events,
+                        this::done);
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("image puller is closed");

@@ -15,8 +15,13 @@ import java.util.Optional;
  * @param succeeded tags present
  * @param failed tags that failed
  */
-public record PrewarmStatus(Map<String, List<TagStatus>> images, int desired, int waiting, int pulling,
-                            int succeeded, int failed) {
+public record PrewarmStatus(
+        Map<String, List<TagStatus>> images,
+        int desired,
+        int waiting,
+        int pulling,
+        int succeeded,
+        int failed) {
 
     /** Copies. */
     public PrewarmStatus {
@@ -41,7 +46,9 @@ public record PrewarmStatus(Map<String, List<TagStatus>> images, int desired, in
      * @return the tag's status, if the tag is in the set
      */
     public Optional<TagStatus> tag(String image, String tag) {
-        return images.getOrDefault(image, List.of()).stream().filter(t -> t.tag().equals(tag)).findFirst();
+        return images.getOrDefault(image, List.of()).stream()
+                .filter(t -> t.tag().equals(tag))
+                .findFirst();
     }
 
     /**
@@ -57,7 +64,14 @@ public record PrewarmStatus(Map<String, List<TagStatus>> images, int desired, in
      * @param message the last message (failure cause, back-off note)
      * @param imageId the runtime's image ID once pulled
      */
-    public record TagStatus(String image, String tag, String version, Phase phase, int progress, Instant startTime,
-                            Optional<Instant> completionTime, String message, String imageId) {
-    }
+    public record TagStatus(
+            String image,
+            String tag,
+            String version,
+            Phase phase,
+            int progress,
+            Instant startTime,
+            Optional<Instant> completionTime,
+            String message,
+            String imageId) {}
 }

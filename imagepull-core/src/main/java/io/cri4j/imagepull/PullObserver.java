@@ -56,6 +56,7 @@ public final class PullObserver implements AutoCloseable {
 
     /** Default bound on pulls followed at once. */
     public static final int DEFAULT_MAX_FOLLOWED = 8;
+
     /** Default time a finished pull stays listed. */
     public static final Duration DEFAULT_RETENTION = Duration.ofMinutes(2);
 
@@ -82,8 +83,7 @@ public final class PullObserver implements AutoCloseable {
         void onProgress(PullProgress progress);
 
         /** The watch ended: its pull ended (after its terminal snapshot), or the observer closed. */
-        default void onEnd() {
-        }
+        default void onEnd() {}
     }
 
     /** An open watch; closing it stops its snapshots (idempotent). */
@@ -122,41 +122,42 @@ public final class PullObserver implements AutoCloseable {
             this.last = tracker.snapshot(image, Phase.PULLING, 1, "", Instant.now());
         }
 
-        final ImagePullBackend.ProgressSink sink = new ImagePullBackend.ProgressSink() {
-            @Override
-            public void layer(String id, String status, long done, long total) {
-                synchronized (PullObserver.this) {
-                    if (!ending && tracker.layer(id, status, done, total, Instant.now())) {
-                        dirty(Entry.this);
+        final ImagePullBackend.ProgressSink sink =
+                new ImagePullBackend.ProgressSink() {
+                    @Override
+                    public void layer(String id, String status, long done, long total) {
+                        synchronized (PullObserver.this) {
+                            if (!ending && tracker.layer(id, status, done, total, Instant.now())) {
+                                dirty(Entry.this);
+                            }
+                        }
                     }
-                }
-            }
 
-            @Override
-            public void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes) {
-                synchronized (PullObserver.this) {
-                    tracker.resolved(layerSizes, Instant.now());
-                }
-            }
-
-            @Override
-            public void unknown(String reason) {
-                synchronized (PullObserver.this) {
-                    if (!ending) {
-                        tracker.unknown();
-                        message = reason;
-                        dirty(Entry.this);
+                    @Override
+                    public void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes) {
+                        synchronized (PullObserver.this) {
+                            tracker.resolved(layerSizes, Instant.now());
+                        }
                     }
-                }
-            }
 
-            @Override
-            public void message(String m) {
-                synchronized (PullObserver.this) {
-                    message = m;
-                }
-            }
-        };
+                    @Override
+                    public void unknown(String reason) {
+                        synchronized (PullObserver.this) {
+                            if (!ending) {
+                                tracker.unknown();
+                                message = reason;
+                                dirty(Entry.this);
+                            }
+                        }
+                    }
+
+                    @Override
+                    public void message(String m) {
+                        synchronized (PullObserver.this) {
+                            message = m;
+                        }
+                    }
+                };
     }
 
     private final class Call implements ObservedPull {
@@ -223,13 +224,18 @@ public final class PullObserver implements AutoCloseable {
         this.config = b;
         this.channel = b.channel != null ? b.channel : CriChannels.newChannel(b.endpoint);
         this.ownsChannel = b.channel == null;
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "cri4j-pull-observer");
-            t.setDaemon(true);
-            return t;
-        });
-        this.content = b.contentProgress
-                ? new ContentProgressPoller(channel, b.namespace, b.pollInterval, executor, true) : null;
+        this.executor =
+                Executors.newSingleThreadScheduledExecutor(
+                        r -> {
+                            Thread t = new Thread(r, "cri4j-pull-observer");
+                            t.setDaemon(true);
+                            return t;
+                        });
+        this.content =
+                b.contentProgress
+                        ? new ContentProgressPoller(
+                                channel, b.namespace, b.pollInterval, executor, true)
+                        : null;
         // only its ImageStatus (v1, v1alpha2 fallback) is used, to find a finished pull's manifest
         this.status = CriImagePullBackend.builder(channel).contentProgress(false).build();
     }
@@ -291,7 +297,10 @@ public final class PullObserver implements AutoCloseable {
             if (e == null) {
                 if (active.size() >= config.maxActive) {
                     dropped++;
-                    LOG.debug("not recording the pull of {}: {} pulls are recorded already", c.image, active.size());
+                    LOG.debug(
+                            "not recording the pull of {}: {} pulls are recorded already",
+                            c.image,
+                            active.size());
                     return;
                 }
                 e = new Entry(c.image, key);
@@ -302,8 +311,12 @@ public final class PullObserver implements AutoCloseable {
                 } else if (content.unavailableReason() != null) {
                     why = content.unavailableReason();
                 } else if (followed >= config.maxFollowed) {
-                    why = "byte progress is not followed: " + followed + " pulls are followed already (at most "
-                            + config.maxFollowed + ")";
+                    why =
+                            "byte progress is not followed: "
+                                    + followed
+                                    + " pulls are followed already (at most "
+                                    + config.maxFollowed
+                                    + ")";
                 }
                 if (why == null) {
                     followed++;
@@ -348,9 +361,14 @@ public final class PullObserver implements AutoCloseable {
             return;
         }
         // the final layers: found during the pull, or read from the manifest the runtime stored
-        status.imageStatus(e.image).thenCompose(info -> info.isEmpty() || content == null
-                        ? java.util.concurrent.CompletableFuture.completedFuture(null)
-                        : content.resolveFinal(e.tracked, info.get(), e.image, e.sink))
+        status.imageStatus(e.image)
+                .thenCompose(
+                        info ->
+                                info.isEmpty() || content == null
+                                        ? java.util.concurrent.CompletableFuture.completedFuture(
+                                                null)
+                                        : content.resolveFinal(
+                                                e.tracked, info.get(), e.image, e.sink))
                 .whenComplete((v, t) -> run(() -> finish(e)));
     }
 
@@ -365,9 +383,10 @@ public final class PullObserver implements AutoCloseable {
             }
             Instant now = Instant.now();
             e.finishedAt = now;
-            e.last = e.succeeded
-                    ? e.tracker.snapshot(e.image, Phase.SUCCEEDED, 1, "", now)
-                    : e.tracker.snapshot(e.image, Phase.FAILED, 1, e.error, now);
+            e.last =
+                    e.succeeded
+                            ? e.tracker.snapshot(e.image, Phase.SUCCEEDED, 1, "", now)
+                            : e.tracker.snapshot(e.image, Phase.FAILED, 1, e.error, now);
             last = e.last;
             if (!closed) {
                 recent.addFirst(e);
@@ -502,39 +521,44 @@ public final class PullObserver implements AutoCloseable {
             }
             watchers.add(w); // counted now; snapshots only once its first ones went out (below)
         }
-        // the first snapshots are taken and sent on the observer's thread, so every later one is newer
-        run(() -> {
-            List<PullProgress> initial = new ArrayList<>();
-            boolean ended = false;
-            synchronized (this) {
-                if (w.closed) {
-                    return;
-                }
-                if (key == null) {
-                    active.values().forEach(e -> initial.add(e.last));
-                } else if (active.containsKey(key)) {
-                    initial.add(active.get(key).last);
-                } else {
-                    prune(Instant.now());
-                    Optional<Entry> done = recent.stream().filter(r -> r.key.equals(key)).findFirst();
-                    if (done.isPresent()) {
-                        initial.add(done.get().last);
-                        ended = true;
+        // the first snapshots are taken and sent on the observer's thread, so every later one is
+        // newer
+        run(
+                () -> {
+                    List<PullProgress> initial = new ArrayList<>();
+                    boolean ended = false;
+                    synchronized (this) {
+                        if (w.closed) {
+                            return;
+                        }
+                        if (key == null) {
+                            active.values().forEach(e -> initial.add(e.last));
+                        } else if (active.containsKey(key)) {
+                            initial.add(active.get(key).last);
+                        } else {
+                            prune(Instant.now());
+                            Optional<Entry> done =
+                                    recent.stream().filter(r -> r.key.equals(key)).findFirst();
+                            if (done.isPresent()) {
+                                initial.add(done.get().last);
+                                ended = true;
+                            }
+                        }
+                        w.ready = true;
                     }
-                }
-                w.ready = true;
-            }
-            try {
-                initial.forEach(listener::onProgress);
-                if (ended) {
-                    w.close();
-                    listener.onEnd();
-                }
-            } catch (RuntimeException ex) {
-                LOG.warn("a pull progress listener failed; closing its watch: {}", ex.toString());
-                w.close();
-            }
-        });
+                    try {
+                        initial.forEach(listener::onProgress);
+                        if (ended) {
+                            w.close();
+                            listener.onEnd();
+                        }
+                    } catch (RuntimeException ex) {
+                        LOG.warn(
+                                "a pull progress listener failed; closing its watch: {}",
+                                ex.toString());
+                        w.close();
+                    }
+                });
         return w;
     }
 

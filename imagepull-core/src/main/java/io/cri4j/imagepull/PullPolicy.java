@@ -19,17 +19,25 @@ import java.util.Optional;
  * @param initialBackoff wait after the first failed attempt
  * @param maxBackoff cap of the doubling wait
  */
-public record PullPolicy(Duration attemptTimeout, int backoffLimit, Optional<Duration> activeDeadline,
-                         Duration initialBackoff, Duration maxBackoff) {
+public record PullPolicy(
+        Duration attemptTimeout,
+        int backoffLimit,
+        Optional<Duration> activeDeadline,
+        Duration initialBackoff,
+        Duration maxBackoff) {
 
     /** Per-attempt timeout: 10 minutes. */
     public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofMinutes(10);
+
     /** Retries after a failed first attempt: 3. */
     public static final int DEFAULT_BACKOFF_LIMIT = 3;
+
     /** First back-off: 1 second. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
+
     /** Back-off cap: 30 seconds. */
     public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
+
     /** The longest attempt timeout, deadline or back-off a policy takes: 24 hours. */
     public static final Duration MAX_DURATION = Duration.ofHours(24);
 
@@ -39,29 +47,43 @@ public record PullPolicy(Duration attemptTimeout, int backoffLimit, Optional<Dur
         Objects.requireNonNull(activeDeadline, "activeDeadline");
         Objects.requireNonNull(initialBackoff, "initialBackoff");
         Objects.requireNonNull(maxBackoff, "maxBackoff");
-        if (attemptTimeout.isNegative() || attemptTimeout.isZero() || attemptTimeout.compareTo(MAX_DURATION) > 0) {
-            throw new IllegalArgumentException("attempt timeout must be positive and at most 24h, got "
-                    + attemptTimeout);
+        if (attemptTimeout.isNegative()
+                || attemptTimeout.isZero()
+                || attemptTimeout.compareTo(MAX_DURATION) > 0) {
+            throw new IllegalArgumentException(
+                    "attempt timeout must be positive and at most 24h, got " + attemptTimeout);
         }
         if (backoffLimit < 0) {
             throw new IllegalArgumentException("back-off limit must be >= 0, got " + backoffLimit);
         }
-        if (activeDeadline.isPresent() && (activeDeadline.get().isNegative() || activeDeadline.get().isZero()
-                || activeDeadline.get().compareTo(MAX_DURATION) > 0)) {
-            throw new IllegalArgumentException("active deadline must be positive and at most 24h, got "
-                    + activeDeadline.get());
+        if (activeDeadline.isPresent()
+                && (activeDeadline.get().isNegative()
+                        || activeDeadline.get().isZero()
+                        || activeDeadline.get().compareTo(MAX_DURATION) > 0)) {
+            throw new IllegalArgumentException(
+                    "active deadline must be positive and at most 24h, got "
+                            + activeDeadline.get());
         }
-        if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0
+        if (initialBackoff.isNegative()
+                || maxBackoff.compareTo(initialBackoff) < 0
                 || maxBackoff.compareTo(MAX_DURATION) > 0) {
-            throw new IllegalArgumentException("back-off must satisfy 0 <= initial (" + initialBackoff
-                    + ") <= max (" + maxBackoff + ") <= 24h");
+            throw new IllegalArgumentException(
+                    "back-off must satisfy 0 <= initial ("
+                            + initialBackoff
+                            + ") <= max ("
+                            + maxBackoff
+                            + ") <= 24h");
         }
     }
 
     /** @return the defaults */
     public static PullPolicy defaults() {
-        return new PullPolicy(DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_BACKOFF_LIMIT, Optional.empty(),
-                DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF);
+        return new PullPolicy(
+                DEFAULT_ATTEMPT_TIMEOUT,
+                DEFAULT_BACKOFF_LIMIT,
+                Optional.empty(),
+                DEFAULT_INITIAL_BACKOFF,
+                DEFAULT_MAX_BACKOFF);
     }
 
     /** @param timeout per-attempt timeout @return a copy with it */
@@ -76,7 +98,8 @@ public record PullPolicy(Duration attemptTimeout, int backoffLimit, Optional<Dur
 
     /** @param deadline time for the whole pull @return a copy with it */
     public PullPolicy withActiveDeadline(Duration deadline) {
-        return new PullPolicy(attemptTimeout, backoffLimit, Optional.of(deadline), initialBackoff, maxBackoff);
+        return new PullPolicy(
+                attemptTimeout, backoffLimit, Optional.of(deadline), initialBackoff, maxBackoff);
     }
 
     /** @param initial first wait @param max cap @return a copy with that back-off */

@@ -21,8 +21,17 @@ import java.util.List;
  * @param message a human-readable note (the last error during back-off, the failure, ...)
  * @param at when this snapshot was taken
  */
-public record PullProgress(String image, Phase phase, int attempt, int percent, long bytesDone, long bytesTotal,
-                           double bytesPerSecond, List<LayerProgress> layers, String message, Instant at) {
+public record PullProgress(
+        String image,
+        Phase phase,
+        int attempt,
+        int percent,
+        long bytesDone,
+        long bytesTotal,
+        double bytesPerSecond,
+        List<LayerProgress> layers,
+        String message,
+        Instant at) {
 
     /** Where a pull is. */
     public enum Phase {

@@ -15,8 +15,7 @@ import java.util.Map;
  */
 public final class PullProgressJson {
 
-    private PullProgressJson() {
-    }
+    private PullProgressJson() {}
 
     /**
      * @param p a snapshot
@@ -32,7 +31,8 @@ public final class PullProgressJson {
         o.addProperty("image", p.image());
         o.addProperty("progress", p.bytesDone());
         o.addProperty("total", p.percentKnown() ? p.bytesTotal() : -1);
-        boolean failed = p.phase() == PullProgress.Phase.FAILED || p.phase() == PullProgress.Phase.CANCELLED;
+        boolean failed =
+                p.phase() == PullProgress.Phase.FAILED || p.phase() == PullProgress.Phase.CANCELLED;
         if (failed) {
             o.addProperty("error", p.message().isEmpty() ? "the pull failed" : p.message());
         }
@@ -97,7 +97,8 @@ public final class PullProgressJson {
          */
         public String lines(PullProgress p) {
             StringBuilder sb = new StringBuilder();
-            Map<String, String> layers = lastLayers.computeIfAbsent(p.image(), k -> new HashMap<>());
+            Map<String, String> layers =
+                    lastLayers.computeIfAbsent(p.image(), k -> new HashMap<>());
             for (LayerProgress l : p.layers()) {
                 String line = layer(p.image(), l).toString();
                 if (!line.equals(layers.put(l.id(), line))) {

@@ -79,31 +79,55 @@ public final class PullProgressServer implements AutoCloseable {
         if (!state.compareAndSet(0, 1)) {
             throw new IllegalStateException("server already started or closed");
         }
-        group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("cri4j-pull-progress-http", true),
-                NioIoHandler.newFactory());
+        group =
+                new MultiThreadIoEventLoopGroup(
+                        1,
+                        new DefaultThreadFactory("cri4j-pull-progress-http", true),
+                        NioIoHandler.newFactory());
         try {
-            Channel server = new ServerBootstrap().group(group)
-                    .channel(NioServerSocketChannel.class)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 64 * 1024))
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            channels.add(ch);
-                            // a connection must send its request within the idle time
-                            ch.pipeline().addLast(ProgressHttpHandler.IDLE, new IdleStateHandler(
-                                    b.requestTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-                            ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192));
-                            ch.pipeline().addLast(new HttpObjectAggregator(8 * 1024));
-                            ch.pipeline().addLast(new ProgressHttpHandler(b.observer, b.authorizer));
-                        }
-                    })
-                    .bind(b.bindAddress).syncUninterruptibly().channel();
+            Channel server =
+                    new ServerBootstrap()
+                            .group(group)
+                            .channel(NioServerSocketChannel.class)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childOption(
+                                    ChannelOption.WRITE_BUFFER_WATER_MARK,
+                                    new WriteBufferWaterMark(32 * 1024, 64 * 1024))
+                            .childHandler(
+                                    new ChannelInitializer<SocketChannel>() {
+                                        @Override
+                                        protected void initChannel(SocketChannel ch) {
+                                            channels.add(ch);
+                                            // a connection must send its request within the idle
+                                            // time
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            ProgressHttpHandler.IDLE,
+                                                            new IdleStateHandler(
+                                                                    b.requestTimeout.toMillis(),
+                                                                    0,
+                                                                    0,
+                                                                    TimeUnit.MILLISECONDS));
+                                            ch.pipeline()
+                                                    .addLast(new HttpServerCodec(4096, 8192, 8192));
+                                            ch.pipeline()
+                                                    .addLast(new HttpObjectAggregator(8 * 1024));
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            new ProgressHttpHandler(
+                                                                    b.observer, b.authorizer));
+                                        }
+                                    })
+                            .bind(b.bindAddress)
+                            .syncUninterruptibly()
+                            .channel();
             channels.add(server);
             address = (InetSocketAddress) server.localAddress();
         } catch (RuntimeException e) {
             close();
-            throw new IOException("cannot serve image pull progress on " + b.bindAddress + ": " + e.getMessage(), e);
+            throw new IOException(
+                    "cannot serve image pull progress on " + b.bindAddress + ": " + e.getMessage(),
+                    e);
         }
         return this;
     }
@@ -121,7 +145,12 @@ public final class PullProgressServer implements AutoCloseable {
     public URI baseUrl() {
         InetSocketAddress a = address();
         String host = a.getAddress().getHostAddress();
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/");
+        return URI.create(
+                "http://"
+                        + (host.contains(":") ? "[" + host + "]" : host)
+                        + ":"
+                        + a.getPort()
+                        + "/");
     }
 
     /** Closes every connection (open streams end) and releases the thread; idempotent. */
@@ -172,7 +201,8 @@ public final class PullProgressServer implements AutoCloseable {
         /** @param timeout how long a connection may stay without sending a request (default 30 s) */
         public Builder requestTimeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("request timeout must be positive, was " + timeout);
+                throw new IllegalArgumentException(
+                        "request timeout must be positive, was " + timeout);
             }
             this.requestTimeout = timeout;
             return this;
@@ -183,9 +213,15 @@ public final class PullProgressServer implements AutoCloseable {
          * @throws IllegalArgumentException when the address is not loopback and remote access was not allowed
          */
         public PullProgressServer build() {
-            if (!allowRemote && (bindAddress.isUnresolved() || !bindAddress.getAddress().isLoopbackAddress())) {
-                throw new IllegalArgumentException("image pull progress address " + bindAddress.getHostString() + ":"
-                        + bindAddress.getPort() + " is not a loopback address; allow remote access explicitly to serve it");
+            if (!allowRemote
+                    && (bindAddress.isUnresolved()
+                            || !bindAddress.getAddress().isLoopbackAddress())) {
+                throw new IllegalArgumentException(
+                        "image pull progress address "
+                                + bindAddress.getHostString()
+                                + ":"
+                                + bindAddress.getPort()
+                                + " is not a loopback address; allow remote access explicitly to serve it");
             }
             return new PullProgressServer(this);
         }

@@ -37,44 +37,50 @@ public final class PullProgressService extends PullProgressGrpc.PullProgressImpl
         boolean[] over = {false};
         PullObserver.Watch w;
         try {
-            w = observer.watch(request.getImage(), new PullObserver.Listener() {
-                @Override
-                public void onProgress(PullProgress progress) {
-                    synchronized (lock) {
-                        if (!over[0]) {
-                            out.onNext(toMessage(progress));
-                        }
-                    }
-                }
+            w =
+                    observer.watch(
+                            request.getImage(),
+                            new PullObserver.Listener() {
+                                @Override
+                                public void onProgress(PullProgress progress) {
+                                    synchronized (lock) {
+                                        if (!over[0]) {
+                                            out.onNext(toMessage(progress));
+                                        }
+                                    }
+                                }
 
-                @Override
-                public void onEnd() {
-                    synchronized (lock) {
-                        if (!over[0]) {
-                            over[0] = true;
-                            out.onCompleted();
-                        }
-                    }
-                }
-            });
+                                @Override
+                                public void onEnd() {
+                                    synchronized (lock) {
+                                        if (!over[0]) {
+                                            over[0] = true;
+                                            out.onCompleted();
+                                        }
+                                    }
+                                }
+                            });
         } catch (PullObserver.TooManyWatchersException e) {
-            out.onError(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
+            out.onError(
+                    Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (IllegalStateException e) {
             out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
-        Runnable cancelled = () -> {
-            synchronized (lock) {
-                over[0] = true;
-            }
-            w.close();
-        };
+        Runnable cancelled =
+                () -> {
+                    synchronized (lock) {
+                        over[0] = true;
+                    }
+                    w.close();
+                };
         if (out instanceof io.grpc.stub.ServerCallStreamObserver<?> call) {
-            call.setOnCancelHandler(cancelled); // and a message racing the cancellation is dropped quietly
+            call.setOnCancelHandler(
+                    cancelled); // and a message racing the cancellation is dropped quietly
         }
-        context.addListener(c -> cancelled.run(), Runnable::run); // also where the call is not grpc-java's
-
+        context.addListener(
+                c -> cancelled.run(), Runnable::run); // also where the call is not grpc-java's
     }
 
     @Override
@@ -97,22 +103,34 @@ public final class PullProgressService extends PullProgressGrpc.PullProgressImpl
      * @return its message
      */
     public static ImagePullProgress toMessage(PullProgress p) {
-        ImagePullProgress.Builder b = ImagePullProgress.newBuilder().setImage(p.image()).setProgress(p.bytesDone())
-                .setTotal(p.percentKnown() ? p.bytesTotal() : -1).setPercent(p.percent())
-                .setPhase(switch (p.phase()) {
-                    case SUCCEEDED -> Phase.PHASE_SUCCEEDED;
-                    case FAILED, CANCELLED -> Phase.PHASE_FAILED;
-                    default -> Phase.PHASE_PULLING;
-                })
-                .setAt(Timestamp.newBuilder().setSeconds(p.at().getEpochSecond()).setNanos(p.at().getNano()));
+        ImagePullProgress.Builder b =
+                ImagePullProgress.newBuilder()
+                        .setImage(p.image())
+                        .setProgress(p.bytesDone())
+                        .setTotal(p.percentKnown() ? p.bytesTotal() : -1)
+                        .setPercent(p.percent())
+                        .setPhase(
+                                switch (p.phase()) {
+                                    case SUCCEEDED -> Phase.PHASE_SUCCEEDED;
+                                    case FAILED, CANCELLED -> Phase.PHASE_FAILED;
+                                    default -> Phase.PHASE_PULLING;
+                                })
+                        .setAt(
+                                Timestamp.newBuilder()
+                                        .setSeconds(p.at().getEpochSecond())
+                                        .setNanos(p.at().getNano()));
         if (p.phase() == PullProgress.Phase.FAILED || p.phase() == PullProgress.Phase.CANCELLED) {
             b.setError(p.message());
         } else {
             b.setMessage(p.message());
         }
         for (LayerProgress l : p.layers()) {
-            b.addLayers(io.cri4j.imagepull.v1.LayerProgress.newBuilder().setLayer(l.id()).setProgress(l.done())
-                    .setTotal(l.total()).setStatus(l.status()));
+            b.addLayers(
+                    io.cri4j.imagepull.v1.LayerProgress.newBuilder()
+                            .setLayer(l.id())
+                            .setProgress(l.done())
+                            .setTotal(l.total())
+                            .setStatus(l.status()));
         }
         return b.build();
     }
@@ -125,15 +143,31 @@ public final class PullProgressService extends PullProgressGrpc.PullProgressImpl
      */
     public static PullProgress fromMessage(ImagePullProgress m) {
         List<LayerProgress> layers = new ArrayList<>(m.getLayersCount());
-        m.getLayersList().forEach(l -> layers.add(new LayerProgress(l.getLayer(), l.getStatus(), l.getProgress(),
-                l.getTotal())));
-        PullProgress.Phase phase = switch (m.getPhase()) {
-            case PHASE_SUCCEEDED -> PullProgress.Phase.SUCCEEDED;
-            case PHASE_FAILED -> PullProgress.Phase.FAILED;
-            default -> PullProgress.Phase.PULLING;
-        };
-        return new PullProgress(m.getImage(), phase, 1, m.getPercent(), m.getProgress(), Math.max(0, m.getTotal()),
-                0, layers, phase == PullProgress.Phase.FAILED ? m.getError() : m.getMessage(),
+        m.getLayersList()
+                .forEach(
+                        l ->
+                                layers.add(
+                                        new LayerProgress(
+                                                l.getLayer(),
+                                                l.getStatus(),
+                                                l.getProgress(),
+                                                l.getTotal())));
+        PullProgress.Phase phase =
+                switch (m.getPhase()) {
+                    case PHASE_SUCCEEDED -> PullProgress.Phase.SUCCEEDED;
+                    case PHASE_FAILED -> PullProgress.Phase.FAILED;
+                    default -> PullProgress.Phase.PULLING;
+                };
+        return new PullProgress(
+                m.getImage(),
+                phase,
+                1,
+                m.getPercent(),
+                m.getProgress(),
+                Math.max(0, m.getTotal()),
+                0,
+                layers,
+                phase == PullProgress.Phase.FAILED ? m.getError() : m.getMessage(),
                 Instant.ofEpochSecond(m.getAt().getSeconds(), m.getAt().getNanos()));
     }
 }

@@ -14,13 +14,18 @@ import java.util.Optional;
  * @param force pull even when the runtime already has the image
  * @param credentials credentials to try first, before those the puller's {@link CredentialStore} matches
  */
-public record PullRequest(String image, Optional<PullPolicy> policy, boolean force, List<RegistryCredential> credentials) {
+public record PullRequest(
+        String image,
+        Optional<PullPolicy> policy,
+        boolean force,
+        List<RegistryCredential> credentials) {
 
     /** Validates. */
     public PullRequest {
         Objects.requireNonNull(image, "image");
         if (image.isBlank() || image.chars().anyMatch(Character::isWhitespace)) {
-            throw new IllegalArgumentException("image reference '" + image + "' is empty or contains whitespace");
+            throw new IllegalArgumentException(
+                    "image reference '" + image + "' is empty or contains whitespace");
         }
         io.cri4j.imagepull.internal.ImageReference.validate(image);
         Objects.requireNonNull(policy, "policy");

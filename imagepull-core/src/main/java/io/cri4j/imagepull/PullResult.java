@@ -13,6 +13,11 @@ import java.time.Duration;
  * @param attempts attempts made (0 when the image was already present)
  * @param alreadyPresent true when no pull was needed
  */
-public record PullResult(String image, String imageId, String digest, long size, Duration elapsed, int attempts,
-                         boolean alreadyPresent) {
-}
+public record PullResult(
+        String image,
+        String imageId,
+        String digest,
+        long size,
+        Duration elapsed,
+        int attempts,
+        boolean alreadyPresent) {}

@@ -14,8 +14,8 @@ import java.util.Objects;
  * @param identityToken OAuth identity (refresh) token, may be empty
  * @param source where it was read from (a file path or secret name), for messages
  */
-public record RegistryCredential(String registry, String username, String password, String identityToken,
-                                 String source) {
+public record RegistryCredential(
+        String registry, String username, String password, String identityToken, String source) {
 
     /** Validates. */
     public RegistryCredential {
@@ -38,15 +38,20 @@ public record RegistryCredential(String registry, String username, String passwo
 
     /** @return {@code base64(username:password)}, the {@code auth} form of config.json */
     public String basicAuth() {
-        return Base64.getEncoder().encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8));
+        return Base64.getEncoder()
+                .encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8));
     }
 
     /** @return a description without secrets */
     @Override
     public String toString() {
-        return "RegistryCredential[registry=" + registry + ", username=" + username
+        return "RegistryCredential[registry="
+                + registry
+                + ", username="
+                + username
                 + (password.isEmpty() ? "" : ", password=***")
                 + (identityToken.isEmpty() ? "" : ", identityToken=***")
-                + (source.isEmpty() ? "" : ", source=" + source) + "]";
+                + (source.isEmpty() ? "" : ", source=" + source)
+                + "]";
     }
 }

@@ -20,8 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** Docker config.json and Kubernetes dockerconfigjson secrets: parsing, matching, order, secrecy. */
 class CredentialStoreTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static String b64(String s) {
         return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
@@ -30,11 +29,15 @@ class CredentialStoreTest {
     @Test
     void readsAllThreeEntryFormsFromConfigJson() throws Exception {
         Path config = dir.resolve("config.json");
-        Files.writeString(config, "{\"auths\": {"
-                + "\"https://index.docker.io/v1/\": {\"auth\": \"" + b64("hubuser:hub:pass") + "\"},"
-                + "\"registry.example:5000\": {\"username\": \"alice\", \"password\": \"s3cret\"},"
-                + "\"http://tokens.example/v2/\": {\"identitytoken\": \"tok-123\"}"
-                + "}, \"credsStore\": \"desktop\"}");
+        Files.writeString(
+                config,
+                "{\"auths\": {"
+                        + "\"https://index.docker.io/v1/\": {\"auth\": \""
+                        + b64("hubuser:hub:pass")
+                        + "\"},"
+                        + "\"registry.example:5000\": {\"username\": \"alice\", \"password\": \"s3cret\"},"
+                        + "\"http://tokens.example/v2/\": {\"identitytoken\": \"tok-123\"}"
+                        + "}, \"credsStore\": \"desktop\"}");
         CredentialStore store = CredentialStore.fromDockerConfig(config);
         assertThat(store.size()).isEqualTo(3);
 
@@ -45,57 +48,91 @@ class CredentialStoreTest {
         assertThat(hub.source()).isEqualTo(config.toString());
         assertThat(store.lookup("docker.io/library/nginx:1")).hasSize(1);
 
-        assertThat(store.lookup("registry.example:5000/team/app:1.0")).singleElement()
-                .satisfies(c -> {
-                    assertThat(c.username()).isEqualTo("alice");
-                    assertThat(c.password()).isEqualTo("s3cret");
-                    assertThat(c.basicAuth()).isEqualTo(b64("alice:s3cret"));
-                });
-        assertThat(store.lookup("tokens.example/x@sha256:abcd")).singleElement()
-                .extracting(RegistryCredential::identityToken).isEqualTo("tok-123");
+        assertThat(store.lookup("registry.example:5000/team/app:1.0"))
+                .singleElement()
+                .satisfies(
+                        c -> {
+                            assertThat(c.username()).isEqualTo("alice");
+                            assertThat(c.password()).isEqualTo("s3cret");
+                            assertThat(c.basicAuth()).isEqualTo(b64("alice:s3cret"));
+                        });
+        assertThat(store.lookup("tokens.example/x@sha256:abcd"))
+                .singleElement()
+                .extracting(RegistryCredential::identityToken)
+                .isEqualTo("tok-123");
         assertThat(store.lookup("registry.example/app")).as("port is part of the host").isEmpty();
         assertThat(store.lookup("other.example/app")).isEmpty();
     }
 
     @Test
     void matchesWildcardsAndPathPrefixesMostSpecificFirst() {
-        CredentialStore store = CredentialStore.fromDockerConfigJson("{\"auths\": {"
-                + "\"*.corp.example\": {\"username\": \"wild\", \"password\": \"w\"},"
-                + "\"reg.corp.example\": {\"username\": \"host\", \"password\": \"h\"},"
-                + "\"reg.corp.example/team\": {\"username\": \"team\", \"password\": \"t\"}"
-                + "}}", "test");
-        assertThat(store.lookup("reg.corp.example/team/app:1")).extracting(RegistryCredential::username)
+        CredentialStore store =
+                CredentialStore.fromDockerConfigJson(
+                        "{\"auths\": {"
+                                + "\"*.corp.example\": {\"username\": \"wild\", \"password\": \"w\"},"
+                                + "\"reg.corp.example\": {\"username\": \"host\", \"password\": \"h\"},"
+                                + "\"reg.corp.example/team\": {\"username\": \"team\", \"password\": \"t\"}"
+                                + "}}",
+                        "test");
+        assertThat(store.lookup("reg.corp.example/team/app:1"))
+                .extracting(RegistryCredential::username)
                 .containsExactly("team", "host", "wild");
-        assertThat(store.lookup("reg.corp.example/other/app:1")).extracting(RegistryCredential::username)
+        assertThat(store.lookup("reg.corp.example/other/app:1"))
+                .extracting(RegistryCredential::username)
                 .containsExactly("host", "wild");
-        assertThat(store.lookup("x.corp.example/app")).extracting(RegistryCredential::username).containsExactly("wild");
+        assertThat(store.lookup("x.corp.example/app"))
+                .extracting(RegistryCredential::username)
+                .containsExactly("wild");
         assertThat(store.lookup("a.b.corp.example/app")).as("* is one label").isEmpty();
     }
 
     @Test
     void readsKubernetesDockerConfigJsonSecrets() {
-        String cfg = "{\"auths\":{\"registry.example:5000\":{\"username\":\"bob\",\"password\":\"pw\"}}}";
-        String secret = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/dockerconfigjson\","
-                + "\"metadata\":{\"name\":\"regcred\",\"namespace\":\"kube-system\"},"
-                + "\"data\":{\".dockerconfigjson\":\"" + b64(cfg) + "\"}}";
+        String cfg =
+                "{\"auths\":{\"registry.example:5000\":{\"username\":\"bob\",\"password\":\"pw\"}}}";
+        String secret =
+                "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/dockerconfigjson\","
+                        + "\"metadata\":{\"name\":\"regcred\",\"namespace\":\"kube-system\"},"
+                        + "\"data\":{\".dockerconfigjson\":\""
+                        + b64(cfg)
+                        + "\"}}";
         CredentialStore store = CredentialStore.fromKubernetesSecret(secret);
-        assertThat(store.lookup("registry.example:5000/a")).singleElement().satisfies(c -> {
-            assertThat(c.username()).isEqualTo("bob");
-            assertThat(c.source()).isEqualTo("secret kube-system/regcred");
-        });
-        assertThat(CredentialStore.fromSecretData(Map.of(".dockerconfigjson", cfg.getBytes(StandardCharsets.UTF_8)),
-                "secret default/x").lookup("registry.example:5000/a")).hasSize(1);
-        assertThatThrownBy(() -> CredentialStore.fromKubernetesSecret(
-                "{\"type\":\"Opaque\",\"metadata\":{\"name\":\"x\"},\"data\":{}}"))
+        assertThat(store.lookup("registry.example:5000/a"))
+                .singleElement()
+                .satisfies(
+                        c -> {
+                            assertThat(c.username()).isEqualTo("bob");
+                            assertThat(c.source()).isEqualTo("secret kube-system/regcred");
+                        });
+        assertThat(
+                        CredentialStore.fromSecretData(
+                                        Map.of(
+                                                ".dockerconfigjson",
+                                                cfg.getBytes(StandardCharsets.UTF_8)),
+                                        "secret default/x")
+                                .lookup("registry.example:5000/a"))
+                .hasSize(1);
+        assertThatThrownBy(
+                        () ->
+                                CredentialStore.fromKubernetesSecret(
+                                        "{\"type\":\"Opaque\",\"metadata\":{\"name\":\"x\"},\"data\":{}}"))
                 .hasMessage("secret x has type 'Opaque', expected kubernetes.io/dockerconfigjson");
     }
 
     @Test
     void badFilesGiveClearErrorsWithoutSecrets() {
-        assertThatThrownBy(() -> CredentialStore.fromDockerConfigJson("{\"auths\": [", "/etc/cfg.json"))
+        assertThatThrownBy(
+                        () ->
+                                CredentialStore.fromDockerConfigJson(
+                                        "{\"auths\": [", "/etc/cfg.json"))
                 .hasMessageStartingWith("/etc/cfg.json: docker config is not valid JSON");
-        assertThatThrownBy(() -> CredentialStore.fromDockerConfigJson(
-                "{\"auths\": {\"r.example\": {\"auth\": \"" + b64("nocolonsecret") + "\"}}}", "cfg"))
+        assertThatThrownBy(
+                        () ->
+                                CredentialStore.fromDockerConfigJson(
+                                        "{\"auths\": {\"r.example\": {\"auth\": \""
+                                                + b64("nocolonsecret")
+                                                + "\"}}}",
+                                        "cfg"))
                 .hasMessage("cfg: \"auth\" of 'r.example' does not decode to username:password")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("nocolonsecret"));
     }
@@ -105,11 +142,20 @@ class CredentialStoreTest {
         String password1 = "pw-first-XYZZY";
         String password2 = "pw-second-PLUGH";
         String token = "idtoken-FROBOZZ";
-        CredentialStore store = CredentialStore.fromDockerConfigJson("{\"auths\": {"
-                + "\"registry.example:5000\": {\"auth\": \"" + b64("u1:" + password1) + "\"},"
-                + "\"registry.example:5000/team\": {\"username\": \"u2\", \"password\": \"" + password2 + "\","
-                + "  \"identitytoken\": \"" + token + "\"}"
-                + "}}", "cfg");
+        CredentialStore store =
+                CredentialStore.fromDockerConfigJson(
+                        "{\"auths\": {"
+                                + "\"registry.example:5000\": {\"auth\": \""
+                                + b64("u1:" + password1)
+                                + "\"},"
+                                + "\"registry.example:5000/team\": {\"username\": \"u2\", \"password\": \""
+                                + password2
+                                + "\","
+                                + "  \"identitytoken\": \""
+                                + token
+                                + "\"}"
+                                + "}}",
+                        "cfg");
         PrintStream savedErr = System.err;
         PrintStream savedOut = System.out;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
@@ -118,8 +164,12 @@ class CredentialStoreTest {
         VirtualScheduler time = new VirtualScheduler();
         System.setErr(capture);
         System.setOut(capture);
-        try (ImagePuller puller = ImagePuller.builder(backend).scheduler(time).credentials(store)
-                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(1)).build()) {
+        try (ImagePuller puller =
+                ImagePuller.builder(backend)
+                        .scheduler(time)
+                        .credentials(store)
+                        .defaultPolicy(PullPolicy.defaults().withBackoffLimit(1))
+                        .build()) {
             PullJob job = puller.pull("registry.example:5000/team/app:1");
             FakeBackend.Call c1 = backend.next();
             assertThat(c1.credential().map(RegistryCredential::username)).contains("u2");
@@ -138,18 +188,30 @@ class CredentialStoreTest {
             try {
                 job.result().get(5, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
-                assertThat(e.getCause()).hasMessageContaining("with credential for registry.example:5000 (user u2) from cfg")
+                assertThat(e.getCause())
+                        .hasMessageContaining(
+                                "with credential for registry.example:5000 (user u2) from cfg")
                         .hasMessageContaining("registry.example:5000/team/app:1");
                 System.err.println("failure: " + e.getCause());
             }
-            System.err.println("store: " + store + " creds: " + store.lookup("registry.example:5000/team/app"));
+            System.err.println(
+                    "store: "
+                            + store
+                            + " creds: "
+                            + store.lookup("registry.example:5000/team/app"));
         } finally {
             System.setErr(savedErr);
             System.setOut(savedOut);
         }
         String log = captured.toString(StandardCharsets.UTF_8);
-        assertThat(log).as("something was logged").contains("failed after 2 attempts").contains("u2");
-        assertThat(log).doesNotContain(password1).doesNotContain(password2).doesNotContain(token)
+        assertThat(log)
+                .as("something was logged")
+                .contains("failed after 2 attempts")
+                .contains("u2");
+        assertThat(log)
+                .doesNotContain(password1)
+                .doesNotContain(password2)
+                .doesNotContain(token)
                 .doesNotContain(b64("u1:" + password1));
         savedErr.print(log);
     }
@@ -157,7 +219,11 @@ class CredentialStoreTest {
     @Test
     void toStringHidesSecrets() {
         RegistryCredential c = new RegistryCredential("r", "user", "hunter2", "tok", "src");
-        assertThat(c.toString()).contains("user").doesNotContain("hunter2").doesNotContain("tok,").contains("***");
+        assertThat(c.toString())
+                .contains("user")
+                .doesNotContain("hunter2")
+                .doesNotContain("tok,")
+                .contains("***");
         assertThat(List.of(c).toString()).doesNotContain("hunter2");
     }
 }

@@ -20,11 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DockerImagePullBackendIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static String resource(String name) throws Exception {
-        try (InputStream in = DockerImagePullBackendIT.class.getResourceAsStream("/docker/" + name)) {
+        try (InputStream in =
+                DockerImagePullBackendIT.class.getResourceAsStream("/docker/" + name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
@@ -33,33 +33,61 @@ class DockerImagePullBackendIT {
     void pullsWithPerLayerProgressThatNeverGoesBackwards() throws Exception {
         Path sock = dir.resolve("docker.sock");
         try (FakeDockerd dockerd = new FakeDockerd(sock);
-             ImagePuller puller = ImagePuller.builder(DockerImagePullBackend.create(sock)).build()) {
+                ImagePuller puller =
+                        ImagePuller.builder(DockerImagePullBackend.create(sock)).build()) {
             dockerd.stream = resource("pull-two-layers.jsonl");
-            PullJob job = puller.pull(PullRequest.of("registry.test:5000/team/app:1.0")
-                    .withCredentials(List.of(RegistryCredential.basic("registry.test:5000", "carol", "pa55"))));
+            PullJob job =
+                    puller.pull(
+                            PullRequest.of("registry.test:5000/team/app:1.0")
+                                    .withCredentials(
+                                            List.of(
+                                                    RegistryCredential.basic(
+                                                            "registry.test:5000",
+                                                            "carol",
+                                                            "pa55"))));
             ProgressWatch watch = new ProgressWatch(job);
             PullResult r = job.result().get(10, TimeUnit.SECONDS);
             assertThat(r.imageId()).isEqualTo("sha256:" + "7".repeat(64));
             assertThat(r.digest()).isEqualTo("sha256:" + "9".repeat(64));
             assertThat(r.size()).isEqualTo(3538478);
 
-            PullProgress last = watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
+            PullProgress last =
+                    watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
             watch.assertMonotonic();
             assertThat(last.percent()).isEqualTo(100);
-            assertThat(last.layers()).containsExactly(
-                    new LayerProgress("3f4ca61aafcd", "Pull complete", 2_811_478, 2_811_478),
-                    new LayerProgress("8a1e25ce7c4f", "Pull complete", 727_000, 727_000),
-                    new LayerProgress("d1e017099d17", "Already exists", 0, 0));
-            assertThat(last.bytesDone()).isEqualTo(2_811_478 + 727_000).isEqualTo(last.bytesTotal());
-            assertThat(watch.all).extracting(PullProgress::percent).as("intermediate figures were reported")
+            assertThat(last.layers())
+                    .containsExactly(
+                            new LayerProgress(
+                                    "3f4ca61aafcd", "Pull complete", 2_811_478, 2_811_478),
+                            new LayerProgress("8a1e25ce7c4f", "Pull complete", 727_000, 727_000),
+                            new LayerProgress("d1e017099d17", "Already exists", 0, 0));
+            assertThat(last.bytesDone())
+                    .isEqualTo(2_811_478 + 727_000)
+                    .isEqualTo(last.bytesTotal());
+            assertThat(watch.all)
+                    .extracting(PullProgress::percent)
+                    .as("intermediate figures were reported")
                     .anyMatch(p -> p > 0 && p < 100);
-            assertThat(watch.all).extracting(PullProgress::message)
-                    .contains("1.0: Pulling from team/app", "Status: Downloaded newer image for registry.test:5000/team/app:1.0");
+            assertThat(watch.all)
+                    .extracting(PullProgress::message)
+                    .contains(
+                            "1.0: Pulling from team/app",
+                            "Status: Downloaded newer image for registry.test:5000/team/app:1.0");
 
-            FakeDockerd.Seen create = dockerd.requests.stream().filter(s -> s.method().equals("POST")).findFirst().orElseThrow();
-            assertThat(create.uri()).isEqualTo("/images/create?fromImage=registry.test%3A5000%2Fteam%2Fapp&tag=1.0");
-            JsonObject auth = JsonParser.parseString(new String(Base64.getUrlDecoder().decode(create.registryAuth()),
-                    StandardCharsets.UTF_8)).getAsJsonObject();
+            FakeDockerd.Seen create =
+                    dockerd.requests.stream()
+                            .filter(s -> s.method().equals("POST"))
+                            .findFirst()
+                            .orElseThrow();
+            assertThat(create.uri())
+                    .isEqualTo(
+                            "/images/create?fromImage=registry.test%3A5000%2Fteam%2Fapp&tag=1.0");
+            JsonObject auth =
+                    JsonParser.parseString(
+                                    new String(
+                                            Base64.getUrlDecoder().decode(create.registryAuth()),
+                                            StandardCharsets.UTF_8))
+                            .getAsJsonObject();
             assertThat(auth.get("username").getAsString()).isEqualTo("carol");
             assertThat(auth.get("password").getAsString()).isEqualTo("pa55");
             assertThat(auth.get("serveraddress").getAsString()).isEqualTo("registry.test:5000");
@@ -70,16 +98,20 @@ class DockerImagePullBackendIT {
     void errorDetailFailsThePullWithItsMessage() throws Exception {
         Path sock = dir.resolve("docker.sock");
         try (FakeDockerd dockerd = new FakeDockerd(sock);
-             ImagePuller puller = ImagePuller.builder(DockerImagePullBackend.create(sock))
-                     .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build()) {
+                ImagePuller puller =
+                        ImagePuller.builder(DockerImagePullBackend.create(sock))
+                                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0))
+                                .build()) {
             dockerd.stream = resource("pull-unauthorized.jsonl");
             PullJob job = puller.pull("registry.test:5000/team/app:2.0");
             try {
                 job.result().get(10, TimeUnit.SECONDS);
                 throw new AssertionError("pull succeeded");
             } catch (ExecutionException e) {
-                assertThat(e.getCause()).isInstanceOf(ImagePullException.class).hasMessage(
-                        "pulling registry.test:5000/team/app:2.0 failed after 1 attempt: docker: unauthorized: authentication required");
+                assertThat(e.getCause())
+                        .isInstanceOf(ImagePullException.class)
+                        .hasMessage(
+                                "pulling registry.test:5000/team/app:2.0 failed after 1 attempt: docker: unauthorized: authentication required");
             }
         }
     }
@@ -88,18 +120,23 @@ class DockerImagePullBackendIT {
     void httpErrorsNameStatusAndDaemonMessage() throws Exception {
         Path sock = dir.resolve("docker.sock");
         try (FakeDockerd dockerd = new FakeDockerd(sock);
-             DockerImagePullBackend backend = DockerImagePullBackend.create(sock)) {
+                DockerImagePullBackend backend = DockerImagePullBackend.create(sock)) {
             dockerd.createStatus = 404;
-            dockerd.createBody = "{\"message\":\"pull access denied for nope, repository does not exist\"}";
+            dockerd.createBody =
+                    "{\"message\":\"pull access denied for nope, repository does not exist\"}";
             try {
-                backend.pull("nope", java.util.Optional.empty(), new NoProgress()).get(10, TimeUnit.SECONDS);
+                backend.pull("nope", java.util.Optional.empty(), new NoProgress())
+                        .get(10, TimeUnit.SECONDS);
                 throw new AssertionError("pull succeeded");
             } catch (ExecutionException e) {
-                assertThat(e.getCause()).hasMessage("docker: pulling nope answered 404 Not Found: "
-                        + "pull access denied for nope, repository does not exist");
+                assertThat(e.getCause())
+                        .hasMessage(
+                                "docker: pulling nope answered 404 Not Found: "
+                                        + "pull access denied for nope, repository does not exist");
             }
             assertThat(backend.imageStatus("nope").get(10, TimeUnit.SECONDS)).isEmpty();
-            assertThat(dockerd.requests.get(0).uri()).isEqualTo("/images/create?fromImage=nope&tag=latest");
+            assertThat(dockerd.requests.get(0).uri())
+                    .isEqualTo("/images/create?fromImage=nope&tag=latest");
         }
     }
 
@@ -107,9 +144,13 @@ class DockerImagePullBackendIT {
     void cancelClosesTheConnectionWithinASecond() throws Exception {
         Path sock = dir.resolve("docker.sock");
         try (FakeDockerd dockerd = new FakeDockerd(sock);
-             ImagePuller puller = ImagePuller.builder(DockerImagePullBackend.create(sock)).build()) {
-            dockerd.stream = resource("pull-two-layers.jsonl").lines().limit(8)
-                    .reduce("", (a, b) -> a + b + "\r\n");
+                ImagePuller puller =
+                        ImagePuller.builder(DockerImagePullBackend.create(sock)).build()) {
+            dockerd.stream =
+                    resource("pull-two-layers.jsonl")
+                            .lines()
+                            .limit(8)
+                            .reduce("", (a, b) -> a + b + "\r\n");
             dockerd.hold = true;
             PullJob job = puller.pull("registry.test:5000/team/app:1.0");
             ProgressWatch watch = new ProgressWatch(job);
@@ -134,31 +175,30 @@ class DockerImagePullBackendIT {
 
     @Test
     void unreachableDaemonIsAClearError() throws Exception {
-        try (DockerImagePullBackend backend = DockerImagePullBackend.create(dir.resolve("none.sock"))) {
+        try (DockerImagePullBackend backend =
+                DockerImagePullBackend.create(dir.resolve("none.sock"))) {
             try {
-                backend.pull("x", java.util.Optional.empty(), new NoProgress()).get(10, TimeUnit.SECONDS);
+                backend.pull("x", java.util.Optional.empty(), new NoProgress())
+                        .get(10, TimeUnit.SECONDS);
                 throw new AssertionError("pull succeeded");
             } catch (ExecutionException e) {
-                assertThat(e.getCause()).hasMessageStartingWith("cannot connect to " + dir.resolve("none.sock"));
+                assertThat(e.getCause())
+                        .hasMessageStartingWith("cannot connect to " + dir.resolve("none.sock"));
             }
         }
     }
 
     static final class NoProgress implements ImagePullBackend.ProgressSink {
         @Override
-        public void layer(String id, String status, long done, long total) {
-        }
+        public void layer(String id, String status, long done, long total) {}
 
         @Override
-        public void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes) {
-        }
+        public void layersResolved(java.util.LinkedHashMap<String, Long> layerSizes) {}
 
         @Override
-        public void unknown(String reason) {
-        }
+        public void unknown(String reason) {}
 
         @Override
-        public void message(String message) {
-        }
+        public void message(String message) {}
     }
 }

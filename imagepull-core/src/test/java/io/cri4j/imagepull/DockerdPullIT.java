@@ -30,14 +30,12 @@ class DockerdPullIT {
 
     private static final String PASSWORD = "d0cker-pw-4b2e!";
 
-    @RegisterExtension
-    static final RegistryExtension REGISTRY = new RegistryExtension();
+    @RegisterExtension static final RegistryExtension REGISTRY = new RegistryExtension();
 
     @RegisterExtension
     static final RegistryExtension AUTH_REGISTRY = RegistryExtension.withBasicAuth("bob", PASSWORD);
 
-    @RegisterExtension
-    static final DockerdExtension DOCKERD = new DockerdExtension();
+    @RegisterExtension static final DockerdExtension DOCKERD = new DockerdExtension();
 
     private UnixHttpClient engine;
     private ImagePuller puller;
@@ -45,8 +43,10 @@ class DockerdPullIT {
     @BeforeEach
     void connect() {
         engine = new UnixHttpClient(DOCKERD.socket());
-        puller = ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
-                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build();
+        puller =
+                ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
+                        .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0))
+                        .build();
     }
 
     @AfterEach
@@ -56,8 +56,9 @@ class DockerdPullIT {
     }
 
     private Optional<com.google.gson.JsonObject> inspect(String ref) throws Exception {
-        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/" + ref + "/json", Map.of(), null)
-                .get(30, TimeUnit.SECONDS);
+        UnixHttpClient.Response r =
+                engine.send(HttpMethod.GET, "/images/" + ref + "/json", Map.of(), null)
+                        .get(30, TimeUnit.SECONDS);
         if (r.status() == 404) {
             return Optional.empty();
         }
@@ -66,16 +67,18 @@ class DockerdPullIT {
     }
 
     private void remove(String ref) throws Exception {
-        UnixHttpClient.Response r = engine.send(HttpMethod.DELETE, "/images/" + ref + "?force=1", Map.of(), null)
-                .get(30, TimeUnit.SECONDS);
+        UnixHttpClient.Response r =
+                engine.send(HttpMethod.DELETE, "/images/" + ref + "?force=1", Map.of(), null)
+                        .get(30, TimeUnit.SECONDS);
         assertThat(r.status()).as(r.body()).isIn(200, 404);
         assertThat(inspect(ref)).isEmpty();
     }
 
     /** Removes every image, so no layer "Already exists" and all bytes are downloaded. */
     private void removeAll() throws Exception {
-        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
-                .get(30, TimeUnit.SECONDS);
+        UnixHttpClient.Response r =
+                engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
+                        .get(30, TimeUnit.SECONDS);
         assertThat(r.status()).as(r.body()).isEqualTo(200);
         for (var image : com.google.gson.JsonParser.parseString(r.body()).getAsJsonArray()) {
             remove(image.getAsJsonObject().get("Id").getAsString());
@@ -84,7 +87,8 @@ class DockerdPullIT {
 
     private static Map<String, Long> expectedLayers(PushedImage image) {
         Map<String, Long> m = new LinkedHashMap<>();
-        image.layers().forEach(l -> m.putIfAbsent(ContentProgressPoller.shortId(l.digest()), l.size()));
+        image.layers()
+                .forEach(l -> m.putIfAbsent(ContentProgressPoller.shortId(l.digest()), l.size()));
         return m;
     }
 
@@ -111,14 +115,18 @@ class DockerdPullIT {
         PullProgress last = watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
         watch.assertMonotonic();
         assertThat(last.percent()).isEqualTo(100);
-        assertThat(layersOf(last)).as(image.reference() + " layers, bytes per layer as pushed")
+        assertThat(layersOf(last))
+                .as(image.reference() + " layers, bytes per layer as pushed")
                 .isEqualTo(expectedLayers(image));
         assertThat(last.bytesDone()).isEqualTo(image.layersSize()).isEqualTo(last.bytesTotal());
 
         var inspected = inspect(image.reference()).orElseThrow();
-        assertThat(r.imageId()).isEqualTo(inspected.get("Id").getAsString()).isEqualTo(image.config().digest());
+        assertThat(r.imageId())
+                .isEqualTo(inspected.get("Id").getAsString())
+                .isEqualTo(image.config().digest());
         assertThat(r.digest()).isEqualTo(image.manifest().digest());
-        assertThat(inspected.getAsJsonArray("RepoDigests").toString()).contains(image.digestReference());
+        assertThat(inspected.getAsJsonArray("RepoDigests").toString())
+                .contains(image.digestReference());
         assertThat(r.alreadyPresent()).isFalse();
         return r;
     }
@@ -137,7 +145,8 @@ class DockerdPullIT {
     @Test
     void layerSharedWithAPresentImageIsReportedAlreadyExistsAndNotCounted() throws Exception {
         PushedImage base = REGISTRY.push(TestImage.busybox());
-        PushedImage large = REGISTRY.push(TestImage.large(2L << 20)); // busybox's layer + a random one
+        PushedImage large =
+                REGISTRY.push(TestImage.large(2L << 20)); // busybox's layer + a random one
         pullAndCheck(base);
         PushedImage.Blob shared = base.layers().get(0);
         assertThat(large.layers()).contains(shared);
@@ -147,12 +156,17 @@ class DockerdPullIT {
         PullProgress last = watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
         watch.assertMonotonic();
         assertThat(last.percent()).isEqualTo(100);
-        LayerProgress existing = last.layers().stream()
-                .filter(l -> l.id().equals(ContentProgressPoller.shortId(shared.digest()))).findFirst().orElseThrow();
+        LayerProgress existing =
+                last.layers().stream()
+                        .filter(l -> l.id().equals(ContentProgressPoller.shortId(shared.digest())))
+                        .findFirst()
+                        .orElseThrow();
         assertThat(existing.status()).isEqualTo("Already exists");
         assertThat(existing.complete()).isTrue();
-        assertThat(last.bytesDone()).as("only the new layer was downloaded")
-                .isEqualTo(large.layersSize() - shared.size()).isEqualTo(last.bytesTotal());
+        assertThat(last.bytesDone())
+                .as("only the new layer was downloaded")
+                .isEqualTo(large.layersSize() - shared.size())
+                .isEqualTo(last.bytesTotal());
     }
 
     @Test
@@ -172,12 +186,19 @@ class DockerdPullIT {
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
         assertThat(job.progress().phase()).isEqualTo(PullProgress.Phase.CANCELLED);
-        // dockerd cancels the pull when its client goes away: it logs so, and the image never appears
+        // dockerd cancels the pull when its client goes away: it logs so, and the image never
+        // appears
         java.nio.file.Path log = DOCKERD.dockerd().logFile();
-        io.cri4j.testing.real.internal.Await.until("dockerd logging the cancelled pull", java.time.Duration.ofSeconds(10),
-                () -> java.nio.file.Files.readString(log).contains("Not continuing with pull after error: context canceled"));
-        UnixHttpClient.Response r = engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
-                .get(30, TimeUnit.SECONDS);
+        io.cri4j.testing.real.internal.Await.until(
+                "dockerd logging the cancelled pull",
+                java.time.Duration.ofSeconds(10),
+                () ->
+                        java.nio.file.Files.readString(log)
+                                .contains(
+                                        "Not continuing with pull after error: context canceled"));
+        UnixHttpClient.Response r =
+                engine.send(HttpMethod.GET, "/images/json?all=1", Map.of(), null)
+                        .get(30, TimeUnit.SECONDS);
         assertThat(r.body()).doesNotContain(image.config().digest());
         assertThat(inspect(image.reference())).isEmpty();
     }
@@ -202,9 +223,13 @@ class DockerdPullIT {
         job.result().get(120, TimeUnit.SECONDS);
         watch.await("success", p -> p.phase() == PullProgress.Phase.SUCCEEDED);
         watch.assertMonotonic();
-        assertThat(watch.all).as("bytes seen while pulling")
-                .anyMatch(p -> p.phase() == PullProgress.Phase.PULLING && p.bytesDone() > 0
-                        && p.bytesDone() < image.layersSize());
+        assertThat(watch.all)
+                .as("bytes seen while pulling")
+                .anyMatch(
+                        p ->
+                                p.phase() == PullProgress.Phase.PULLING
+                                        && p.bytesDone() > 0
+                                        && p.bytesDone() < image.layersSize());
         pullAndCheck(image); // once more from scratch, with the full assertions
     }
 
@@ -212,22 +237,35 @@ class DockerdPullIT {
     void missingImageFailsNamingTheImageAndDockerdsMessage() throws Exception {
         String ref = REGISTRY.hostPort() + "/cri4j/no-such-image:1";
         Throwable e = failure(puller.pull(ref));
-        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(ref)
+        assertThat(e)
+                .isInstanceOf(ImagePullException.class)
+                .hasMessageContaining(ref)
                 .hasMessageContaining("manifest unknown");
     }
 
     @Test
     void layerMissingInTheRegistryFailsFromTheStreamedErrorDetail() throws Exception {
         PushedImage image = REGISTRY.push(TestImage.large(1L << 20)); // used by no other test
-        PushedImage.Blob random = image.layers().stream().filter(l -> l.size() > (1L << 20)).findFirst().orElseThrow();
+        PushedImage.Blob random =
+                image.layers().stream()
+                        .filter(l -> l.size() > (1L << 20))
+                        .findFirst()
+                        .orElseThrow();
         String hex = random.digest().substring("sha256:".length());
-        java.nio.file.Path data = REGISTRY.registry().directory().resolve("storage/docker/registry/v2/blobs/sha256")
-                .resolve(hex.substring(0, 2)).resolve(hex).resolve("data");
+        java.nio.file.Path data =
+                REGISTRY.registry()
+                        .directory()
+                        .resolve("storage/docker/registry/v2/blobs/sha256")
+                        .resolve(hex.substring(0, 2))
+                        .resolve(hex)
+                        .resolve("data");
         java.nio.file.Files.delete(data);
         removeAll();
         Throwable e = failure(puller.pull(image.reference()));
         // HTTP 200 was sent already: dockerd reports this one as errorDetail in the JSON stream
-        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(image.reference())
+        assertThat(e)
+                .isInstanceOf(ImagePullException.class)
+                .hasMessageContaining(image.reference())
                 .hasMessageEndingWith("docker: unknown blob");
         assertThat(inspect(image.reference())).isEmpty();
     }
@@ -237,15 +275,27 @@ class DockerdPullIT {
         PushedImage image = AUTH_REGISTRY.push(TestImage.busyboxDocker());
         remove(image.reference());
         Throwable e = failure(puller.pull(image.reference()));
-        assertThat(e).isInstanceOf(ImagePullException.class).hasMessageContaining(image.reference())
+        assertThat(e)
+                .isInstanceOf(ImagePullException.class)
+                .hasMessageContaining(image.reference())
                 .hasMessageContaining("no basic auth credentials");
         assertThat(inspect(image.reference())).isEmpty();
 
-        String auth = Base64.getEncoder().encodeToString(("bob:" + PASSWORD).getBytes(StandardCharsets.UTF_8));
-        try (ImagePuller withCreds = ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
-                .credentials(CredentialStore.fromDockerConfigJson(
-                        "{\"auths\": {\"" + AUTH_REGISTRY.hostPort() + "\": {\"auth\": \"" + auth + "\"}}}", "test"))
-                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build()) {
+        String auth =
+                Base64.getEncoder()
+                        .encodeToString(("bob:" + PASSWORD).getBytes(StandardCharsets.UTF_8));
+        try (ImagePuller withCreds =
+                ImagePuller.builder(DockerImagePullBackend.create(DOCKERD.socket()))
+                        .credentials(
+                                CredentialStore.fromDockerConfigJson(
+                                        "{\"auths\": {\""
+                                                + AUTH_REGISTRY.hostPort()
+                                                + "\": {\"auth\": \""
+                                                + auth
+                                                + "\"}}}",
+                                        "test"))
+                        .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0))
+                        .build()) {
             PullResult r = withCreds.pull(image.reference()).result().get(60, TimeUnit.SECONDS);
             assertThat(r.imageId()).isEqualTo(image.config().digest());
         }

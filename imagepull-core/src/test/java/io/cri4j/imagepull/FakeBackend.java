@@ -11,8 +11,11 @@ import java.util.concurrent.TimeUnit;
 /** A backend the test drives by hand: every pull is a {@link Call} whose future the test completes. */
 final class FakeBackend implements ImagePullBackend {
 
-    record Call(String image, Optional<RegistryCredential> credential, ProgressSink sink,
-                CompletableFuture<ImageInfo> future) {
+    record Call(
+            String image,
+            Optional<RegistryCredential> credential,
+            ProgressSink sink,
+            CompletableFuture<ImageInfo> future) {
         void succeed() {
             future.complete(info(image));
         }
@@ -27,8 +30,11 @@ final class FakeBackend implements ImagePullBackend {
     volatile boolean closed;
 
     static ImageInfo info(String image) {
-        return new ImageInfo("sha256:" + Integer.toHexString(image.hashCode()), java.util.List.of(image),
-                java.util.List.of(image.replaceAll(":[^:/]*$", "") + "@sha256:feed"), 4242);
+        return new ImageInfo(
+                "sha256:" + Integer.toHexString(image.hashCode()),
+                java.util.List.of(image),
+                java.util.List.of(image.replaceAll(":[^:/]*$", "") + "@sha256:feed"),
+                4242);
     }
 
     @Override
@@ -38,11 +44,13 @@ final class FakeBackend implements ImagePullBackend {
 
     @Override
     public CompletableFuture<Optional<ImageInfo>> imageStatus(String image) {
-        return CompletableFuture.completedFuture(present.contains(image) ? Optional.of(info(image)) : Optional.empty());
+        return CompletableFuture.completedFuture(
+                present.contains(image) ? Optional.of(info(image)) : Optional.empty());
     }
 
     @Override
-    public CompletableFuture<ImageInfo> pull(String image, Optional<RegistryCredential> credential, ProgressSink progress) {
+    public CompletableFuture<ImageInfo> pull(
+            String image, Optional<RegistryCredential> credential, ProgressSink progress) {
         Call c = new Call(image, credential, progress, new CompletableFuture<>());
         calls.add(c);
         return c.future;

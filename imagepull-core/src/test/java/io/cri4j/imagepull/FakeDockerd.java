@@ -36,8 +36,7 @@ import java.util.concurrent.CountDownLatch;
 final class FakeDockerd implements AutoCloseable {
 
     /** What the last requests looked like. */
-    record Seen(String method, String uri, String registryAuth) {
-    }
+    record Seen(String method, String uri, String registryAuth) {}
 
     final List<Seen> requests = new CopyOnWriteArrayList<>();
     final CountDownLatch pullConnectionClosed = new CountDownLatch(1);
@@ -46,34 +45,50 @@ final class FakeDockerd implements AutoCloseable {
     volatile boolean present;
     volatile int createStatus = 200;
     volatile String createBody = "";
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    private final EventLoopGroup group =
+            new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     private final Channel server;
 
     FakeDockerd(Path socket) throws InterruptedException {
-        server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
-                .childHandler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20),
-                                new SimpleChannelInboundHandler<FullHttpRequest>() {
+        server =
+                new ServerBootstrap()
+                        .group(group)
+                        .channel(EpollServerDomainSocketChannel.class)
+                        .childHandler(
+                                new ChannelInitializer<Channel>() {
                                     @Override
-                                    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-                                        handle(ctx, req);
+                                    protected void initChannel(Channel ch) {
+                                        ch.pipeline()
+                                                .addLast(
+                                                        new HttpServerCodec(),
+                                                        new HttpObjectAggregator(1 << 20),
+                                                        new SimpleChannelInboundHandler<
+                                                                FullHttpRequest>() {
+                                                            @Override
+                                                            protected void channelRead0(
+                                                                    ChannelHandlerContext ctx,
+                                                                    FullHttpRequest req) {
+                                                                handle(ctx, req);
+                                                            }
+                                                        });
                                     }
-                                });
-                    }
-                }).bind(new DomainSocketAddress(socket.toString())).sync().channel();
+                                })
+                        .bind(new DomainSocketAddress(socket.toString()))
+                        .sync()
+                        .channel();
     }
 
     private void handle(ChannelHandlerContext ctx, FullHttpRequest req) {
-        requests.add(new Seen(req.method().name(), req.uri(), req.headers().get("X-Registry-Auth")));
+        requests.add(
+                new Seen(req.method().name(), req.uri(), req.headers().get("X-Registry-Auth")));
         if (req.uri().startsWith("/images/create")) {
             ctx.channel().closeFuture().addListener(f -> pullConnectionClosed.countDown());
             if (createStatus != 200) {
                 json(ctx, HttpResponseStatus.valueOf(createStatus), createBody);
                 return;
             }
-            DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            DefaultHttpResponse head =
+                    new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             ctx.writeAndFlush(head);
@@ -93,13 +108,24 @@ final class FakeDockerd implements AutoCloseable {
             present = true;
             ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         } else if (req.uri().startsWith("/images/") && req.uri().endsWith("/json")) {
-            String name = req.uri().substring("/images/".length(), req.uri().length() - "/json".length());
+            String name =
+                    req.uri().substring("/images/".length(), req.uri().length() - "/json".length());
             if (present) {
-                json(ctx, HttpResponseStatus.OK, "{\"Id\":\"sha256:" + "7".repeat(64) + "\",\"RepoTags\":[\"" + name
-                        + "\"],\"RepoDigests\":[\"registry.test:5000/team/app@sha256:" + "9".repeat(64)
-                        + "\"],\"Size\":3538478}");
+                json(
+                        ctx,
+                        HttpResponseStatus.OK,
+                        "{\"Id\":\"sha256:"
+                                + "7".repeat(64)
+                                + "\",\"RepoTags\":[\""
+                                + name
+                                + "\"],\"RepoDigests\":[\"registry.test:5000/team/app@sha256:"
+                                + "9".repeat(64)
+                                + "\"],\"Size\":3538478}");
             } else {
-                json(ctx, HttpResponseStatus.NOT_FOUND, "{\"message\":\"No such image: " + name + "\"}");
+                json(
+                        ctx,
+                        HttpResponseStatus.NOT_FOUND,
+                        "{\"message\":\"No such image: " + name + "\"}");
             }
         } else {
             json(ctx, HttpResponseStatus.NOT_FOUND, "{\"message\":\"page not found\"}");
@@ -107,8 +133,11 @@ final class FakeDockerd implements AutoCloseable {
     }
 
     private static void json(ChannelHandlerContext ctx, HttpResponseStatus status, String body) {
-        DefaultFullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        DefaultFullHttpResponse r =
+                new DefaultFullHttpResponse(
+                        HttpVersion.HTTP_1_1,
+                        status,
+                        Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
         r.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
         ctx.writeAndFlush(r);

@@ -19,8 +19,11 @@ class ImagePrewarmerTest {
 
     private final FakeBackend backend = new FakeBackend();
     private final VirtualScheduler time = new VirtualScheduler();
-    private final ImagePuller puller = ImagePuller.builder(backend).scheduler(time)
-            .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build();
+    private final ImagePuller puller =
+            ImagePuller.builder(backend)
+                    .scheduler(time)
+                    .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0))
+                    .build();
     private final ImagePrewarmer prewarmer = ImagePrewarmer.create(puller);
     private final LinkedBlockingQueue<PrewarmStatus> events = new LinkedBlockingQueue<>();
 
@@ -35,7 +38,8 @@ class ImagePrewarmerTest {
         Threads.assertNoneLeft();
     }
 
-    private PrewarmStatus awaitEvent(String what, Predicate<PrewarmStatus> p) throws InterruptedException {
+    private PrewarmStatus awaitEvent(String what, Predicate<PrewarmStatus> p)
+            throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         PrewarmStatus last = null;
         while (System.nanoTime() < end) {
@@ -69,10 +73,13 @@ class ImagePrewarmerTest {
 
     @Test
     void reconcilesAddVersionBumpAndRemove() throws Exception {
-        prewarmer.apply(set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v1"))));
+        prewarmer.apply(
+                set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v1"))));
         PrewarmStatus s0 = prewarmer.status();
         assertThat(s0.desired()).isEqualTo(2);
-        assertThat(s0.images().get("reg:5000/app")).extracting(PrewarmStatus.TagStatus::tag).containsExactly("1", "2");
+        assertThat(s0.images().get("reg:5000/app"))
+                .extracting(PrewarmStatus.TagStatus::tag)
+                .containsExactly("1", "2");
 
         FakeBackend.Call c1 = backend.next();
         FakeBackend.Call c2 = backend.next();
@@ -83,7 +90,8 @@ class ImagePrewarmerTest {
         awaitEvent("progress 30", s -> s.tag("reg:5000/app", "1").orElseThrow().progress() == 30);
         tag1.succeed();
         tag2.fail("manifest unknown");
-        PrewarmStatus s1 = awaitEvent("1 succeeded, 2 failed", s -> s.succeeded() == 1 && s.failed() == 1);
+        PrewarmStatus s1 =
+                awaitEvent("1 succeeded, 2 failed", s -> s.succeeded() == 1 && s.failed() == 1);
         PrewarmStatus.TagStatus t1 = s1.tag("reg:5000/app", "1").orElseThrow();
         assertThat(t1.imageId()).isEqualTo(FakeBackend.info("reg:5000/app:1").id());
         assertThat(t1.completionTime()).isPresent();
@@ -92,12 +100,17 @@ class ImagePrewarmerTest {
                 .isEqualTo("pulling reg:5000/app:2 failed after 1 attempt: manifest unknown");
 
         // unchanged versions: nothing is pulled again
-        prewarmer.apply(set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v1"))));
+        prewarmer.apply(
+                set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v1"))));
         assertThat(backend.calls.poll(200, TimeUnit.MILLISECONDS)).isNull();
 
         // version bump of tag 2 restarts its worker; a new image starts one
-        prewarmer.apply(set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v2")),
-                "reg:5000/db", List.of(PrewarmTag.of("sha256:" + "a".repeat(64), "v1"))));
+        prewarmer.apply(
+                set(
+                        "reg:5000/app",
+                        List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v2")),
+                        "reg:5000/db",
+                        List.of(PrewarmTag.of("sha256:" + "a".repeat(64), "v1"))));
         FakeBackend.Call n1 = backend.next();
         FakeBackend.Call n2 = backend.next();
         FakeBackend.Call bumped = n1.image().equals("reg:5000/app:2") ? n1 : n2;
@@ -107,12 +120,17 @@ class ImagePrewarmerTest {
         PrewarmStatus s2 = prewarmer.status();
         assertThat(s2.desired()).isEqualTo(3);
         assertThat(s2.tag("reg:5000/app", "2").orElseThrow().version()).isEqualTo("v2");
-        assertThat(s2.tag("reg:5000/app", "2").orElseThrow().phase()).isIn(Phase.WAITING, Phase.PULLING);
+        assertThat(s2.tag("reg:5000/app", "2").orElseThrow().phase())
+                .isIn(Phase.WAITING, Phase.PULLING);
         assertThat(s2.tag("reg:5000/app", "1").orElseThrow().phase()).isEqualTo(Phase.SUCCEEDED);
 
         // a version bump while pulling cancels the running pull
-        prewarmer.apply(set("reg:5000/app", List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v3")),
-                "reg:5000/db", List.of(PrewarmTag.of("sha256:" + "a".repeat(64), "v1"))));
+        prewarmer.apply(
+                set(
+                        "reg:5000/app",
+                        List.of(PrewarmTag.of("1", "v1"), PrewarmTag.of("2", "v3")),
+                        "reg:5000/db",
+                        List.of(PrewarmTag.of("sha256:" + "a".repeat(64), "v1"))));
         assertThat(bumped.future().isCancelled()).isTrue();
         FakeBackend.Call v3 = call("reg:5000/app:2");
 
@@ -130,7 +148,14 @@ class ImagePrewarmerTest {
 
     @Test
     void rejectsDuplicateTagsAndWorksAfterRestartOfAVersion() throws Exception {
-        assertThatThrownBy(() -> prewarmer.apply(set("x", List.of(PrewarmTag.of("1", "a"), PrewarmTag.of("1", "b")))))
+        assertThatThrownBy(
+                        () ->
+                                prewarmer.apply(
+                                        set(
+                                                "x",
+                                                List.of(
+                                                        PrewarmTag.of("1", "a"),
+                                                        PrewarmTag.of("1", "b")))))
                 .hasMessage("image x lists tag 1 twice");
         backend.present.add("x:1");
         prewarmer.apply(set("x", List.of(PrewarmTag.of("1", "a"))));
@@ -141,11 +166,20 @@ class ImagePrewarmerTest {
 
     @Test
     void backoffShowsAsPullingWithTheLastError() throws Exception {
-        prewarmer.apply(Map.of("y", List.of(new PrewarmTag("1", "a", java.util.Optional.of(
-                PullPolicy.defaults().withBackoffLimit(2))))));
+        prewarmer.apply(
+                Map.of(
+                        "y",
+                        List.of(
+                                new PrewarmTag(
+                                        "1",
+                                        "a",
+                                        java.util.Optional.of(
+                                                PullPolicy.defaults().withBackoffLimit(2))))));
         backend.next().fail("connection refused");
-        PrewarmStatus s = awaitEvent("back-off message", st -> st.tag("y", "1").orElseThrow().message()
-                .contains("retrying in 1s"));
+        PrewarmStatus s =
+                awaitEvent(
+                        "back-off message",
+                        st -> st.tag("y", "1").orElseThrow().message().contains("retrying in 1s"));
         assertThat(s.tag("y", "1").orElseThrow().phase()).isEqualTo(Phase.PULLING);
         time.awaitPending(Duration.ofSeconds(1));
         time.advance(Duration.ofSeconds(1));

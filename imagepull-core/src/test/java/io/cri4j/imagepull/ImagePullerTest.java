@@ -56,7 +56,8 @@ class ImagePullerTest {
                 Duration expected = Duration.ofSeconds(1L << (attempt - 1));
                 time.awaitPending(expected);
                 assertThat(job.progress().phase()).isEqualTo(PullProgress.Phase.BACKING_OFF);
-                assertThat(job.progress().message()).contains("connection refused (attempt " + attempt + ")");
+                assertThat(job.progress().message())
+                        .contains("connection refused (attempt " + attempt + ")");
                 waits.add(expected);
                 // nothing happens a millisecond before the back-off ends
                 time.advance(expected.minusMillis(1));
@@ -65,10 +66,14 @@ class ImagePullerTest {
             }
         }
         Throwable e = failure(job);
-        assertThat(e).isInstanceOf(ImagePullException.class)
-                .hasMessage("pulling registry.test:5000/app:1 failed after 4 attempts: connection refused (attempt 4)");
+        assertThat(e)
+                .isInstanceOf(ImagePullException.class)
+                .hasMessage(
+                        "pulling registry.test:5000/app:1 failed after 4 attempts: connection refused (attempt 4)");
         assertThat(((ImagePullException) e).attempts()).isEqualTo(4);
-        assertThat(waits).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
+        assertThat(waits)
+                .containsExactly(
+                        Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
         assertThat(((io.cri4j.imagepull.internal.PullJobImpl) job).backoffs()).isEqualTo(waits);
         assertThat(job.progress().phase()).isEqualTo(PullProgress.Phase.FAILED);
         assertThat(backend.calls).isEmpty();
@@ -84,7 +89,8 @@ class ImagePullerTest {
         assertThat(secs).containsExactly(1L, 2L, 4L, 8L, 16L, 30L, 30L, 30L);
         assertThat(p.attemptTimeout()).isEqualTo(Duration.ofMinutes(10));
         assertThat(p.backoffLimit()).isEqualTo(3);
-        assertThatThrownBy(() -> p.withBackoffLimit(-1)).hasMessageContaining("back-off limit must be >= 0");
+        assertThatThrownBy(() -> p.withBackoffLimit(-1))
+                .hasMessageContaining("back-off limit must be >= 0");
     }
 
     @Test
@@ -106,13 +112,20 @@ class ImagePullerTest {
 
     @Test
     void attemptTimeoutAbortsTheCallAndRetries() throws Exception {
-        PullJob job = puller.pull(PullRequest.of("app:1").withPolicy(PullPolicy.defaults()
-                .withAttemptTimeout(Duration.ofMinutes(2)).withBackoffLimit(1)));
+        PullJob job =
+                puller.pull(
+                        PullRequest.of("app:1")
+                                .withPolicy(
+                                        PullPolicy.defaults()
+                                                .withAttemptTimeout(Duration.ofMinutes(2))
+                                                .withBackoffLimit(1)));
         FakeBackend.Call first = backend.next();
         time.awaitPending(Duration.ofMinutes(2));
         time.advance(Duration.ofMinutes(2));
         assertThat(first.future().isCancelled()).as("timed-out attempt aborted").isTrue();
-        assertThat(job.progress().message()).contains("attempt 1 timed out after 2m").contains("retrying in 1s");
+        assertThat(job.progress().message())
+                .contains("attempt 1 timed out after 2m")
+                .contains("retrying in 1s");
         time.advance(Duration.ofSeconds(1));
         FakeBackend.Call second = backend.next();
         second.succeed();
@@ -121,8 +134,13 @@ class ImagePullerTest {
 
     @Test
     void activeDeadlineEndsThePullAcrossAttempts() throws Exception {
-        PullJob job = puller.pull(PullRequest.of("app:2").withPolicy(PullPolicy.defaults()
-                .withActiveDeadline(Duration.ofSeconds(5)).withBackoffLimit(10)));
+        PullJob job =
+                puller.pull(
+                        PullRequest.of("app:2")
+                                .withPolicy(
+                                        PullPolicy.defaults()
+                                                .withActiveDeadline(Duration.ofSeconds(5))
+                                                .withBackoffLimit(10)));
         backend.next().fail("registry unavailable");
         time.awaitPending(Duration.ofSeconds(1));
         time.advance(Duration.ofSeconds(1));
@@ -132,9 +150,13 @@ class ImagePullerTest {
         FakeBackend.Call third = backend.next();
         time.advance(Duration.ofSeconds(2)); // t = 5 s
         Throwable e = failure(job);
-        assertThat(e).isInstanceOf(ImagePullException.class)
-                .hasMessageStartingWith("pulling app:2 exceeded its active deadline of 5s after 3 attempts");
-        assertThat(third.future().isCancelled()).as("running attempt aborted at the deadline").isTrue();
+        assertThat(e)
+                .isInstanceOf(ImagePullException.class)
+                .hasMessageStartingWith(
+                        "pulling app:2 exceeded its active deadline of 5s after 3 attempts");
+        assertThat(third.future().isCancelled())
+                .as("running attempt aborted at the deadline")
+                .isTrue();
         assertThat(time.pendingDelays()).isEmpty();
     }
 
@@ -144,30 +166,33 @@ class ImagePullerTest {
         FakeBackend.Call call = backend.next();
         CountDownLatch completed = new CountDownLatch(1);
         List<PullProgress> seen = new CopyOnWriteArrayList<>();
-        job.progressPublisher().subscribe(new Flow.Subscriber<>() {
-            @Override
-            public void onSubscribe(Flow.Subscription s) {
-                s.request(Long.MAX_VALUE);
-            }
+        job.progressPublisher()
+                .subscribe(
+                        new Flow.Subscriber<>() {
+                            @Override
+                            public void onSubscribe(Flow.Subscription s) {
+                                s.request(Long.MAX_VALUE);
+                            }
 
-            @Override
-            public void onNext(PullProgress item) {
-                seen.add(item);
-            }
+                            @Override
+                            public void onNext(PullProgress item) {
+                                seen.add(item);
+                            }
 
-            @Override
-            public void onError(Throwable t) {
-            }
+                            @Override
+                            public void onError(Throwable t) {}
 
-            @Override
-            public void onComplete() {
-                completed.countDown();
-            }
-        });
+                            @Override
+                            public void onComplete() {
+                                completed.countDown();
+                            }
+                        });
         long start = System.nanoTime();
         assertThat(job.cancel()).isTrue();
         assertThat(job.cancel()).isFalse();
-        assertThat(failure(job)).isInstanceOf(CancellationException.class).hasMessageContaining("app:3");
+        assertThat(failure(job))
+                .isInstanceOf(CancellationException.class)
+                .hasMessageContaining("app:3");
         assertThat(call.future().isCancelled()).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
         assertThat(completed.await(5, TimeUnit.SECONDS)).isTrue();
@@ -190,14 +215,16 @@ class ImagePullerTest {
         PullJob job = puller.pull("big:1");
         ProgressWatch watch = new ProgressWatch(job);
         FakeBackend.Call call = backend.next();
-        call.sink().layer("aaa", "Downloading", 50, 100);   // 50 %
-        call.sink().layer("bbb", "Downloading", 0, 300);    // total grows: raw 12 %, stays 50
+        call.sink().layer("aaa", "Downloading", 50, 100); // 50 %
+        call.sink().layer("bbb", "Downloading", 0, 300); // total grows: raw 12 %, stays 50
         call.sink().layer("aaa", "Downloading", 100, 100);
-        call.sink().layer("bbb", "Downloading", 300, 300);  // all bytes: capped at 99 until success
+        call.sink().layer("bbb", "Downloading", 300, 300); // all bytes: capped at 99 until success
         assertThat(job.progress().percent()).isEqualTo(99);
         assertThat(job.progress().bytesDone()).isEqualTo(400);
         assertThat(job.progress().bytesTotal()).isEqualTo(400);
-        assertThat(job.progress().layers()).extracting(LayerProgress::id).containsExactly("aaa", "bbb");
+        assertThat(job.progress().layers())
+                .extracting(LayerProgress::id)
+                .containsExactly("aaa", "bbb");
         call.succeed();
         await(job.result());
         PullProgress last = watch.await("success", p -> p.phase().terminal());
@@ -230,8 +257,11 @@ class ImagePullerTest {
         }
         FakeBackend.Call a = backend.next();
         FakeBackend.Call b = backend.next();
-        assertThat(backend.calls.poll(200, TimeUnit.MILLISECONDS)).as("third pull waits for a worker").isNull();
-        assertThat(jobs.stream().filter(j -> j.progress().phase() == PullProgress.Phase.QUEUED)).hasSize(3);
+        assertThat(backend.calls.poll(200, TimeUnit.MILLISECONDS))
+                .as("third pull waits for a worker")
+                .isNull();
+        assertThat(jobs.stream().filter(j -> j.progress().phase() == PullProgress.Phase.QUEUED))
+                .hasSize(3);
         a.succeed();
         FakeBackend.Call c = backend.next();
         b.fail("boom"); // a failed attempt frees its worker during back-off
@@ -256,13 +286,15 @@ class ImagePullerTest {
         puller.close();
         assertThat(failure(job)).isInstanceOf(CancellationException.class);
         assertThat(call.future().isCancelled()).isTrue();
-        assertThatThrownBy(() -> puller.pull("late:1")).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> puller.pull("late:1"))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
     }
 
     @Test
     void rejectsBadReferences() {
-        assertThatThrownBy(() -> puller.pull("has space:1")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> puller.pull("has space:1"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'has space:1'");
     }
 }

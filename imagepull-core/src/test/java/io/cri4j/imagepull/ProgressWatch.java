@@ -13,10 +13,11 @@ final class ProgressWatch {
     private final LinkedBlockingQueue<PullProgress> queue = new LinkedBlockingQueue<>();
 
     ProgressWatch(PullJob job) {
-        job.onProgress(p -> {
-            all.add(p);
-            queue.add(p);
-        });
+        job.onProgress(
+                p -> {
+                    all.add(p);
+                    queue.add(p);
+                });
     }
 
     PullProgress await(String what, Predicate<PullProgress> condition) throws InterruptedException {
@@ -25,8 +26,11 @@ final class ProgressWatch {
             long left = end - System.nanoTime();
             PullProgress p = left <= 0 ? null : queue.poll(left, TimeUnit.NANOSECONDS);
             if (p == null) {
-                throw new AssertionError("no progress with " + what + " within 10 s; last: "
-                        + (all.isEmpty() ? "none" : all.get(all.size() - 1)));
+                throw new AssertionError(
+                        "no progress with "
+                                + what
+                                + " within 10 s; last: "
+                                + (all.isEmpty() ? "none" : all.get(all.size() - 1)));
             }
             if (condition.test(p)) {
                 return p;
@@ -38,7 +42,8 @@ final class ProgressWatch {
         int prev = Integer.MIN_VALUE;
         for (PullProgress p : all) {
             if (p.percent() < prev) {
-                throw new AssertionError("percent went back from " + prev + " to " + p.percent() + " in " + all);
+                throw new AssertionError(
+                        "percent went back from " + prev + " to " + p.percent() + " in " + all);
             }
             prev = p.percent();
         }

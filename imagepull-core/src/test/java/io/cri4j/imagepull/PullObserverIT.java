@@ -31,8 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PullObserverIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
     private FakeCriServer fake;
     private ManagedChannel channel;
     private PullObserver observer;
@@ -40,8 +39,12 @@ class PullObserverIT {
     private void start(FakeCriServer.Builder b, PullObserver.Builder o) throws Exception {
         fake = b.listen(CriEndpoint.unix(dir.resolve("fake.sock"))).build().start();
         channel = fake.newChannel();
-        observer = o == null ? PullObserver.builder(fake.endpoint()).pollInterval(Duration.ofMillis(50)).build()
-                : o.build();
+        observer =
+                o == null
+                        ? PullObserver.builder(fake.endpoint())
+                                .pollInterval(Duration.ofMillis(50))
+                                .build()
+                        : o.build();
     }
 
     @AfterEach
@@ -60,22 +63,38 @@ class PullObserverIT {
     /** A pull as the proxy sees one: the observer told at the start and at the end. */
     private CompletableFuture<String> observedPull(String image) {
         PullObserver.ObservedPull seen = observer.pullStarted(image);
-        CompletableFuture<String> done = CompletableFuture.supplyAsync(() -> ImageServiceGrpc.newBlockingStub(channel)
-                .withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(PullImageRequest.newBuilder()
-                        .setImage(ImageSpec.newBuilder().setImage(image)).build()).getImageRef());
-        done.whenComplete((ref, e) -> {
-            if (e == null) {
-                seen.succeeded(ref);
-            } else {
-                seen.failed(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-            }
-        });
+        CompletableFuture<String> done =
+                CompletableFuture.supplyAsync(
+                        () ->
+                                ImageServiceGrpc.newBlockingStub(channel)
+                                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                        .pullImage(
+                                                PullImageRequest.newBuilder()
+                                                        .setImage(
+                                                                ImageSpec.newBuilder()
+                                                                        .setImage(image))
+                                                        .build())
+                                        .getImageRef());
+        done.whenComplete(
+                (ref, e) -> {
+                    if (e == null) {
+                        seen.succeeded(ref);
+                    } else {
+                        seen.failed(
+                                e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
+                    }
+                });
         return done;
     }
 
     private long imageSize(String image) {
-        return ImageServiceGrpc.newBlockingStub(channel).imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image)).build()).getImage().getSize();
+        return ImageServiceGrpc.newBlockingStub(channel)
+                .imageStatus(
+                        ImageStatusRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                .build())
+                .getImage()
+                .getSize();
     }
 
     /** Collects a watch's snapshots. */
@@ -107,7 +126,9 @@ class PullObserverIT {
         }
 
         void awaitEnd() throws InterruptedException {
-            assertThat(ended.await(30, TimeUnit.SECONDS)).as("the watch ended; seen %s", all).isTrue();
+            assertThat(ended.await(30, TimeUnit.SECONDS))
+                    .as("the watch ended; seen %s", all)
+                    .isTrue();
         }
 
         List<Integer> percents() {
@@ -128,10 +149,17 @@ class PullObserverIT {
         assertThat(last.percent()).isEqualTo(100);
         long size = imageSize(image);
         assertThat(last.bytesTotal()).isEqualTo(size).isEqualTo(last.bytesDone());
-        assertThat(last.layers()).isNotEmpty().allSatisfy(l -> assertThat(l.id()).matches("sha256:[0-9a-f]{64}"));
+        assertThat(last.layers())
+                .isNotEmpty()
+                .allSatisfy(l -> assertThat(l.id()).matches("sha256:[0-9a-f]{64}"));
         assertThat(seen.percents()).as("monotonic").isSorted();
-        assertThat(seen.all).as("bytes seen moving").anyMatch(p -> p.phase() == PullProgress.Phase.PULLING
-                && p.bytesDone() > 0 && p.bytesDone() < size);
+        assertThat(seen.all)
+                .as("bytes seen moving")
+                .anyMatch(
+                        p ->
+                                p.phase() == PullProgress.Phase.PULLING
+                                        && p.bytesDone() > 0
+                                        && p.bytesDone() < size);
         assertThat(seen.all.get(0).percent()).isLessThan(10);
         assertThat(observer.pulls()).extracting(PullProgress::image).containsExactly(image);
 
@@ -139,7 +167,9 @@ class PullObserverIT {
         Seen again = new Seen();
         observer.watch("registry.example/team/app:1.0", again);
         again.awaitEnd();
-        assertThat(again.all).singleElement().satisfies(p -> assertThat(p.percent()).isEqualTo(100));
+        assertThat(again.all)
+                .singleElement()
+                .satisfies(p -> assertThat(p.percent()).isEqualTo(100));
     }
 
     @Test
@@ -150,8 +180,11 @@ class PullObserverIT {
         observer.watch("docker.io/library/busybox:1.36", seen); // normalised like Docker
         observedPull(image).get(60, TimeUnit.SECONDS);
         seen.awaitEnd();
-        PullProgress unknown = seen.all.stream().filter(p -> p.phase() == PullProgress.Phase.PULLING)
-                .reduce((a, b) -> b).orElseThrow();
+        PullProgress unknown =
+                seen.all.stream()
+                        .filter(p -> p.phase() == PullProgress.Phase.PULLING)
+                        .reduce((a, b) -> b)
+                        .orElseThrow();
         assertThat(unknown.percent()).isEqualTo(-1);
         assertThat(unknown.message()).contains("no containerd content service");
         assertThat(seen.all.get(seen.all.size() - 1).percent()).isEqualTo(100);
@@ -160,8 +193,12 @@ class PullObserverIT {
     @Test
     void aFailedPullEndsWithItsError() throws Exception {
         start(FakeCriServer.builder(), null);
-        fake.faults().on("PullImage").failNext(1, io.grpc.Status.NOT_FOUND.withDescription(
-                "failed to resolve reference \"x/y:nope\": not found"));
+        fake.faults()
+                .on("PullImage")
+                .failNext(
+                        1,
+                        io.grpc.Status.NOT_FOUND.withDescription(
+                                "failed to resolve reference \"x/y:nope\": not found"));
         Seen seen = new Seen();
         observer.watch("x/y:nope", seen);
         assertThat(observedPull("x/y:nope")).failsWithin(30, TimeUnit.SECONDS);
@@ -176,8 +213,14 @@ class PullObserverIT {
     void boundsFollowedRecordedRecentAndWatchers() throws Exception {
         start(FakeCriServer.builder().pullRate(16L << 20), null);
         observer.close();
-        observer = PullObserver.builder(fake.endpoint()).maxFollowed(1).maxActive(2).maxRecent(1)
-                .retention(Duration.ofMillis(300)).maxWatchers(2).build();
+        observer =
+                PullObserver.builder(fake.endpoint())
+                        .maxFollowed(1)
+                        .maxActive(2)
+                        .maxRecent(1)
+                        .retention(Duration.ofMillis(300))
+                        .maxWatchers(2)
+                        .build();
         Seen all = new Seen();
         observer.watch(null, all);
         CompletableFuture<String> a = observedPull("registry.example/a:1");
@@ -190,7 +233,8 @@ class PullObserverIT {
         Seen w2 = new Seen();
         observer.watch("registry.example/a:1", w2);
         assertThatThrownBy(() -> observer.watch(null, new Seen()))
-                .isInstanceOf(PullObserver.TooManyWatchersException.class).hasMessageContaining("at most 2");
+                .isInstanceOf(PullObserver.TooManyWatchersException.class)
+                .hasMessageContaining("at most 2");
         a.get(60, TimeUnit.SECONDS);
         b.get(60, TimeUnit.SECONDS);
         awaitTrue(() -> observer.pulls().stream().allMatch(q -> q.phase().terminal()));
@@ -211,13 +255,15 @@ class PullObserverIT {
         seen.await("pulling", p -> p.bytesDone() > 0);
         observer.close();
         seen.awaitEnd();
-        assertThatThrownBy(() -> observer.watch(null, new Seen())).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> observer.watch(null, new Seen()))
+                .isInstanceOf(IllegalStateException.class);
         awaitTrue(() -> threads() == 0);
         assertThat(threads()).as("observer threads left").isZero();
     }
 
     /** Polls {@code condition} until it holds, for at most 10 s. */
-    static void awaitTrue(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    static void awaitTrue(java.util.function.BooleanSupplier condition)
+            throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean() && System.nanoTime() < end) {
             TimeUnit.MILLISECONDS.sleep(20);
@@ -225,7 +271,9 @@ class PullObserverIT {
     }
 
     private static long threads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
-                .filter(t -> t.getName().startsWith("cri4j-pull-observer")).count();
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .filter(t -> t.getName().startsWith("cri4j-pull-observer"))
+                .count();
     }
 }

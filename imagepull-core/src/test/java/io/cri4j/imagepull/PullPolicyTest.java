@@ -12,12 +12,17 @@ class PullPolicyTest {
     void timesAreBoundedSoThatNoSchedulerOverflows() {
         PullPolicy p = PullPolicy.defaults();
         assertThatThrownBy(() -> p.withAttemptTimeout(Duration.ofHours(1_000_000_000)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 24h");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 24h");
         assertThatThrownBy(() -> p.withActiveDeadline(Duration.ofSeconds(Long.MAX_VALUE)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 24h");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 24h");
         assertThatThrownBy(() -> p.withBackoff(Duration.ofSeconds(1), Duration.ofDays(2)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("24h");
-        assertThat(p.withAttemptTimeout(PullPolicy.MAX_DURATION).attemptTimeout()).isEqualTo(Duration.ofHours(24));
-        assertThat(p.withActiveDeadline(PullPolicy.MAX_DURATION).activeDeadline()).contains(Duration.ofHours(24));
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("24h");
+        assertThat(p.withAttemptTimeout(PullPolicy.MAX_DURATION).attemptTimeout())
+                .isEqualTo(Duration.ofHours(24));
+        assertThat(p.withActiveDeadline(PullPolicy.MAX_DURATION).activeDeadline())
+                .contains(Duration.ofHours(24));
     }
 }

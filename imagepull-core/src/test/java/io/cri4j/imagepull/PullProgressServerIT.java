@@ -43,28 +43,43 @@ import org.junit.jupiter.api.io.TempDir;
  * of one pull and of every pull in KEP-5334's shape, the page, the authorizer hook, the bounds and the
  * HTTP errors, and a watcher that goes away mid-stream leaving no watch behind.
  */
-@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+@org.junit.jupiter.api.Timeout(
+        value = 120,
+        threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class PullProgressServerIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
     private FakeCriServer fake;
     private ManagedChannel channel;
     private PullObserver observer;
     private PullProgressServer server;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final List<StreamAuthorizer.Request> asked = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
-        fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("fake.sock"))).pullRate(32L << 20)
-                .build().start();
+        fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("fake.sock")))
+                        .pullRate(32L << 20)
+                        .build()
+                        .start();
         channel = fake.newChannel();
-        observer = PullObserver.builder(fake.endpoint()).pollInterval(Duration.ofMillis(50)).maxWatchers(2).build();
-        server = PullProgressServer.builder(observer).authorizer(r -> {
-            asked.add(r);
-            return !r.headers().containsKey("x-refuse");
-        }).build().start();
+        observer =
+                PullObserver.builder(fake.endpoint())
+                        .pollInterval(Duration.ofMillis(50))
+                        .maxWatchers(2)
+                        .build();
+        server =
+                PullProgressServer.builder(observer)
+                        .authorizer(
+                                r -> {
+                                    asked.add(r);
+                                    return !r.headers().containsKey("x-refuse");
+                                })
+                        .build()
+                        .start();
     }
 
     @AfterEach
@@ -77,16 +92,27 @@ class PullProgressServerIT {
 
     private CompletableFuture<String> observedPull(String image) {
         PullObserver.ObservedPull seen = observer.pullStarted(image);
-        CompletableFuture<String> done = CompletableFuture.supplyAsync(() -> ImageServiceGrpc.newBlockingStub(channel)
-                .withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(PullImageRequest.newBuilder()
-                        .setImage(ImageSpec.newBuilder().setImage(image)).build()).getImageRef());
-        done.whenComplete((ref, e) -> {
-            if (e == null) {
-                seen.succeeded(ref);
-            } else {
-                seen.failed(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-            }
-        });
+        CompletableFuture<String> done =
+                CompletableFuture.supplyAsync(
+                        () ->
+                                ImageServiceGrpc.newBlockingStub(channel)
+                                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                        .pullImage(
+                                                PullImageRequest.newBuilder()
+                                                        .setImage(
+                                                                ImageSpec.newBuilder()
+                                                                        .setImage(image))
+                                                        .build())
+                                        .getImageRef());
+        done.whenComplete(
+                (ref, e) -> {
+                    if (e == null) {
+                        seen.succeeded(ref);
+                    } else {
+                        seen.failed(
+                                e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
+                    }
+                });
         return done;
     }
 
@@ -99,25 +125,30 @@ class PullProgressServerIT {
     }
 
     private HttpResponse<Stream<String>> lines(String pathAndQuery) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri(pathAndQuery)).timeout(Duration.ofSeconds(60)).build(),
+        return http.send(
+                HttpRequest.newBuilder(uri(pathAndQuery)).timeout(Duration.ofSeconds(60)).build(),
                 HttpResponse.BodyHandlers.ofLines());
     }
 
     private HttpResponse<String> get(HttpRequest.Builder b) throws Exception {
-        return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
     void streamsOnePullAsKepObjectsUntilItEndsThenListsIt() throws Exception {
         String image = "registry.example/team/app:2.0";
-        CompletableFuture<HttpResponse<Stream<String>>> watcher = CompletableFuture.supplyAsync(() -> {
-            try {
-                return lines("/imagePullProgress?image=" + q(image));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        HttpResponse<Stream<String>> r = watcher.get(10, TimeUnit.SECONDS); // headers come before the pull
+        CompletableFuture<HttpResponse<Stream<String>>> watcher =
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return lines("/imagePullProgress?image=" + q(image));
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                        });
+        HttpResponse<Stream<String>> r =
+                watcher.get(10, TimeUnit.SECONDS); // headers come before the pull
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("content-type")).hasValue("application/x-ndjson");
         observedPull(image);
@@ -127,10 +158,12 @@ class PullProgressServerIT {
         }
         List<JsonObject> images = objects.stream().filter(o -> !o.has("layer")).toList();
         List<JsonObject> layers = objects.stream().filter(o -> o.has("layer")).toList();
-        assertThat(images).allSatisfy(o -> {
-            assertThat(o.get("image").getAsString()).isEqualTo(image);
-            assertThat(o.get("name").getAsString()).isEqualTo(image);
-        });
+        assertThat(images)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.get("image").getAsString()).isEqualTo(image);
+                            assertThat(o.get("name").getAsString()).isEqualTo(image);
+                        });
         List<Integer> percents = images.stream().map(o -> o.get("percent").getAsInt()).toList();
         assertThat(percents).isSorted();
         assertThat(percents.get(0)).isLessThan(10);
@@ -139,38 +172,66 @@ class PullProgressServerIT {
         assertThat(last.get("phase").getAsString()).isEqualTo("succeeded");
         assertThat(last.get("percent").getAsInt()).isEqualTo(100);
         assertThat(last.has("error")).isFalse();
-        assertThat(layers).isNotEmpty().allSatisfy(o -> {
-            assertThat(o.get("layer").getAsString()).matches("sha256:[0-9a-f]{64}");
-            assertThat(o.get("name").getAsString()).isEqualTo(o.get("layer").getAsString());
-        });
-        long layerTotal = layers.stream().collect(java.util.stream.Collectors.toMap(o -> o.get("layer").getAsString(),
-                o -> o.get("total").getAsLong(), (a, b) -> b)).values().stream().mapToLong(Long::longValue).sum();
-        assertThat(last.get("total").getAsLong()).isEqualTo(layerTotal).isEqualTo(last.get("progress").getAsLong());
+        assertThat(layers)
+                .isNotEmpty()
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.get("layer").getAsString()).matches("sha256:[0-9a-f]{64}");
+                            assertThat(o.get("name").getAsString())
+                                    .isEqualTo(o.get("layer").getAsString());
+                        });
+        long layerTotal =
+                layers.stream()
+                        .collect(
+                                java.util.stream.Collectors.toMap(
+                                        o -> o.get("layer").getAsString(),
+                                        o -> o.get("total").getAsLong(),
+                                        (a, b) -> b))
+                        .values()
+                        .stream()
+                        .mapToLong(Long::longValue)
+                        .sum();
+        assertThat(last.get("total").getAsLong())
+                .isEqualTo(layerTotal)
+                .isEqualTo(last.get("progress").getAsLong());
 
         HttpResponse<String> list = get(HttpRequest.newBuilder(uri("/imagePullProgress")));
         assertThat(list.statusCode()).isEqualTo(200);
-        JsonArray pulls = JsonParser.parseString(list.body()).getAsJsonObject().getAsJsonArray("pulls");
+        JsonArray pulls =
+                JsonParser.parseString(list.body()).getAsJsonObject().getAsJsonArray("pulls");
         assertThat(pulls).hasSize(1);
         JsonObject listed = pulls.get(0).getAsJsonObject();
         assertThat(listed.get("percent").getAsInt()).isEqualTo(100);
-        assertThat(listed.getAsJsonArray("layers")).hasSize((int) layers.stream()
-                .map(o -> o.get("layer").getAsString()).distinct().count());
-        assertThat(asked).extracting(StreamAuthorizer.Request::kind).containsOnly(StreamKind.IMAGE_PULL_PROGRESS);
+        assertThat(listed.getAsJsonArray("layers"))
+                .hasSize(
+                        (int)
+                                layers.stream()
+                                        .map(o -> o.get("layer").getAsString())
+                                        .distinct()
+                                        .count());
+        assertThat(asked)
+                .extracting(StreamAuthorizer.Request::kind)
+                .containsOnly(StreamKind.IMAGE_PULL_PROGRESS);
         assertThat(asked).extracting(StreamAuthorizer.Request::targetId).containsExactly(image, "");
     }
 
     @Test
     void followStreamsEveryPullAndAFailedOneEndsWithItsError() throws Exception {
         HttpResponse<Stream<String>> r = lines("/imagePullProgress?follow=true");
-        fake.faults().on("PullImage").failNext(1, io.grpc.Status.UNKNOWN.withDescription(
-                "failed to pull and unpack image \"registry.example/gone:1\": not found"));
+        fake.faults()
+                .on("PullImage")
+                .failNext(
+                        1,
+                        io.grpc.Status.UNKNOWN.withDescription(
+                                "failed to pull and unpack image \"registry.example/gone:1\": not found"));
         observedPull("registry.example/gone:1");
         Iterator<String> it = r.body().iterator();
         JsonObject failed = null;
         while (it.hasNext()) {
             JsonObject o = JsonParser.parseString(it.next()).getAsJsonObject();
             assertThat(o.has("layer") || !o.get("phase").getAsString().equals("succeeded"))
-                    .as("the pull failed, it did not succeed: %s", o).isTrue();
+                    .as("the pull failed, it did not succeed: %s", o)
+                    .isTrue();
             if (!o.has("layer") && o.get("phase").getAsString().equals("failed")) {
                 failed = o;
                 break;
@@ -182,7 +243,8 @@ class PullProgressServerIT {
         JsonObject nextEnd = null;
         while (nextEnd == null && it.hasNext()) { // the follow stream does not end: ask for no more
             JsonObject o = JsonParser.parseString(it.next()).getAsJsonObject();
-            if (!o.has("layer") && o.get("image").getAsString().equals("registry.example/next:1")
+            if (!o.has("layer")
+                    && o.get("image").getAsString().equals("registry.example/next:1")
                     && !o.get("phase").getAsString().equals("pulling")) {
                 nextEnd = o;
             }
@@ -200,34 +262,44 @@ class PullProgressServerIT {
         assertThat(page.headers().firstValue("content-type")).hasValue("text/html; charset=utf-8");
         assertThat(page.body()).contains("<script>").contains("imagePullProgress");
 
-        HttpResponse<String> refused = get(HttpRequest.newBuilder(uri("/imagePullProgress")).header("X-Refuse", "1"));
+        HttpResponse<String> refused =
+                get(HttpRequest.newBuilder(uri("/imagePullProgress")).header("X-Refuse", "1"));
         assertThat(refused.statusCode()).isEqualTo(403);
         assertThat(refused.body()).contains("not authorized");
         assertThat(get(HttpRequest.newBuilder(uri("/other"))).statusCode()).isEqualTo(404);
-        HttpResponse<String> post = get(HttpRequest.newBuilder(uri("/imagePullProgress"))
-                .POST(HttpRequest.BodyPublishers.noBody()));
+        HttpResponse<String> post =
+                get(
+                        HttpRequest.newBuilder(uri("/imagePullProgress"))
+                                .POST(HttpRequest.BodyPublishers.noBody()));
         assertThat(post.statusCode()).isEqualTo(405);
         assertThat(post.headers().firstValue("allow")).hasValue("GET");
 
-        assertThatThrownBy(() -> PullProgressServer.builder(observer)
-                .bindAddress(new InetSocketAddress("0.0.0.0", 0)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a loopback address");
+        assertThatThrownBy(
+                        () ->
+                                PullProgressServer.builder(observer)
+                                        .bindAddress(new InetSocketAddress("0.0.0.0", 0))
+                                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a loopback address");
     }
 
     @Test
     void tooManyStreamsAnswer503AndAWatcherThatGoesAwayLeavesNoWatch() throws Exception {
-        try (Socket a = new Socket(); Socket b = new Socket()) {
+        try (Socket a = new Socket();
+                Socket b = new Socket()) {
             for (Socket s : List.of(a, b)) {
                 s.connect(server.address(), 5000);
                 s.setSoTimeout(10_000);
                 OutputStream out = s.getOutputStream();
-                out.write(("GET /imagePullProgress?image=registry.example/never:1 HTTP/1.1\r\nHost: x\r\n\r\n")
-                        .getBytes(StandardCharsets.US_ASCII));
+                out.write(
+                        ("GET /imagePullProgress?image=registry.example/never:1 HTTP/1.1\r\nHost: x\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 assertThat(head(s.getInputStream())).startsWith("HTTP/1.1 200");
             }
             assertThat(observer.watchers()).isEqualTo(2);
-            HttpResponse<String> third = get(HttpRequest.newBuilder(uri("/imagePullProgress?image=x/y:1")));
+            HttpResponse<String> third =
+                    get(HttpRequest.newBuilder(uri("/imagePullProgress?image=x/y:1")));
             assertThat(third.statusCode()).isEqualTo(503);
             assertThat(third.body()).contains("too many watchers");
         }

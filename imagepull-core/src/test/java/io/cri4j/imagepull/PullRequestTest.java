@@ -11,10 +11,24 @@ class PullRequestTest {
     @Test
     void wellFormedReferencesAreTaken() {
         String digest = "sha256:" + "a".repeat(64);
-        for (String ok : new String[] {"busybox", "busybox:1.36", "library/busybox", "docker.io/library/busybox:latest",
-                "registry.example:5000/team/app:1.2", "localhost/app", "localhost:5000/app", "127.0.0.1:5000/cri4j/busybox:1",
-                "Registry.Example.COM/app", "[::1]:5000/app:v1", "a__b/c.d/e--f_g", "app:" + "t".repeat(128),
-                "app@" + digest, "registry:5000/app:1@" + digest, "gcr.io/k8s-staging/pause:3.9"}) {
+        for (String ok :
+                new String[] {
+                    "busybox",
+                    "busybox:1.36",
+                    "library/busybox",
+                    "docker.io/library/busybox:latest",
+                    "registry.example:5000/team/app:1.2",
+                    "localhost/app",
+                    "localhost:5000/app",
+                    "127.0.0.1:5000/cri4j/busybox:1",
+                    "Registry.Example.COM/app",
+                    "[::1]:5000/app:v1",
+                    "a__b/c.d/e--f_g",
+                    "app:" + "t".repeat(128),
+                    "app@" + digest,
+                    "registry:5000/app:1@" + digest,
+                    "gcr.io/k8s-staging/pause:3.9"
+                }) {
             assertThat(PullRequest.of(ok).image()).isEqualTo(ok);
         }
     }
@@ -38,7 +52,9 @@ class PullRequestTest {
             {"", "empty"},
         };
         for (String[] b : bad) {
-            assertThatThrownBy(() -> PullRequest.of(b[0])).as(b[0]).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> PullRequest.of(b[0]))
+                    .as(b[0])
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(b[1]);
         }
     }

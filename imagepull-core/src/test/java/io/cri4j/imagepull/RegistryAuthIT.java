@@ -27,22 +27,26 @@ class RegistryAuthIT {
     static final RegistryExtension REGISTRY = RegistryExtension.withBasicAuth("alice", PASSWORD);
 
     @RegisterExtension
-    static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().registry(REGISTRY).build();
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().registry(REGISTRY).build();
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
     void refusedWithoutCredentials() throws Exception {
         PushedImage image = REGISTRY.push(TestImage.busyboxDocker());
-        try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(CONTAINERD.endpoint()).build())
-                .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0)).build()) {
+        try (ImagePuller puller =
+                ImagePuller.builder(CriImagePullBackend.builder(CONTAINERD.endpoint()).build())
+                        .defaultPolicy(PullPolicy.defaults().withBackoffLimit(0))
+                        .build()) {
             try {
                 puller.pull(image.reference()).result().get(60, TimeUnit.SECONDS);
                 throw new AssertionError("anonymous pull succeeded");
             } catch (ExecutionException e) {
-                assertThat(e.getCause()).isInstanceOf(ImagePullException.class)
-                        .hasMessageStartingWith("pulling " + image.reference() + " failed after 1 attempt: ")
+                assertThat(e.getCause())
+                        .isInstanceOf(ImagePullException.class)
+                        .hasMessageStartingWith(
+                                "pulling " + image.reference() + " failed after 1 attempt: ")
                         .hasMessageContaining("401");
             }
         }
@@ -52,26 +56,43 @@ class RegistryAuthIT {
     void pulledWithAConfigJsonCredentialAfterAWrongOneAndNeverLogged() throws Exception {
         PushedImage image = REGISTRY.push(TestImage.busybox());
         Path config = dir.resolve("config.json");
-        String good = Base64.getEncoder().encodeToString(("alice:" + PASSWORD).getBytes(StandardCharsets.UTF_8));
-        Files.writeString(config, "{\"auths\": {"
-                + "\"" + REGISTRY.hostPort() + "\": {\"auth\": \"" + good + "\"},"
-                + "\"http://" + REGISTRY.hostPort() + "/cri4j\": {\"username\": \"alice\", \"password\": \"wrong-pw-77\"}"
-                + "}}");
+        String good =
+                Base64.getEncoder()
+                        .encodeToString(("alice:" + PASSWORD).getBytes(StandardCharsets.UTF_8));
+        Files.writeString(
+                config,
+                "{\"auths\": {"
+                        + "\""
+                        + REGISTRY.hostPort()
+                        + "\": {\"auth\": \""
+                        + good
+                        + "\"},"
+                        + "\"http://"
+                        + REGISTRY.hostPort()
+                        + "/cri4j\": {\"username\": \"alice\", \"password\": \"wrong-pw-77\"}"
+                        + "}}");
         PrintStream savedErr = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         PullResult r;
-        try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(CONTAINERD.endpoint()).build())
-                .credentials(CredentialStore.fromDockerConfig(config)).build()) {
+        try (ImagePuller puller =
+                ImagePuller.builder(CriImagePullBackend.builder(CONTAINERD.endpoint()).build())
+                        .credentials(CredentialStore.fromDockerConfig(config))
+                        .build()) {
             r = puller.pull(image.reference()).result().get(60, TimeUnit.SECONDS);
         } finally {
             System.setErr(savedErr);
         }
         assertThat(r.imageId()).isEqualTo(image.config().digest());
-        assertThat(r.attempts()).as("the wrong credential (more specific, tried first) failed within attempt 1").isEqualTo(1);
+        assertThat(r.attempts())
+                .as("the wrong credential (more specific, tried first) failed within attempt 1")
+                .isEqualTo(1);
         String log = captured.toString(StandardCharsets.UTF_8);
         savedErr.print(log);
-        assertThat(log).contains("pulled " + image.reference()).doesNotContain(PASSWORD).doesNotContain(good)
+        assertThat(log)
+                .contains("pulled " + image.reference())
+                .doesNotContain(PASSWORD)
+                .doesNotContain(good)
                 .doesNotContain("wrong-pw-77");
     }
 }

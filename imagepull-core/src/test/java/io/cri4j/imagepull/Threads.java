@@ -6,12 +6,15 @@ import java.util.concurrent.TimeUnit;
 /** Checks that no thread of ours outlives a closed puller or backend. */
 final class Threads {
 
-    private Threads() {
-    }
+    private Threads() {}
 
     static List<String> ours() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith("cri4j-imagepull")).sorted().toList();
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .map(Thread::getName)
+                .filter(n -> n.startsWith("cri4j-imagepull"))
+                .sorted()
+                .toList();
     }
 
     /** Waits up to 5 s for every thread named cri4j-imagepull* to end. */

@@ -68,7 +68,11 @@ final class VirtualScheduler implements PullScheduler {
         while (queue.stream().noneMatch(t -> t.delay.equals(delay))) {
             long left = end - System.nanoTime();
             if (left <= 0) {
-                throw new AssertionError("no task with delay " + delay + " was scheduled; pending " + pendingDelays());
+                throw new AssertionError(
+                        "no task with delay "
+                                + delay
+                                + " was scheduled; pending "
+                                + pendingDelays());
             }
             wait(left / 1_000_000 + 1);
         }

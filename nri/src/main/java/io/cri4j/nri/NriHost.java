@@ -80,8 +80,10 @@ import org.slf4j.LoggerFactory;
 public final class NriHost implements HookProvider {
 
     private static final Logger LOG = LoggerFactory.getLogger(NriHost.class);
+
     /** The NRI version this host speaks and sends in {@code Configure}. */
     public static final String NRI_VERSION = "v0.12.2";
+
     private static final AtomicInteger HOSTS = new AtomicInteger();
 
     /** Told about plugins; called on the host's I/O thread, must not block. */
@@ -114,7 +116,7 @@ public final class NriHost implements HookProvider {
         private Duration requestTimeout = Duration.ofSeconds(2);
         private FailurePolicy failurePolicy = FailurePolicy.FAIL;
         private final Map<String, String> configs = new HashMap<>();
-        private Listener listener = new Listener() { };
+        private Listener listener = new Listener() {};
 
         private Builder(Path socket) {
             this.socket = socket;
@@ -163,7 +165,8 @@ public final class NriHost implements HookProvider {
          * (its name without the index); plugins without one get an empty text.
          */
         public Builder config(String pluginName, String config) {
-            configs.put(Objects.requireNonNull(pluginName, "pluginName"),
+            configs.put(
+                    Objects.requireNonNull(pluginName, "pluginName"),
                     Objects.requireNonNull(config, "config"));
             return this;
         }
@@ -181,8 +184,10 @@ public final class NriHost implements HookProvider {
          */
         public NriHost build() {
             if (!Epoll.isAvailable()) {
-                throw new UnsupportedOperationException("an NRI host needs Netty's epoll transport "
-                        + "(Linux): " + Epoll.unavailabilityCause());
+                throw new UnsupportedOperationException(
+                        "an NRI host needs Netty's epoll transport "
+                                + "(Linux): "
+                                + Epoll.unavailabilityCause());
             }
             return new NriHost(this);
         }
@@ -248,26 +253,45 @@ public final class NriHost implements HookProvider {
                 throw new IllegalStateException(this + " was started already");
             }
             started = true;
-            HostConnection.Settings settings = new HostConnection.Settings(host,
-                    registrationTimeout, requestTimeout, failurePolicy,
-                    n -> configs.getOrDefault(n, ""), NRI_VERSION);
-            group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("cri4j-nri-host-"
-                    + HOSTS.incrementAndGet(), true), EpollIoHandler.newFactory());
+            HostConnection.Settings settings =
+                    new HostConnection.Settings(
+                            host,
+                            registrationTimeout,
+                            requestTimeout,
+                            failurePolicy,
+                            n -> configs.getOrDefault(n, ""),
+                            NRI_VERSION);
+            group =
+                    new MultiThreadIoEventLoopGroup(
+                            1,
+                            new DefaultThreadFactory(
+                                    "cri4j-nri-host-" + HOSTS.incrementAndGet(), true),
+                            EpollIoHandler.newFactory());
             try {
                 claim = UnixSockets.claim(socket);
-                server = new ServerBootstrap().group(group)
-                        .channel(EpollServerDomainSocketChannel.class)
-                        .childHandler(new ChannelInitializer<Channel>() {
-                            @Override
-                            protected void initChannel(Channel ch) {
-                                HostConnection c = new HostConnection(ch, settings, registry,
-                                        describePeer(ch));
-                                connections.add(c);
-                                ch.closeFuture().addListener(f -> connections.remove(c));
-                                ch.pipeline().addLast(c);
-                            }
-                        })
-                        .bind(new DomainSocketAddress(claim.bindPath().toFile())).sync().channel();
+                server =
+                        new ServerBootstrap()
+                                .group(group)
+                                .channel(EpollServerDomainSocketChannel.class)
+                                .childHandler(
+                                        new ChannelInitializer<Channel>() {
+                                            @Override
+                                            protected void initChannel(Channel ch) {
+                                                HostConnection c =
+                                                        new HostConnection(
+                                                                ch,
+                                                                settings,
+                                                                registry,
+                                                                describePeer(ch));
+                                                connections.add(c);
+                                                ch.closeFuture()
+                                                        .addListener(f -> connections.remove(c));
+                                                ch.pipeline().addLast(c);
+                                            }
+                                        })
+                                .bind(new DomainSocketAddress(claim.bindPath().toFile()))
+                                .sync()
+                                .channel();
                 claim.publish(socketMode);
             } catch (IOException | RuntimeException e) {
                 stopNow();
@@ -277,7 +301,10 @@ public final class NriHost implements HookProvider {
                 stopNow();
                 throw new IOException("interrupted while binding " + socket, e);
             }
-            LOG.info("NRI host listening on {} for {} {}", socket, host.runtimeName(),
+            LOG.info(
+                    "NRI host listening on {} for {} {}",
+                    socket,
+                    host.runtimeName(),
                     host.runtimeVersion());
         }
     }
@@ -308,62 +335,69 @@ public final class NriHost implements HookProvider {
         return hooks;
     }
 
-    private final HostConnection.Registry registry = new HostConnection.Registry() {
-        @Override
-        public String reserve(HostConnection c, String name) {
-            synchronized (lock) {
-                if (closed) {
-                    return "the NRI host is closing";
+    private final HostConnection.Registry registry =
+            new HostConnection.Registry() {
+                @Override
+                public String reserve(HostConnection c, String name) {
+                    synchronized (lock) {
+                        if (closed) {
+                            return "the NRI host is closing";
+                        }
+                        HostConnection other = names.get(name);
+                        if (other != null) {
+                            return "a plugin named \""
+                                    + name
+                                    + "\" is connected already ("
+                                    + other.describe()
+                                    + ")";
+                        }
+                        names.put(name, c);
+                        return null;
+                    }
                 }
-                HostConnection other = names.get(name);
-                if (other != null) {
-                    return "a plugin named \"" + name + "\" is connected already (" + other.describe()
-                            + ")";
-                }
-                names.put(name, c);
-                return null;
-            }
-        }
 
-        @Override
-        public void ready(HostConnection c) {
-            synchronized (lock) {
-                if (closed) {
-                    c.channel().close();
-                    return;
+                @Override
+                public void ready(HostConnection c) {
+                    synchronized (lock) {
+                        if (closed) {
+                            c.channel().close();
+                            return;
+                        }
+                        ready.add(c);
+                        publish();
+                    }
+                    safely(() -> listener.registered(c.name(), c.index(), c.events()));
                 }
-                ready.add(c);
-                publish();
-            }
-            safely(() -> listener.registered(c.name(), c.index(), c.events()));
-        }
 
-        @Override
-        public void gone(HostConnection c, Throwable cause) {
-            boolean wasReady;
-            synchronized (lock) {
-                wasReady = ready.remove(c);
-                if (c.holdsName()) {
-                    names.remove(c.name(), c);
+                @Override
+                public void gone(HostConnection c, Throwable cause) {
+                    boolean wasReady;
+                    synchronized (lock) {
+                        wasReady = ready.remove(c);
+                        if (c.holdsName()) {
+                            names.remove(c.name(), c);
+                        }
+                        if (wasReady) {
+                            publish();
+                        }
+                    }
+                    if (wasReady) {
+                        safely(() -> listener.disconnected(c.name(), cause));
+                    } else if (!closed) {
+                        String why =
+                                cause == null
+                                        ? "it closed the connection before it was registered"
+                                        : cause.getMessage();
+                        safely(() -> listener.rejected(c.describe(), why));
+                    }
                 }
-                if (wasReady) {
-                    publish();
-                }
-            }
-            if (wasReady) {
-                safely(() -> listener.disconnected(c.name(), cause));
-            } else if (!closed) {
-                String why = cause == null ? "it closed the connection before it was registered"
-                        : cause.getMessage();
-                safely(() -> listener.rejected(c.describe(), why));
-            }
-        }
-    };
+            };
 
     /** Rebuilds {@link #hooks}; under the lock. */
     private void publish() {
         List<HostConnection> sorted = new ArrayList<>(ready);
-        sorted.sort(Comparator.comparingInt(HostConnection::index).thenComparing(HostConnection::name));
+        sorted.sort(
+                Comparator.comparingInt(HostConnection::index).thenComparing(HostConnection::name));
         List<AsyncHook> out = new ArrayList<>();
         sorted.forEach(c -> out.add(c.hook()));
         hooks = List.copyOf(out);
@@ -411,7 +445,8 @@ public final class NriHost implements HookProvider {
             c.channel().close();
         }
         if (group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                    .awaitUninterruptibly(10, TimeUnit.SECONDS);
         }
         if (claim != null) {
             claim.close();
@@ -431,5 +466,4 @@ public final class NriHost implements HookProvider {
     public String toString() {
         return "NriHost[" + socket + "]";
     }
-
 }

@@ -60,10 +60,13 @@ public final class NriPlugin implements AutoCloseable {
 
     /** Where containerd and CRI-O serve NRI by default. */
     public static final Path DEFAULT_SOCKET = Path.of("/var/run/nri/nri.sock");
+
     /** Set by a runtime that launched the plugin itself: the connected socket's file descriptor. */
     public static final String ENV_SOCKET = "NRI_PLUGIN_SOCKET";
+
     /** Set by a runtime that launched the plugin itself: the plugin's name. */
     public static final String ENV_NAME = "NRI_PLUGIN_NAME";
+
     /** Set by a runtime that launched the plugin itself: the plugin's index. */
     public static final String ENV_INDEX = "NRI_PLUGIN_IDX";
 
@@ -94,7 +97,7 @@ public final class NriPlugin implements AutoCloseable {
         private Duration maxBackoff = Duration.ofSeconds(30);
         private boolean waitForRuntime;
         private Duration registrationTimeout = Duration.ofSeconds(5);
-        private Listener listener = new Listener() { };
+        private Listener listener = new Listener() {};
         private Map<String, String> env = System.getenv();
 
         private Builder(AsyncHook hook, ExecutorService worker) {
@@ -120,9 +123,13 @@ public final class NriPlugin implements AutoCloseable {
         public Builder inheritedFromEnvironment() {
             String fd = env.get(ENV_SOCKET);
             if (fd == null || !fd.trim().matches("\\d+")) {
-                throw new IllegalStateException(ENV_SOCKET + " is " + (fd == null ? "not set"
-                        : "'" + fd + "', not a file descriptor number")
-                        + ": the plugin was not launched by the runtime");
+                throw new IllegalStateException(
+                        ENV_SOCKET
+                                + " is "
+                                + (fd == null
+                                        ? "not set"
+                                        : "'" + fd + "', not a file descriptor number")
+                                + ": the plugin was not launched by the runtime");
             }
             this.inheritedFd = Integer.parseInt(fd.trim());
             this.socket = null;
@@ -162,9 +169,11 @@ public final class NriPlugin implements AutoCloseable {
          * wait after each failed attempt up to {@code maxDelay}; default 0.5 s up to 30 s.
          */
         public Builder reconnect(Duration initialDelay, Duration maxDelay) {
-            if (initialDelay.isNegative() || initialDelay.isZero()
+            if (initialDelay.isNegative()
+                    || initialDelay.isZero()
                     || maxDelay.compareTo(initialDelay) < 0) {
-                throw new IllegalArgumentException("reconnect delays must be positive, max >= initial");
+                throw new IllegalArgumentException(
+                        "reconnect delays must be positive, max >= initial");
             }
             this.reconnect = true;
             this.initialBackoff = initialDelay;
@@ -220,12 +229,16 @@ public final class NriPlugin implements AutoCloseable {
             int i = index != null ? index : hook.policy().index();
             Set<HookEvent> events = hook.events();
             if (HookEvent.nriMask(events) == 0) {
-                throw new IllegalArgumentException("hook '" + hook.name() + "' subscribes to no "
-                        + "event NRI can deliver (its events: " + events + ")");
+                throw new IllegalArgumentException(
+                        "hook '"
+                                + hook.name()
+                                + "' subscribes to no "
+                                + "event NRI can deliver (its events: "
+                                + events
+                                + ")");
             }
             return new NriPlugin(this, n, String.format("%02d", i));
         }
-
     }
 
     private final PluginRunner runner;
@@ -243,19 +256,32 @@ public final class NriPlugin implements AutoCloseable {
         }
         this.unserved = Set.copyOf(u);
         Listener l = b.listener;
-        this.runner = new PluginRunner(new PluginRunner.Settings(b.hook, name, index, b.socket,
-                b.inheritedFd, b.reconnect && b.socket != null, b.initialBackoff, b.maxBackoff,
-                b.waitForRuntime, b.registrationTimeout, new PluginRunner.Events() {
-                    @Override
-                    public void registered(String runtimeName, String runtimeVersion) {
-                        l.registered(runtimeName, runtimeVersion);
-                    }
+        this.runner =
+                new PluginRunner(
+                        new PluginRunner.Settings(
+                                b.hook,
+                                name,
+                                index,
+                                b.socket,
+                                b.inheritedFd,
+                                b.reconnect && b.socket != null,
+                                b.initialBackoff,
+                                b.maxBackoff,
+                                b.waitForRuntime,
+                                b.registrationTimeout,
+                                new PluginRunner.Events() {
+                                    @Override
+                                    public void registered(
+                                            String runtimeName, String runtimeVersion) {
+                                        l.registered(runtimeName, runtimeVersion);
+                                    }
 
-                    @Override
-                    public void disconnected(Throwable cause) {
-                        l.disconnected(cause);
-                    }
-                }, b.worker));
+                                    @Override
+                                    public void disconnected(Throwable cause) {
+                                        l.disconnected(cause);
+                                    }
+                                },
+                                b.worker));
     }
 
     /**
@@ -272,11 +298,19 @@ public final class NriPlugin implements AutoCloseable {
     public static Builder builder(Hook hook) {
         Objects.requireNonNull(hook, "hook");
         AtomicInteger n = new AtomicInteger();
-        ExecutorService worker = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "cri4j-nri-hook-" + hook.name() + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService worker =
+                Executors.newCachedThreadPool(
+                        r -> {
+                            Thread t =
+                                    new Thread(
+                                            r,
+                                            "cri4j-nri-hook-"
+                                                    + hook.name()
+                                                    + "-"
+                                                    + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
         return new Builder(Hooks.async(hook, worker), worker);
     }
 
@@ -297,8 +331,11 @@ public final class NriPlugin implements AutoCloseable {
         }
         started = true;
         if (!unserved.isEmpty()) {
-            LOG.warn("plugin {}: NRI has no event for {} of this hook; those are not served in NRI "
-                    + "mode (the cri4j proxy serves them)", fullName, unserved);
+            LOG.warn(
+                    "plugin {}: NRI has no event for {} of this hook; those are not served in NRI "
+                            + "mode (the cri4j proxy serves them)",
+                    fullName,
+                    unserved);
         }
         runner.start();
         return this;
@@ -346,7 +383,8 @@ public final class NriPlugin implements AutoCloseable {
     static int parseIndex(String idx) {
         String t = idx.trim();
         if (!t.matches("\\d{1,2}")) {
-            throw new IllegalStateException(ENV_INDEX + " is '" + idx + "', not a plugin index 0..99");
+            throw new IllegalStateException(
+                    ENV_INDEX + " is '" + idx + "', not a plugin index 0..99");
         }
         return Integer.parseInt(t);
     }
@@ -356,10 +394,19 @@ public final class NriPlugin implements AutoCloseable {
             throw new IllegalArgumentException("NRI plugin name is empty");
         }
         for (char c : name.toCharArray()) {
-            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-                    || c == '-' || c == '_' || c == '.' || c == '+')) {
-                throw new IllegalArgumentException("invalid NRI plugin name '" + name
-                        + "': contains '" + c + "' (allowed: letters, digits, - _ . +)");
+            if (!(c >= 'a' && c <= 'z'
+                    || c >= 'A' && c <= 'Z'
+                    || c >= '0' && c <= '9'
+                    || c == '-'
+                    || c == '_'
+                    || c == '.'
+                    || c == '+')) {
+                throw new IllegalArgumentException(
+                        "invalid NRI plugin name '"
+                                + name
+                                + "': contains '"
+                                + c
+                                + "' (allowed: letters, digits, - _ . +)");
             }
         }
     }

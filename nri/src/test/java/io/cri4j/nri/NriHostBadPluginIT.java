@@ -39,8 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NriHostBadPluginIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final RecordingHost host = new RecordingHost();
     private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
@@ -50,22 +49,29 @@ class NriHostBadPluginIT {
     private long fdsBefore;
 
     private NriHost.Builder builder() {
-        return NriHost.builder(dir.resolve("nri.sock")).listener(new NriHost.Listener() {
-            @Override
-            public void registered(String name, int index, Set<HookEvent> subscribed) {
-                events.add("registered " + name);
-            }
+        return NriHost.builder(dir.resolve("nri.sock"))
+                .listener(
+                        new NriHost.Listener() {
+                            @Override
+                            public void registered(
+                                    String name, int index, Set<HookEvent> subscribed) {
+                                events.add("registered " + name);
+                            }
 
-            @Override
-            public void disconnected(String name, Throwable cause) {
-                events.add("disconnected " + name + ": " + (cause == null ? "closed" : cause.getMessage()));
-            }
+                            @Override
+                            public void disconnected(String name, Throwable cause) {
+                                events.add(
+                                        "disconnected "
+                                                + name
+                                                + ": "
+                                                + (cause == null ? "closed" : cause.getMessage()));
+                            }
 
-            @Override
-            public void rejected(String who, String reason) {
-                events.add("rejected " + who + ": " + reason);
-            }
-        });
+                            @Override
+                            public void rejected(String who, String reason) {
+                                events.add("rejected " + who + ": " + reason);
+                            }
+                        });
     }
 
     private NriHost start(NriHost.Builder b) throws Exception {
@@ -83,12 +89,15 @@ class NriHostBadPluginIT {
 
     @BeforeEach
     void baseline() throws Exception {
-        // one full cycle first: classes, Netty's native library and shared executors load once per JVM
+        // one full cycle first: classes, Netty's native library and shared executors load once per
+        // JVM
         try (NriHost warm = builder().build()) {
             warm.start(host);
             try (RawNriPlugin p = new RawNriPlugin(warm.socket())) {
                 p.register("warm-up", "01");
-                p.answer(p.expect("Configure"), ConfigureResponse.newBuilder().setEvents(1 << 3).build());
+                p.answer(
+                        p.expect("Configure"),
+                        ConfigureResponse.newBuilder().setEvents(1 << 3).build());
                 p.answer(p.expect("Synchronize"), SynchronizeResponse.getDefaultInstance());
                 assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo("registered warm-up");
             }
@@ -106,18 +115,31 @@ class NriHostBadPluginIT {
         }
         awaitNoHostThreads();
         assertThat(Files.exists(dir.resolve("nri.sock"))).as("socket removed").isFalse();
-        assertThat(Thread.activeCount()).as("threads after the host closed: %s",
-                Thread.getAllStackTraces().keySet().stream().map(Thread::getName).sorted().toList())
+        assertThat(Thread.activeCount())
+                .as(
+                        "threads after the host closed: %s",
+                        Thread.getAllStackTraces().keySet().stream()
+                                .map(Thread::getName)
+                                .sorted()
+                                .toList())
                 .isLessThanOrEqualTo(threadsBefore);
-        assertThat(openFds()).as("open file descriptors after the host closed").isLessThanOrEqualTo(fdsBefore);
+        assertThat(openFds())
+                .as("open file descriptors after the host closed")
+                .isLessThanOrEqualTo(fdsBefore);
     }
 
     private static void awaitNoHostThreads() throws Exception {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < until) {
-            Thread busy = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().startsWith("cri4j-nri-host") || t.getName().startsWith("globalEventExecutor"))
-                    .findFirst().orElse(null);
+            Thread busy =
+                    Thread.getAllStackTraces().keySet().stream()
+                            .filter(
+                                    t ->
+                                            t.getName().startsWith("cri4j-nri-host")
+                                                    || t.getName()
+                                                            .startsWith("globalEventExecutor"))
+                            .findFirst()
+                            .orElse(null);
             if (busy == null) {
                 return;
             }
@@ -140,17 +162,25 @@ class NriHostBadPluginIT {
 
     /** NRI's Go logger, registered, as the plugin that must not be harmed. */
     private NriGoPlugin goodPlugin() throws Exception {
-        NriGoPlugin p = NriGoPlugin.launch(nri.socket(), dir, "nri-logger", 20, "-add-env", "STILL_HERE");
+        NriGoPlugin p =
+                NriGoPlugin.launch(nri.socket(), dir, "nri-logger", 20, "-add-env", "STILL_HERE");
         toClose.add(0, p);
         assertThat(next()).isEqualTo("registered nri-logger");
         return p;
     }
 
     private void assertGoodPluginServes() throws Exception {
-        PodSandbox pod = PodSandbox.newBuilder().setId("p").setName("p").setNamespace("default").build();
+        PodSandbox pod =
+                PodSandbox.newBuilder().setId("p").setName("p").setNamespace("default").build();
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
-            assertThat(chain.createContainer(pod, Container.newBuilder().setId("c").setName("c").build())
-                    .toCompletableFuture().get(10, TimeUnit.SECONDS).adjustment().getEnvList())
+            assertThat(
+                            chain.createContainer(
+                                            pod,
+                                            Container.newBuilder().setId("c").setName("c").build())
+                                    .toCompletableFuture()
+                                    .get(10, TimeUnit.SECONDS)
+                                    .adjustment()
+                                    .getEnvList())
                     .anySatisfy(kv -> assertThat(kv.getKey()).isEqualTo("STILL_HERE"));
         }
         assertThat(nri.hooks()).extracting(AsyncHook::name).containsExactly("nri-logger");
@@ -163,10 +193,12 @@ class NriHostBadPluginIT {
         RawNriPlugin p = raw();
         p.write("GET / HTTP/1.1\r\nHost: nri\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         assertThat(p.closedByRuntime()).isTrue();
-        assertThat(next()).matches("rejected unregistered plugin \\(connection #2 from pid \\d+\\): "
-                + "unregistered plugin \\(connection #2 from pid \\d+\\) sent bytes that are not NRI: not NRI's "
-                + "multiplexer: frame header 474554202f204854 announces 790644820 bytes on connection 1195725856, "
-                + "more than the 4194314 NRI allows");
+        assertThat(next())
+                .matches(
+                        "rejected unregistered plugin \\(connection #2 from pid \\d+\\): "
+                                + "unregistered plugin \\(connection #2 from pid \\d+\\) sent bytes that are not NRI: not NRI's "
+                                + "multiplexer: frame header 474554202f204854 announces 790644820 bytes on connection 1195725856, "
+                                + "more than the 4194314 NRI allows");
         assertGoodPluginServes();
     }
 
@@ -176,8 +208,10 @@ class NriHostBadPluginIT {
         RawNriPlugin p = raw();
         p.write(new byte[] {0, 0, 0, 2, 0, 0, 0, 50, 0, 0, 0});
         p.close();
-        assertThat(next()).endsWith("closed its connection in the middle of a frame (a mux frame on "
-                + "connection 2 lacking 47 payload bytes)");
+        assertThat(next())
+                .endsWith(
+                        "closed its connection in the middle of a frame (a mux frame on "
+                                + "connection 2 lacking 47 payload bytes)");
     }
 
     @Test
@@ -187,21 +221,28 @@ class NriHostBadPluginIT {
         RawNriPlugin slash = raw();
         Response r = slash.register("bad/name", "10");
         assertThat(r.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(r.getStatus().getMessage()).endsWith("as 10-bad/name: invalid plugin name \"bad/name\": "
-                + "contains '/' (allowed: letters, digits, - _ . +)");
+        assertThat(r.getStatus().getMessage())
+                .endsWith(
+                        "as 10-bad/name: invalid plugin name \"bad/name\": "
+                                + "contains '/' (allowed: letters, digits, - _ . +)");
         assertThat(slash.closedByRuntime()).isTrue();
-        assertThat(next()).startsWith("rejected unregistered plugin").contains("invalid plugin name");
+        assertThat(next())
+                .startsWith("rejected unregistered plugin")
+                .contains("invalid plugin name");
 
         RawNriPlugin idx = raw();
         r = idx.register("fine", "7");
-        assertThat(r.getStatus().getMessage()).endsWith("invalid plugin index \"7\": must be two digits");
+        assertThat(r.getStatus().getMessage())
+                .endsWith("invalid plugin index \"7\": must be two digits");
         assertThat(idx.closedByRuntime()).isTrue();
         assertThat(next()).contains("invalid plugin index");
 
         RawNriPlugin twin = raw();
         r = twin.register("nri-logger", "30");
-        assertThat(r.getStatus().getMessage()).endsWith("as 30-nri-logger: a plugin named \"nri-logger\" is "
-                + "connected already (plugin 20-nri-logger)");
+        assertThat(r.getStatus().getMessage())
+                .endsWith(
+                        "as 30-nri-logger: a plugin named \"nri-logger\" is "
+                                + "connected already (plugin 20-nri-logger)");
         assertThat(twin.closedByRuntime()).isTrue();
         assertThat(next()).contains("is connected already");
         assertGoodPluginServes();
@@ -212,20 +253,32 @@ class NriHostBadPluginIT {
         start(builder().registrationTimeout(Duration.ofMillis(300)));
         RawNriPlugin p = raw();
         assertThat(p.closedByRuntime()).isTrue();
-        assertThat(next()).matches("rejected unregistered plugin \\(connection #1 from pid \\d+\\): "
-                + "unregistered plugin \\(connection #1 from pid \\d+\\) did not register within 300 ms");
+        assertThat(next())
+                .matches(
+                        "rejected unregistered plugin \\(connection #1 from pid \\d+\\): "
+                                + "unregistered plugin \\(connection #1 from pid \\d+\\) did not register within 300 ms");
     }
 
     @Test
     void updatesBeforeRegisteringAreRefused() throws Exception {
         start(builder());
         RawNriPlugin p = raw();
-        Response r = p.call(2, "nri.pkg.api.v1alpha1.Runtime", "UpdateContainers",
-                UpdateContainersRequest.getDefaultInstance());
+        Response r =
+                p.call(
+                        2,
+                        "nri.pkg.api.v1alpha1.Runtime",
+                        "UpdateContainers",
+                        UpdateContainersRequest.getDefaultInstance());
         assertThat(r.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
-        assertThat(r.getStatus().getMessage()).endsWith("asked for container updates before registering");
+        assertThat(r.getStatus().getMessage())
+                .endsWith("asked for container updates before registering");
         assertThat(host.requests).isEmpty();
-        r = p.call(2, "nri.pkg.api.v1alpha1.Runtime", "Frobnicate", UpdateContainersRequest.getDefaultInstance());
+        r =
+                p.call(
+                        2,
+                        "nri.pkg.api.v1alpha1.Runtime",
+                        "Frobnicate",
+                        UpdateContainersRequest.getDefaultInstance());
         assertThat(r.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED.value());
     }
 
@@ -234,10 +287,14 @@ class NriHostBadPluginIT {
         start(builder());
         RawNriPlugin p = raw();
         p.register("greedy", "40");
-        p.answer(p.expect("Configure"), ConfigureResponse.newBuilder().setEvents(1 << 20 | 1 << 3).build());
+        p.answer(
+                p.expect("Configure"),
+                ConfigureResponse.newBuilder().setEvents(1 << 20 | 1 << 3).build());
         assertThat(p.closedByRuntime()).isTrue();
-        assertThat(next()).isEqualTo("rejected plugin 40-greedy: plugin 40-greedy subscribed to unknown "
-                + "events: 0x100000");
+        assertThat(next())
+                .isEqualTo(
+                        "rejected plugin 40-greedy: plugin 40-greedy subscribed to unknown "
+                                + "events: 0x100000");
     }
 
     @Test
@@ -248,22 +305,30 @@ class NriHostBadPluginIT {
         old.answer(old.expect("Configure"), ConfigureResponse.getDefaultInstance());
         old.answer(old.expect("Synchronize"), SynchronizeResponse.getDefaultInstance());
         assertThat(next()).isEqualTo("registered old-stub");
-        assertThat(HookEvent.nriMask(nri.hooks().get(0).events())).as("NRI v0.8's 11 events").isEqualTo(0x7ff);
+        assertThat(HookEvent.nriMask(nri.hooks().get(0).events()))
+                .as("NRI v0.8's 11 events")
+                .isEqualTo(0x7ff);
 
         RawNriPlugin recent = raw();
         recent.register("new-stub", "40", "v0.12.0");
         recent.answer(recent.expect("Configure"), ConfigureResponse.getDefaultInstance());
         recent.answer(recent.expect("Synchronize"), SynchronizeResponse.getDefaultInstance());
         assertThat(next()).isEqualTo("registered new-stub");
-        assertThat(HookEvent.nriMask(nri.hooks().get(1).events())).as("NRI v0.12's 14 events").isEqualTo(0x3fff);
+        assertThat(HookEvent.nriMask(nri.hooks().get(1).events()))
+                .as("NRI v0.12's 14 events")
+                .isEqualTo(0x3fff);
     }
 
     @Test
     void aPluginThatCannotTakeASplitSynchronizeIsDroppedSayingSo() throws Exception {
         List<Container> big = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            big.add(Container.newBuilder().setId("c" + i).setName("c" + i)
-                    .putAnnotations("pad", "x".repeat(1 << 20)).build());
+            big.add(
+                    Container.newBuilder()
+                            .setId("c" + i)
+                            .setName("c" + i)
+                            .putAnnotations("pad", "x".repeat(1 << 20))
+                            .build());
         }
         host.snapshot = new RuntimeSnapshot(List.of(), big);
         start(builder());
@@ -273,25 +338,39 @@ class NriHostBadPluginIT {
         RawNriPlugin.Frame sync = p.expect("Synchronize");
         SynchronizeRequest first = SynchronizeRequest.parseFrom(sync.request().getPayload());
         assertThat(first.getMore()).isTrue();
-        assertThat(first.getContainersList()).hasSize(3).extracting(Container::getId).containsExactly("c0", "c1", "c2");
+        assertThat(first.getContainersList())
+                .hasSize(3)
+                .extracting(Container::getId)
+                .containsExactly("c0", "c1", "c2");
         p.answer(sync, SynchronizeResponse.getDefaultInstance()); // no more = true: an old plugin
         assertThat(p.closedByRuntime()).isTrue();
-        assertThat(next()).isEqualTo("rejected plugin 40-old: plugin 40-old does not handle a Synchronize "
-                + "split in 2 messages (it answered the first part without more = true); the host's state is "
-                + "too large for one ttrpc message");
+        assertThat(next())
+                .isEqualTo(
+                        "rejected plugin 40-old: plugin 40-old does not handle a Synchronize "
+                                + "split in 2 messages (it answered the first part without more = true); the host's state is "
+                                + "too large for one ttrpc message");
     }
 
     @Test
     void aContainerTooLargeForAnyMessageFailsTheSynchronizeWithItsName() throws Exception {
-        host.snapshot = new RuntimeSnapshot(List.of(), List.of(Container.newBuilder().setId("huge-id").setName("huge")
-                .putAnnotations("pad", "x".repeat(5 << 20)).build()));
+        host.snapshot =
+                new RuntimeSnapshot(
+                        List.of(),
+                        List.of(
+                                Container.newBuilder()
+                                        .setId("huge-id")
+                                        .setName("huge")
+                                        .putAnnotations("pad", "x".repeat(5 << 20))
+                                        .build()));
         start(builder());
         RawNriPlugin p = raw();
         p.register("any", "40");
         p.answer(p.expect("Configure"), ConfigureResponse.newBuilder().setEvents(1 << 3).build());
         assertThat(p.closedByRuntime()).isTrue();
-        assertThat(next()).matches("rejected plugin 40-any: cannot synchronize plugin 40-any: container huge "
-                + "\\(huge-id\\) alone takes \\d+ bytes, more than one Synchronize message can carry within "
-                + "ttrpc's maximum message size of 4194304 bytes");
+        assertThat(next())
+                .matches(
+                        "rejected plugin 40-any: cannot synchronize plugin 40-any: container huge "
+                                + "\\(huge-id\\) alone takes \\d+ bytes, more than one Synchronize message can carry within "
+                                + "ttrpc's maximum message size of 4194304 bytes");
     }
 }

@@ -37,72 +37,133 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NriHostFakeRuntimeIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static PodSandboxConfig pod(String name) {
-        return PodSandboxConfig.newBuilder().setMetadata(PodSandboxMetadata.newBuilder().setName(name)
-                .setNamespace("default").setUid("uid-" + name)).build();
+        return PodSandboxConfig.newBuilder()
+                .setMetadata(
+                        PodSandboxMetadata.newBuilder()
+                                .setName(name)
+                                .setNamespace("default")
+                                .setUid("uid-" + name))
+                .build();
     }
 
-    private static String create(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String pod, String podName,
+    private static String create(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt,
+            String pod,
+            String podName,
             String name) {
-        return rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(pod)
-                .setConfig(ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName(name))
-                        .setImage(ImageSpec.newBuilder().setImage("busybox:1.36")).addCommand("sleep"))
-                .setSandboxConfig(pod(podName)).build()).getContainerId();
+        return rt.createContainer(
+                        CreateContainerRequest.newBuilder()
+                                .setPodSandboxId(pod)
+                                .setConfig(
+                                        ContainerConfig.newBuilder()
+                                                .setMetadata(
+                                                        ContainerMetadata.newBuilder()
+                                                                .setName(name))
+                                                .setImage(
+                                                        ImageSpec.newBuilder()
+                                                                .setImage("busybox:1.36"))
+                                                .addCommand("sleep"))
+                                .setSandboxConfig(pod(podName))
+                                .build())
+                .getContainerId();
     }
 
     @Test
     void nriLoggerOnTheFakesNriSocketAdjustsItsContainers() throws Exception {
         BlockingQueue<String> registered = new LinkedBlockingQueue<>();
         BlockingQueue<String> gone = new LinkedBlockingQueue<>();
-        NriHost nri = NriHost.builder(dir.resolve("nri.sock")).listener(new NriHost.Listener() {
-            @Override
-            public void registered(String name, int index, Set<HookEvent> events) {
-                registered.add(name);
-            }
+        NriHost nri =
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .listener(
+                                new NriHost.Listener() {
+                                    @Override
+                                    public void registered(
+                                            String name, int index, Set<HookEvent> events) {
+                                        registered.add(name);
+                                    }
 
-            @Override
-            public void disconnected(String name, Throwable cause) {
-                gone.add(name);
-            }
-        }).build();
-        try (FakeCriServer fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("cri.sock")))
-                .addHookProvider(nri).build().start()) {
+                                    @Override
+                                    public void disconnected(String name, Throwable cause) {
+                                        gone.add(name);
+                                    }
+                                })
+                        .build();
+        try (FakeCriServer fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("cri.sock")))
+                        .addHookProvider(nri)
+                        .build()
+                        .start()) {
             fake.runtime().addImage("busybox:1.36");
             ManagedChannel ch = fake.newChannel();
             try {
-                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(ch)
-                        .withDeadlineAfter(20, TimeUnit.SECONDS);
-                String pod = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod("web")).build())
-                        .getPodSandboxId();
+                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                        RuntimeServiceGrpc.newBlockingStub(ch)
+                                .withDeadlineAfter(20, TimeUnit.SECONDS);
+                String pod =
+                        rt.runPodSandbox(
+                                        RunPodSandboxRequest.newBuilder()
+                                                .setConfig(pod("web"))
+                                                .build())
+                                .getPodSandboxId();
                 String early = create(rt, pod, "web", "early");
 
-                try (NriGoPlugin logger = NriGoPlugin.launch(nri.socket(), dir, "nri-logger", 20,
-                        "-add-env", "NRI_LOGGER_WAS_HERE", "-add-annotation", "nri.example/logged")) {
+                try (NriGoPlugin logger =
+                        NriGoPlugin.launch(
+                                nri.socket(),
+                                dir,
+                                "nri-logger",
+                                20,
+                                "-add-env",
+                                "NRI_LOGGER_WAS_HERE",
+                                "-add-annotation",
+                                "nri.example/logged")) {
                     assertThat(registered.poll(20, TimeUnit.SECONDS)).isEqualTo("nri-logger");
-                    assertThat(Files.readString(logger.logFile())).as("Synchronize gave it the fake's state")
-                            .contains(pod).contains(early);
+                    assertThat(Files.readString(logger.logFile()))
+                            .as("Synchronize gave it the fake's state")
+                            .contains(pod)
+                            .contains(early);
 
                     String app = create(rt, pod, "web", "app");
-                    rt.startContainer(StartContainerRequest.newBuilder().setContainerId(app).build());
+                    rt.startContainer(
+                            StartContainerRequest.newBuilder().setContainerId(app).build());
                     String value = "logger-pid-" + logger.pid();
-                    String env = rt.execSync(ExecSyncRequest.newBuilder().setContainerId(app).addCmd("env")
-                            .setTimeout(10).build()).getStdout().toString(StandardCharsets.UTF_8);
+                    String env =
+                            rt.execSync(
+                                            ExecSyncRequest.newBuilder()
+                                                    .setContainerId(app)
+                                                    .addCmd("env")
+                                                    .setTimeout(10)
+                                                    .build())
+                                    .getStdout()
+                                    .toString(StandardCharsets.UTF_8);
                     assertThat(env).contains("NRI_LOGGER_WAS_HERE=" + value);
-                    ContainerStatus s = rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(app)
-                            .build()).getStatus();
+                    ContainerStatus s =
+                            rt.containerStatus(
+                                            ContainerStatusRequest.newBuilder()
+                                                    .setContainerId(app)
+                                                    .build())
+                                    .getStatus();
                     assertThat(s.getAnnotationsMap()).containsEntry("nri.example/logged", value);
                     assertThat(fake.runtime().containerConfig(app).getEnvsList())
-                            .anySatisfy(kv -> assertThat(kv.getKey()).isEqualTo("NRI_LOGGER_WAS_HERE"));
+                            .anySatisfy(
+                                    kv -> assertThat(kv.getKey()).isEqualTo("NRI_LOGGER_WAS_HERE"));
                 }
                 // the plugin is gone: the next container is created without it
                 assertThat(gone.poll(10, TimeUnit.SECONDS)).isEqualTo("nri-logger");
                 assertThat(nri.hooks()).isEmpty();
                 String late = create(rt, pod, "web", "late");
-                assertThat(rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(late).build())
-                        .getStatus().getAnnotationsMap()).doesNotContainKey("nri.example/logged");
+                assertThat(
+                                rt.containerStatus(
+                                                ContainerStatusRequest.newBuilder()
+                                                        .setContainerId(late)
+                                                        .build())
+                                        .getStatus()
+                                        .getAnnotationsMap())
+                        .doesNotContainKey("nri.example/logged");
             } finally {
                 ch.shutdownNow();
             }

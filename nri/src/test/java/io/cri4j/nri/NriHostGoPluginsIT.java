@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -42,8 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NriHostGoPluginsIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final RecordingHost host = new RecordingHost();
     private final BlockingQueue<String> registered = new LinkedBlockingQueue<>();
@@ -52,17 +50,26 @@ class NriHostGoPluginsIT {
     private NriHost nri;
 
     private NriHost startHost(NriHost.Builder b) throws IOException {
-        nri = b.listener(new NriHost.Listener() {
-            @Override
-            public void registered(String name, int index, Set<HookEvent> events) {
-                registered.add(name);
-            }
+        nri =
+                b.listener(
+                                new NriHost.Listener() {
+                                    @Override
+                                    public void registered(
+                                            String name, int index, Set<HookEvent> events) {
+                                        registered.add(name);
+                                    }
 
-            @Override
-            public void disconnected(String name, Throwable cause) {
-                gone.add(name + ": " + (cause == null ? "closed" : cause.getMessage()));
-            }
-        }).build();
+                                    @Override
+                                    public void disconnected(String name, Throwable cause) {
+                                        gone.add(
+                                                name
+                                                        + ": "
+                                                        + (cause == null
+                                                                ? "closed"
+                                                                : cause.getMessage()));
+                                    }
+                                })
+                        .build();
         toClose.add(nri);
         nri.start(host);
         return nri;
@@ -83,7 +90,8 @@ class NriHostGoPluginsIT {
         for (int i = 0; i < names.length; i++) {
             String n = registered.poll(20, TimeUnit.SECONDS);
             if (n == null) {
-                throw new TimeoutException("registered so far: " + got + "; expected " + List.of(names));
+                throw new TimeoutException(
+                        "registered so far: " + got + "; expected " + List.of(names));
             }
             got.add(n);
         }
@@ -98,8 +106,12 @@ class NriHostGoPluginsIT {
     }
 
     static PodSandbox pod(String name, String... annotations) {
-        PodSandbox.Builder b = PodSandbox.newBuilder().setId("pod-" + name).setName(name).setNamespace("default")
-                .setUid("uid-" + name);
+        PodSandbox.Builder b =
+                PodSandbox.newBuilder()
+                        .setId("pod-" + name)
+                        .setName(name)
+                        .setNamespace("default")
+                        .setUid("uid-" + name);
         for (int i = 0; i < annotations.length; i += 2) {
             b.putAnnotations(annotations[i], annotations[i + 1]);
         }
@@ -107,8 +119,14 @@ class NriHostGoPluginsIT {
     }
 
     static Container container(PodSandbox pod, String name) {
-        return Container.newBuilder().setId("ctr-" + name).setPodSandboxId(pod.getId()).setName(name)
-                .addArgs("sleep").addArgs("60").addEnv("PATH=/bin").build();
+        return Container.newBuilder()
+                .setId("ctr-" + name)
+                .setPodSandboxId(pod.getId())
+                .setName(name)
+                .addArgs("sleep")
+                .addArgs("60")
+                .addEnv("PATH=/bin")
+                .build();
     }
 
     private static <T> T join(java.util.concurrent.CompletionStage<T> s) throws Exception {
@@ -118,36 +136,50 @@ class NriHostGoPluginsIT {
     @Test
     void nriLoggerAndDeviceInjectorAdjustTheContainerInIndexOrder() throws Exception {
         startHost();
-        NriGoPlugin logger = go("nri-logger", 20, "-add-env", "FROM_GO", "-add-annotation", "go.nri.io/seen");
+        NriGoPlugin logger =
+                go("nri-logger", 20, "-add-env", "FROM_GO", "-add-annotation", "go.nri.io/seen");
         go("nri-device-injector", 10);
         awaitRegistered("nri-logger", "nri-device-injector");
-        assertThat(nri.hooks()).extracting(AsyncHook::name).containsExactly("nri-device-injector", "nri-logger");
+        assertThat(nri.hooks())
+                .extracting(AsyncHook::name)
+                .containsExactly("nri-device-injector", "nri-logger");
         assertThat(nri.hooks()).extracting(h -> h.policy().index()).containsExactly(10, 20);
 
-        PodSandbox pod = pod("devices", "devices.nri.io/container.app",
-                "- path: /dev/cri4j-null\n  type: c\n  major: 1\n  minor: 3\n");
+        PodSandbox pod =
+                pod(
+                        "devices",
+                        "devices.nri.io/container.app",
+                        "- path: /dev/cri4j-null\n  type: c\n  major: 1\n  minor: 3\n");
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             assertThat(chain.hookNames()).containsExactly("nri-device-injector", "nri-logger");
             HookResult r = join(chain.createContainer(pod, container(pod, "app")));
             ContainerAdjustment a = r.adjustment();
             // nri-logger sets what it adds to "logger-pid-<its pid>"
             String value = "logger-pid-" + logger.pid();
-            assertThat(a.getEnvList()).contains(KeyValue.newBuilder().setKey("FROM_GO").setValue(value).build());
+            assertThat(a.getEnvList())
+                    .contains(KeyValue.newBuilder().setKey("FROM_GO").setValue(value).build());
             assertThat(a.getAnnotationsMap()).containsEntry("go.nri.io/seen", value);
-            assertThat(a.getLinux().getDevicesList()).extracting(LinuxDevice::getPath, LinuxDevice::getType,
-                    LinuxDevice::getMajor, LinuxDevice::getMinor).containsExactly(
+            assertThat(a.getLinux().getDevicesList())
+                    .extracting(
+                            LinuxDevice::getPath,
+                            LinuxDevice::getType,
+                            LinuxDevice::getMajor,
+                            LinuxDevice::getMinor)
+                    .containsExactly(
                             org.assertj.core.groups.Tuple.tuple("/dev/cri4j-null", "c", 1L, 3L));
 
             // a container without the annotation gets only the logger's effect
             HookResult plain = join(chain.createContainer(pod, container(pod, "other")));
             assertThat(plain.adjustment().getLinux().getDevicesList()).isEmpty();
-            assertThat(plain.adjustment().getAnnotationsMap()).containsEntry("go.nri.io/seen", value);
+            assertThat(plain.adjustment().getAnnotationsMap())
+                    .containsEntry("go.nri.io/seen", value);
 
             // events without an answer reach a v0.8 plugin as StateChange
             join(chain.startContainer(pod, container(pod, "app")));
             join(chain.removeContainer(pod, container(pod, "app")));
         }
-        assertThat(Files.readString(dir.resolve("20-nri-logger.log"))).contains("StartContainer")
+        assertThat(Files.readString(dir.resolve("20-nri-logger.log")))
+                .contains("StartContainer")
                 .contains("RemoveContainer");
     }
 
@@ -155,13 +187,19 @@ class NriHostGoPluginsIT {
     void synchronizeGivesTheGoPluginTheHostsPodsAndContainers() throws Exception {
         PodSandbox p1 = pod("sync-one");
         PodSandbox p2 = pod("sync-two");
-        host.snapshot = new RuntimeSnapshot(List.of(p1, p2), List.of(container(p1, "first"), container(p2, "second")));
+        host.snapshot =
+                new RuntimeSnapshot(
+                        List.of(p1, p2), List.of(container(p1, "first"), container(p2, "second")));
         startHost();
         go("nri-logger", 30);
         awaitRegistered("nri-logger");
         String log = Files.readString(dir.resolve("30-nri-logger.log"));
-        assertThat(log).contains("Synchronize").contains("pod-sync-one").contains("pod-sync-two")
-                .contains("ctr-first").contains("ctr-second");
+        assertThat(log)
+                .contains("Synchronize")
+                .contains("pod-sync-one")
+                .contains("pod-sync-two")
+                .contains("ctr-first")
+                .contains("ctr-second");
     }
 
     @Test
@@ -193,8 +231,10 @@ class NriHostGoPluginsIT {
         PodSandbox pod = pod("conflict");
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "app"))))
-                    .cause().isInstanceOf(HookConflictException.class)
-                    .hasMessageContaining("\"logger-a\"").hasMessageContaining("\"logger-b\"")
+                    .cause()
+                    .isInstanceOf(HookConflictException.class)
+                    .hasMessageContaining("\"logger-a\"")
+                    .hasMessageContaining("\"logger-b\"")
                     .hasMessageContaining("SHARED");
         }
     }
@@ -207,12 +247,15 @@ class NriHostGoPluginsIT {
         PodSandbox pod = pod("killed");
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             signal("STOP", logger.pid()); // the plugin cannot answer
-            CompletableFuture<HookResult> call = chain.createContainer(pod, container(pod, "app")).toCompletableFuture();
+            CompletableFuture<HookResult> call =
+                    chain.createContainer(pod, container(pod, "app")).toCompletableFuture();
             signal("KILL", logger.pid());
-            assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS)).cause()
+            assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS))
+                    .cause()
                     .isInstanceOf(HookFailedException.class)
                     .hasMessageContaining("hook \"nri-logger\" failed")
-                    .hasMessageContaining("plugin 20-nri-logger disconnected before answering CreateContainer");
+                    .hasMessageContaining(
+                            "plugin 20-nri-logger disconnected before answering CreateContainer");
             assertThat(gone.poll(10, TimeUnit.SECONDS)).startsWith("nri-logger");
             assertThat(nri.hooks()).isEmpty();
             // the next event goes on without it
@@ -228,11 +271,15 @@ class NriHostGoPluginsIT {
         PodSandbox pod = pod("slow");
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             signal("STOP", logger.pid());
-            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "app")))).cause()
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "app"))))
+                    .cause()
                     .isInstanceOf(HookTimeoutException.class)
-                    .hasMessage("CreateContainer: hook \"nri-logger\" did not answer within 800 ms");
-            assertThat(gone.poll(10, TimeUnit.SECONDS)).isEqualTo("nri-logger: plugin 20-nri-logger did not "
-                    + "answer CreateContainer within 800 ms; dropping it");
+                    .hasMessage(
+                            "CreateContainer: hook \"nri-logger\" did not answer within 800 ms");
+            assertThat(gone.poll(10, TimeUnit.SECONDS))
+                    .isEqualTo(
+                            "nri-logger: plugin 20-nri-logger did not "
+                                    + "answer CreateContainer within 800 ms; dropping it");
             assertThat(nri.hooks()).isEmpty();
         } finally {
             signal("KILL", logger.pid());
@@ -240,7 +287,8 @@ class NriHostGoPluginsIT {
     }
 
     static void signal(String signal, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+        Process p =
+                new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
         assertThat(p.waitFor()).isZero();
         if (signal.equals("STOP")) {
             // a stopped process shows state T in /proc

@@ -14,8 +14,8 @@ import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerEviction;
 import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxCPU;
+import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import java.nio.file.Path;
@@ -41,28 +41,37 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NriHostJavaPluginIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final RecordingHost host = new RecordingHost();
     private final BlockingQueue<String> registered = new LinkedBlockingQueue<>();
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
     private NriHost startHost() throws Exception {
-        NriHost nri = NriHost.builder(dir.resolve("nri.sock")).listener(new NriHost.Listener() {
-            @Override
-            public void registered(String name, int index, Set<HookEvent> events) {
-                registered.add(name);
-            }
-        }).build();
+        NriHost nri =
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .listener(
+                                new NriHost.Listener() {
+                                    @Override
+                                    public void registered(
+                                            String name, int index, Set<HookEvent> events) {
+                                        registered.add(name);
+                                    }
+                                })
+                        .build();
         toClose.add(0, nri);
         nri.start(host);
         return nri;
     }
 
     private NriPlugin plugin(NriHost nri, Hook hook, String name, int index) throws Exception {
-        NriPlugin p = NriPlugin.builder(hook).socket(nri.socket()).name(name).index(index)
-                .noReconnect().build();
+        NriPlugin p =
+                NriPlugin.builder(hook)
+                        .socket(nri.socket())
+                        .name(name)
+                        .index(index)
+                        .noReconnect()
+                        .build();
         toClose.add(0, p);
         p.start();
         assertThat(registered.poll(10, TimeUnit.SECONDS)).isEqualTo(name);
@@ -77,38 +86,62 @@ class NriHostJavaPluginIT {
     }
 
     private static PodSandbox pod(int i) {
-        return PodSandbox.newBuilder().setId("pod-" + i).setName("p" + i).setNamespace("ns").build();
+        return PodSandbox.newBuilder()
+                .setId("pod-" + i)
+                .setName("p" + i)
+                .setNamespace("ns")
+                .build();
     }
 
     private static Container container(int i, int padding) {
-        return Container.newBuilder().setId("ctr-" + i).setPodSandboxId("pod-" + (i % 3)).setName("c" + i)
-                .putAnnotations("padding", "x".repeat(padding)).build();
+        return Container.newBuilder()
+                .setId("ctr-" + i)
+                .setPodSandboxId("pod-" + (i % 3))
+                .setName("c" + i)
+                .putAnnotations("padding", "x".repeat(padding))
+                .build();
     }
 
     @Test
     void synchronizeGivesThePluginTheHostsSnapshotAndItsUpdatesReachTheRuntimeBeforeItIsListed()
             throws Exception {
-        host.snapshot = new RuntimeSnapshot(List.of(pod(0), pod(1)), List.of(container(0, 10), container(1, 10)));
+        host.snapshot =
+                new RuntimeSnapshot(
+                        List.of(pod(0), pod(1)), List.of(container(0, 10), container(1, 10)));
         AtomicReference<List<Object>> seen = new AtomicReference<>();
         NriHost nri = startHost();
-        ContainerUpdate cpus = ContainerUpdate.newBuilder().setContainerId("ctr-1")
-                .setLinux(LinuxContainerUpdate.newBuilder().setResources(io.cri4j.nri.api.LinuxResources
-                        .newBuilder().setCpu(LinuxCPU.newBuilder().setCpus("0")))).build();
-        plugin(nri, new Hook() {
-            @Override
-            public List<ContainerUpdate> synchronize(List<PodSandbox> pods, List<Container> containers) {
-                seen.set(List.of(pods, containers));
-                assertThat(host.requests).as("nothing applied before the answer").isEmpty();
-                return List.of(cpus);
-            }
+        ContainerUpdate cpus =
+                ContainerUpdate.newBuilder()
+                        .setContainerId("ctr-1")
+                        .setLinux(
+                                LinuxContainerUpdate.newBuilder()
+                                        .setResources(
+                                                io.cri4j.nri.api.LinuxResources.newBuilder()
+                                                        .setCpu(
+                                                                LinuxCPU.newBuilder()
+                                                                        .setCpus("0"))))
+                        .build();
+        plugin(
+                nri,
+                new Hook() {
+                    @Override
+                    public List<ContainerUpdate> synchronize(
+                            List<PodSandbox> pods, List<Container> containers) {
+                        seen.set(List.of(pods, containers));
+                        assertThat(host.requests).as("nothing applied before the answer").isEmpty();
+                        return List.of(cpus);
+                    }
 
-            @Override
-            public HookResult createContainer(PodSandbox pod, Container container) {
-                return HookResult.none();
-            }
-        }, "syncer", 30);
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container container) {
+                        return HookResult.none();
+                    }
+                },
+                "syncer",
+                30);
         assertThat(seen.get()).isEqualTo(List.of(host.snapshot.pods(), host.snapshot.containers()));
-        assertThat(host.requests.poll()).isEqualTo(new RecordingHost.Request(List.of(cpus), List.of()));
+        assertThat(host.requests.poll())
+                .isEqualTo(new RecordingHost.Request(List.of(cpus), List.of()));
         assertThat(nri.hooks()).extracting(AsyncHook::name).containsExactly("syncer");
         AsyncHook h = nri.hooks().get(0);
         assertThat(h.policy().index()).isEqualTo(30);
@@ -124,34 +157,44 @@ class NriHostJavaPluginIT {
         host.snapshot = new RuntimeSnapshot(List.of(pod(0), pod(1), pod(2)), big);
         AtomicReference<List<Container>> seen = new AtomicReference<>();
         NriHost nri = startHost();
-        plugin(nri, new Hook() {
-            @Override
-            public List<ContainerUpdate> synchronize(List<PodSandbox> pods, List<Container> containers) {
-                seen.set(containers);
-                return List.of();
-            }
+        plugin(
+                nri,
+                new Hook() {
+                    @Override
+                    public List<ContainerUpdate> synchronize(
+                            List<PodSandbox> pods, List<Container> containers) {
+                        seen.set(containers);
+                        return List.of();
+                    }
 
-            @Override
-            public void removeContainer(PodSandbox pod, Container container) {}
-        }, "big-sync", 10);
+                    @Override
+                    public void removeContainer(PodSandbox pod, Container container) {}
+                },
+                "big-sync",
+                10);
         assertThat(seen.get()).isEqualTo(big);
     }
 
     @Test
-    void unsolicitedUpdatesAndEvictionsReachTheRuntimeAndFailuresAnswerThePlugin() throws Exception {
+    void unsolicitedUpdatesAndEvictionsReachTheRuntimeAndFailuresAnswerThePlugin()
+            throws Exception {
         NriHost nri = startHost();
         CompletableFuture<HookConfiguration> cfg = new CompletableFuture<>();
-        plugin(nri, new Hook() {
-            @Override
-            public void configure(HookConfiguration c) {
-                cfg.complete(c);
-            }
+        plugin(
+                nri,
+                new Hook() {
+                    @Override
+                    public void configure(HookConfiguration c) {
+                        cfg.complete(c);
+                    }
 
-            @Override
-            public HookResult createContainer(PodSandbox pod, Container container) {
-                return HookResult.none();
-            }
-        }, "updater", 40);
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container container) {
+                        return HookResult.none();
+                    }
+                },
+                "updater",
+                40);
         HookConfiguration c = cfg.get(5, TimeUnit.SECONDS);
         assertThat(c.runtimeName()).isEqualTo("cri4j-test");
         assertThat(c.runtimeVersion()).isEqualTo("1.2.3");
@@ -160,33 +203,54 @@ class NriHostJavaPluginIT {
 
         ContainerUpdate ok = ContainerUpdate.newBuilder().setContainerId("ctr-ok").build();
         ContainerUpdate bad = ContainerUpdate.newBuilder().setContainerId("ctr-bad").build();
-        ContainerEviction evict = ContainerEviction.newBuilder().setContainerId("ctr-x").setReason("too big").build();
+        ContainerEviction evict =
+                ContainerEviction.newBuilder().setContainerId("ctr-x").setReason("too big").build();
         host.failing = List.of("ctr-bad");
-        List<ContainerUpdate> failed = c.runtime().updateContainers(List.of(ok, bad), List.of(evict))
-                .toCompletableFuture().get(5, TimeUnit.SECONDS);
+        List<ContainerUpdate> failed =
+                c.runtime()
+                        .updateContainers(List.of(ok, bad), List.of(evict))
+                        .toCompletableFuture()
+                        .get(5, TimeUnit.SECONDS);
         assertThat(failed).containsExactly(bad);
         assertThat(host.requests.poll(5, TimeUnit.SECONDS))
                 .isEqualTo(new RecordingHost.Request(List.of(ok, bad), List.of(evict)));
 
         host.broken = new IllegalStateException("the runtime is on fire");
-        assertThatThrownBy(() -> c.runtime().updateContainers(List.of(ok), List.of()).toCompletableFuture()
-                .get(5, TimeUnit.SECONDS)).hasMessageContaining(
+        assertThatThrownBy(
+                        () ->
+                                c.runtime()
+                                        .updateContainers(List.of(ok), List.of())
+                                        .toCompletableFuture()
+                                        .get(5, TimeUnit.SECONDS))
+                .hasMessageContaining(
                         "the runtime could not apply the updates of plugin 40-updater: the runtime is on fire");
     }
 
     @Test
     void aValidatorsRejectionFailsTheEventNamingIt() throws Exception {
         NriHost nri = startHost();
-        plugin(nri, new Hook() {
-            @Override
-            public void validateContainerAdjustment(ValidateContainerAdjustmentRequest request) {
-                throw new IllegalArgumentException("no privileged containers here");
-            }
-        }, "strict", 90);
-        assertThat(nri.hooks().get(0).events()).containsExactly(HookEvent.VALIDATE_CONTAINER_ADJUSTMENT);
+        plugin(
+                nri,
+                new Hook() {
+                    @Override
+                    public void validateContainerAdjustment(
+                            ValidateContainerAdjustmentRequest request) {
+                        throw new IllegalArgumentException("no privileged containers here");
+                    }
+                },
+                "strict",
+                90);
+        assertThat(nri.hooks().get(0).events())
+                .containsExactly(HookEvent.VALIDATE_CONTAINER_ADJUSTMENT);
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
-            assertThatThrownBy(() -> chain.createContainer(pod(0), container(0, 1)).toCompletableFuture().join())
-                    .isInstanceOf(CompletionException.class).cause().isInstanceOf(HookRejectedException.class)
+            assertThatThrownBy(
+                            () ->
+                                    chain.createContainer(pod(0), container(0, 1))
+                                            .toCompletableFuture()
+                                            .join())
+                    .isInstanceOf(CompletionException.class)
+                    .cause()
+                    .isInstanceOf(HookRejectedException.class)
                     .hasMessageContaining("validator \"strict\" rejected the container adjustment")
                     .hasMessageContaining("no privileged containers here");
         }
@@ -196,55 +260,136 @@ class NriHostJavaPluginIT {
     void everyEventReachesAV012PluginAsItsOwnCallAndItsAnswersComeBack() throws Exception {
         NriHost nri = startHost();
         List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-        ContainerUpdate other = ContainerUpdate.newBuilder().setContainerId("ctr-9").setLinux(LinuxContainerUpdate
-                .newBuilder().setResources(io.cri4j.nri.api.LinuxResources.newBuilder()
-                        .setCpu(LinuxCPU.newBuilder().setShares(io.cri4j.nri.api.OptionalUInt64.newBuilder()
-                                .setValue(512))))).build();
-        plugin(nri, new Hook() {
-            @Override public void runPodSandbox(PodSandbox pod) { seen.add("RunPodSandbox " + pod.getName()); }
-            @Override public void updatePodSandbox(PodSandbox pod, io.cri4j.nri.api.LinuxResources overhead,
-                    io.cri4j.nri.api.LinuxResources resources) {
-                seen.add("UpdatePodSandbox " + resources.getCpu().getCpus());
-            }
-            @Override public void postUpdatePodSandbox(PodSandbox pod) { seen.add("PostUpdatePodSandbox"); }
-            @Override public void startContainer(PodSandbox pod, Container c) { seen.add("StartContainer " + c.getName()); }
-            @Override public void postStartContainer(PodSandbox pod, Container c) { seen.add("PostStartContainer"); }
-            @Override public HookResult updateContainer(PodSandbox pod, Container c, io.cri4j.nri.api.LinuxResources r) {
-                seen.add("UpdateContainer " + r.getCpu().getCpus());
-                return HookResult.builder().addUpdate(other).evict("ctr-8", "too hungry").build();
-            }
-            @Override public void postUpdateContainer(PodSandbox pod, Container c) { seen.add("PostUpdateContainer"); }
-            @Override public HookResult stopContainer(PodSandbox pod, Container c) {
-                seen.add("StopContainer " + c.getName());
-                return HookResult.update(List.of(other));
-            }
-            @Override public void removeContainer(PodSandbox pod, Container c) { seen.add("RemoveContainer"); }
-            @Override public void stopPodSandbox(PodSandbox pod) { seen.add("StopPodSandbox"); }
-            @Override public void removePodSandbox(PodSandbox pod) { seen.add("RemovePodSandbox"); }
-        }, "all-events", 10);
-        io.cri4j.nri.api.LinuxResources cpus = io.cri4j.nri.api.LinuxResources.newBuilder()
-                .setCpu(LinuxCPU.newBuilder().setCpus("1")).build();
+        ContainerUpdate other =
+                ContainerUpdate.newBuilder()
+                        .setContainerId("ctr-9")
+                        .setLinux(
+                                LinuxContainerUpdate.newBuilder()
+                                        .setResources(
+                                                io.cri4j.nri.api.LinuxResources.newBuilder()
+                                                        .setCpu(
+                                                                LinuxCPU.newBuilder()
+                                                                        .setShares(
+                                                                                io.cri4j.nri.api
+                                                                                        .OptionalUInt64
+                                                                                        .newBuilder()
+                                                                                        .setValue(
+                                                                                                512)))))
+                        .build();
+        plugin(
+                nri,
+                new Hook() {
+                    @Override
+                    public void runPodSandbox(PodSandbox pod) {
+                        seen.add("RunPodSandbox " + pod.getName());
+                    }
+
+                    @Override
+                    public void updatePodSandbox(
+                            PodSandbox pod,
+                            io.cri4j.nri.api.LinuxResources overhead,
+                            io.cri4j.nri.api.LinuxResources resources) {
+                        seen.add("UpdatePodSandbox " + resources.getCpu().getCpus());
+                    }
+
+                    @Override
+                    public void postUpdatePodSandbox(PodSandbox pod) {
+                        seen.add("PostUpdatePodSandbox");
+                    }
+
+                    @Override
+                    public void startContainer(PodSandbox pod, Container c) {
+                        seen.add("StartContainer " + c.getName());
+                    }
+
+                    @Override
+                    public void postStartContainer(PodSandbox pod, Container c) {
+                        seen.add("PostStartContainer");
+                    }
+
+                    @Override
+                    public HookResult updateContainer(
+                            PodSandbox pod, Container c, io.cri4j.nri.api.LinuxResources r) {
+                        seen.add("UpdateContainer " + r.getCpu().getCpus());
+                        return HookResult.builder()
+                                .addUpdate(other)
+                                .evict("ctr-8", "too hungry")
+                                .build();
+                    }
+
+                    @Override
+                    public void postUpdateContainer(PodSandbox pod, Container c) {
+                        seen.add("PostUpdateContainer");
+                    }
+
+                    @Override
+                    public HookResult stopContainer(PodSandbox pod, Container c) {
+                        seen.add("StopContainer " + c.getName());
+                        return HookResult.update(List.of(other));
+                    }
+
+                    @Override
+                    public void removeContainer(PodSandbox pod, Container c) {
+                        seen.add("RemoveContainer");
+                    }
+
+                    @Override
+                    public void stopPodSandbox(PodSandbox pod) {
+                        seen.add("StopPodSandbox");
+                    }
+
+                    @Override
+                    public void removePodSandbox(PodSandbox pod) {
+                        seen.add("RemovePodSandbox");
+                    }
+                },
+                "all-events",
+                10);
+        io.cri4j.nri.api.LinuxResources cpus =
+                io.cri4j.nri.api.LinuxResources.newBuilder()
+                        .setCpu(LinuxCPU.newBuilder().setCpus("1"))
+                        .build();
         PodSandbox pod = pod(0);
         Container ctr = container(0, 1);
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             chain.runPodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
             chain.updatePodSandbox(pod, io.cri4j.nri.api.LinuxResources.getDefaultInstance(), cpus)
-                    .toCompletableFuture().get(5, TimeUnit.SECONDS);
+                    .toCompletableFuture()
+                    .get(5, TimeUnit.SECONDS);
             chain.postUpdatePodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
             chain.startContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
             chain.postStartContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
-            HookResult updated = chain.updateContainer(pod, ctr, cpus).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            HookResult updated =
+                    chain.updateContainer(pod, ctr, cpus)
+                            .toCompletableFuture()
+                            .get(5, TimeUnit.SECONDS);
             assertThat(updated.updates()).contains(other);
-            assertThat(updated.evictions()).extracting(ContainerEviction::getContainerId).containsExactly("ctr-8");
+            assertThat(updated.evictions())
+                    .extracting(ContainerEviction::getContainerId)
+                    .containsExactly("ctr-8");
             chain.postUpdateContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
-            assertThat(chain.stopContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS).updates())
+            assertThat(
+                            chain.stopContainer(pod, ctr)
+                                    .toCompletableFuture()
+                                    .get(5, TimeUnit.SECONDS)
+                                    .updates())
                     .containsExactly(other);
             chain.removeContainer(pod, ctr).toCompletableFuture().get(5, TimeUnit.SECONDS);
             chain.stopPodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
             chain.removePodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
         }
-        assertThat(seen).containsExactly("RunPodSandbox p0", "UpdatePodSandbox 1", "PostUpdatePodSandbox",
-                "StartContainer c0", "PostStartContainer", "UpdateContainer 1", "PostUpdateContainer",
-                "StopContainer c0", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox");
+        assertThat(seen)
+                .containsExactly(
+                        "RunPodSandbox p0",
+                        "UpdatePodSandbox 1",
+                        "PostUpdatePodSandbox",
+                        "StartContainer c0",
+                        "PostStartContainer",
+                        "UpdateContainer 1",
+                        "PostUpdateContainer",
+                        "StopContainer c0",
+                        "RemoveContainer",
+                        "StopPodSandbox",
+                        "RemovePodSandbox");
     }
 }

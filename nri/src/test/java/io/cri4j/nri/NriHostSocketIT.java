@@ -16,8 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The rules of an {@link NriHost}'s socket file, as cri4j's other servers keep them. */
 class NriHostSocketIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final RecordingHost host = new RecordingHost();
 
@@ -26,14 +25,17 @@ class NriHostSocketIT {
         Path socket = dir.resolve("run/nri/nri.sock");
         try (NriHost nri = NriHost.builder(socket).build()) {
             nri.start(host);
-            assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
-            assertThatThrownBy(() -> nri.start(host)).isInstanceOf(IllegalStateException.class)
+            assertThat(Files.getPosixFilePermissions(socket))
+                    .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+            assertThatThrownBy(() -> nri.start(host))
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("was started already");
         }
         assertThat(socket).doesNotExist();
         try (NriHost nri = NriHost.builder(socket).socketMode("0660").build()) {
             nri.start(host);
-            assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-rw----"));
+            assertThat(Files.getPosixFilePermissions(socket))
+                    .isEqualTo(PosixFilePermissions.fromString("rw-rw----"));
         }
     }
 
@@ -41,13 +43,15 @@ class NriHostSocketIT {
     void replacesAStaleSocketAndRefusesALiveOneOrAFile() throws Exception {
         Path socket = dir.resolve("nri.sock");
         try (ServerSocketChannel stale = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            stale.bind(UnixDomainSocketAddress.of(socket)); // closed below without removing the file
+            stale.bind(
+                    UnixDomainSocketAddress.of(socket)); // closed below without removing the file
         }
         assertThat(socket).exists();
         try (NriHost nri = NriHost.builder(socket).build()) {
             nri.start(host);
             try (NriHost second = NriHost.builder(socket).build()) {
-                assertThatThrownBy(() -> second.start(host)).isInstanceOf(IOException.class)
+                assertThatThrownBy(() -> second.start(host))
+                        .isInstanceOf(IOException.class)
                         .hasMessageContaining("cannot serve NRI on " + socket)
                         .hasMessageContaining("another server already owns " + socket);
             }
@@ -56,7 +60,8 @@ class NriHostSocketIT {
         Path file = dir.resolve("not-a-socket");
         Files.writeString(file, "data");
         try (NriHost nri = NriHost.builder(file).build()) {
-            assertThatThrownBy(() -> nri.start(host)).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> nri.start(host))
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("exists and is not a unix socket");
         }
         assertThat(Files.readString(file)).isEqualTo("data");

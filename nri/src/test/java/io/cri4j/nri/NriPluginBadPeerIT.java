@@ -34,46 +34,51 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NriPluginBadPeerIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private RawNriHost host;
     private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private int threadsBefore;
     private long fdsBefore;
 
-    private final Hook hook = new Hook() {
-        @Override
-        public String name() {
-            return "victim";
-        }
+    private final Hook hook =
+            new Hook() {
+                @Override
+                public String name() {
+                    return "victim";
+                }
 
-        @Override
-        public HookResult createContainer(PodSandbox pod, Container container) {
-            return HookResult.none();
-        }
-    };
+                @Override
+                public HookResult createContainer(PodSandbox pod, Container container) {
+                    return HookResult.none();
+                }
+            };
 
     private NriPlugin plugin() {
-        return NriPlugin.builder(hook).socket(host.socket).reconnect(Duration.ofMillis(50), Duration.ofMillis(200))
+        return NriPlugin.builder(hook)
+                .socket(host.socket)
+                .reconnect(Duration.ofMillis(50), Duration.ofMillis(200))
                 .waitForRuntime()
-                .listener(new NriPlugin.Listener() {
-                    @Override
-                    public void registered(String runtimeName, String runtimeVersion) {
-                        events.add("registered " + runtimeName);
-                    }
+                .listener(
+                        new NriPlugin.Listener() {
+                            @Override
+                            public void registered(String runtimeName, String runtimeVersion) {
+                                events.add("registered " + runtimeName);
+                            }
 
-                    @Override
-                    public void disconnected(Throwable cause) {
-                        events.add(cause == null ? "clean close" : cause);
-                    }
-                }).build();
+                            @Override
+                            public void disconnected(Throwable cause) {
+                                events.add(cause == null ? "clean close" : cause);
+                            }
+                        })
+                .build();
     }
 
     @BeforeEach
     void baseline() throws Exception {
         host = new RawNriHost(dir.resolve("nri.sock"));
-        // one full cycle first: classes, Netty's shared executors and native library are loaded once per JVM
+        // one full cycle first: classes, Netty's shared executors and native library are loaded
+        // once per JVM
         try (NriPlugin warm = plugin().start()) {
             host.acceptAndRegister();
             assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo("registered raw-host");
@@ -93,19 +98,28 @@ class NriPluginBadPeerIT {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (Thread.activeCount() > threadsBefore && System.nanoTime() < until) {
             Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().equals("globalEventExecutor")).findFirst()
-                    .ifPresent(t -> {
-                        try {
-                            t.join(2000);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    });
+                    .filter(t -> t.getName().equals("globalEventExecutor"))
+                    .findFirst()
+                    .ifPresent(
+                            t -> {
+                                try {
+                                    t.join(2000);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
         }
-        assertThat(Thread.activeCount()).as("threads after the plugin closed: %s",
-                Thread.getAllStackTraces().keySet().stream().map(Thread::getName).sorted().toList())
+        assertThat(Thread.activeCount())
+                .as(
+                        "threads after the plugin closed: %s",
+                        Thread.getAllStackTraces().keySet().stream()
+                                .map(Thread::getName)
+                                .sorted()
+                                .toList())
                 .isLessThanOrEqualTo(threadsBefore);
-        assertThat(openFds()).as("open file descriptors after the plugin closed").isLessThanOrEqualTo(fdsBefore);
+        assertThat(openFds())
+                .as("open file descriptors after the plugin closed")
+                .isLessThanOrEqualTo(fdsBefore);
     }
 
     private void awaitQuiet() throws Exception {
@@ -151,8 +165,10 @@ class NriPluginBadPeerIT {
 
             host.write("GET / HTTP/1.1\r\nHost: nri\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             assertThat(host.pluginClosed()).isTrue();
-            assertThat(nextDisconnect()).hasMessage("not NRI's multiplexer: frame header 474554202f204854 "
-                    + "announces 790644820 bytes on connection 1195725856, more than the 4194314 NRI allows");
+            assertThat(nextDisconnect())
+                    .hasMessage(
+                            "not NRI's multiplexer: frame header 474554202f204854 "
+                                    + "announces 790644820 bytes on connection 1195725856, more than the 4194314 NRI allows");
 
             host.acceptAndRegister();
             assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo("registered raw-host");
@@ -168,8 +184,10 @@ class NriPluginBadPeerIT {
             events.take();
             host.write(new byte[] {0, 0, 0, 1, 0, 0, 0, 50, 0, 0, 0});
             host.dropPlugin();
-            assertThat(nextDisconnect()).hasMessage("the runtime closed the connection in the middle of a "
-                    + "frame (a mux frame on connection 1 lacking 47 payload bytes)");
+            assertThat(nextDisconnect())
+                    .hasMessage(
+                            "the runtime closed the connection in the middle of a "
+                                    + "frame (a mux frame on connection 1 lacking 47 payload bytes)");
             host.acceptAndRegister();
             assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo("registered raw-host");
         }
@@ -182,7 +200,8 @@ class NriPluginBadPeerIT {
             events.take();
             host.writeMux(1, new byte[] {1, 0, 0, 0, 0, 0, 0, 1, 1, 0});
             assertThat(host.pluginClosed()).isTrue();
-            assertThat(nextDisconnect()).hasMessageStartingWith("not a ttrpc frame: header 01000000000000010100");
+            assertThat(nextDisconnect())
+                    .hasMessageStartingWith("not a ttrpc frame: header 01000000000000010100");
         }
     }
 
@@ -195,32 +214,56 @@ class NriPluginBadPeerIT {
             assertThat(bad.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
             assertThat(bad.getStatus().getMessage()).startsWith("unmarshal request error: ");
 
-            Response badPayload = host.call("CreateContainer", io.cri4j.nri.api.Empty.newBuilder().build()
-                    .toBuilder().build()); // an empty CreateContainerRequest is valid protobuf
+            Response badPayload =
+                    host.call(
+                            "CreateContainer",
+                            io.cri4j.nri.api.Empty.newBuilder().build().toBuilder()
+                                    .build()); // an empty CreateContainerRequest is valid protobuf
             assertThat(badPayload.hasStatus()).isFalse();
-            Response garbagePayload = host.callRaw(io.cri4j.nri.internal.proto.Request.newBuilder()
-                    .setService("nri.pkg.api.v1alpha1.Plugin").setMethod("CreateContainer")
-                    .setPayload(com.google.protobuf.ByteString.copyFrom(new byte[] {0x0a, 0x7f, 0x01}))
-                    .build().toByteArray());
-            assertThat(garbagePayload.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-            assertThat(garbagePayload.getStatus().getMessage()).startsWith("cannot read the CreateContainer request: ");
+            Response garbagePayload =
+                    host.callRaw(
+                            io.cri4j.nri.internal.proto.Request.newBuilder()
+                                    .setService("nri.pkg.api.v1alpha1.Plugin")
+                                    .setMethod("CreateContainer")
+                                    .setPayload(
+                                            com.google.protobuf.ByteString.copyFrom(
+                                                    new byte[] {0x0a, 0x7f, 0x01}))
+                                    .build()
+                                    .toByteArray());
+            assertThat(garbagePayload.getStatus().getCode())
+                    .isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+            assertThat(garbagePayload.getStatus().getMessage())
+                    .startsWith("cannot read the CreateContainer request: ");
 
-            Response ok = host.call("CreateContainer", CreateContainerRequest.newBuilder()
-                    .setPod(PodSandbox.newBuilder().setName("p")).setContainer(Container.newBuilder().setName("c")).build());
-            assertThat(CreateContainerResponse.parseFrom(ok.getPayload())).isEqualTo(CreateContainerResponse.getDefaultInstance());
+            Response ok =
+                    host.call(
+                            "CreateContainer",
+                            CreateContainerRequest.newBuilder()
+                                    .setPod(PodSandbox.newBuilder().setName("p"))
+                                    .setContainer(Container.newBuilder().setName("c"))
+                                    .build());
+            assertThat(CreateContainerResponse.parseFrom(ok.getPayload()))
+                    .isEqualTo(CreateContainerResponse.getDefaultInstance());
             assertThat(p.isRegistered()).isTrue();
             assertThat(events).isEmpty();
         }
     }
 
     @Test
-    void aMessageOverFourMebibytesIsAnsweredResourceExhaustedAndTheConnectionStays() throws Exception {
+    void aMessageOverFourMebibytesIsAnsweredResourceExhaustedAndTheConnectionStays()
+            throws Exception {
         try (NriPlugin p = plugin().start()) {
             host.acceptAndRegister();
             events.take();
             int stream = host.nextStream();
             int length = 5 << 20;
-            byte[] header = ByteBuffer.allocate(10).putInt(length).putInt(stream).put((byte) 1).put((byte) 0).array();
+            byte[] header =
+                    ByteBuffer.allocate(10)
+                            .putInt(length)
+                            .putInt(stream)
+                            .put((byte) 1)
+                            .put((byte) 0)
+                            .array();
             host.writeMux(1, header);
             byte[] chunk = new byte[1 << 20];
             for (int sent = 0; sent < length; sent += chunk.length) {
@@ -231,8 +274,15 @@ class NriPluginBadPeerIT {
             Response r = Response.parseFrom(f.data());
             assertThat(r.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
             assertThat(r.getStatus().getMessage())
-                    .isEqualTo("message length 5242880 exceed maximum message size of " + TtrpcFrame.MAX_DATA_LENGTH);
-            assertThat(host.call("CreateContainer", CreateContainerRequest.getDefaultInstance()).hasStatus()).isFalse();
+                    .isEqualTo(
+                            "message length 5242880 exceed maximum message size of "
+                                    + TtrpcFrame.MAX_DATA_LENGTH);
+            assertThat(
+                            host.call(
+                                            "CreateContainer",
+                                            CreateContainerRequest.getDefaultInstance())
+                                    .hasStatus())
+                    .isFalse();
         }
     }
 }

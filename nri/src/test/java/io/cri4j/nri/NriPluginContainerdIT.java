@@ -1,7 +1,6 @@
 package io.cri4j.nri;
 
 import static org.assertj.core.api.Assertions.assertThat;
-
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cri4j.hook.Adjustments;
@@ -10,21 +9,21 @@ import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookConfiguration;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
-import io.cri4j.hook.RuntimeHandle;
-import io.cri4j.nri.api.ContainerState;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxContainerUpdate;
-import io.cri4j.testing.real.NriGoPlugin;
-import io.grpc.StatusRuntimeException;
 import io.cri4j.hook.HookResult;
+import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerAdjustment;
+import io.cri4j.nri.api.ContainerState;
+import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.KeyValue;
 import io.cri4j.nri.api.LinuxCPU;
+import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.LocalContainerd;
+import io.cri4j.testing.real.NriGoPlugin;
+import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,10 +47,10 @@ import org.junit.jupiter.api.io.TempDir;
 class NriPluginContainerdIT {
 
     @RegisterExtension
-    static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().containerd2WithNri().build();
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().containerd2WithNri().build();
 
-    @TempDir
-    static Path tmp;
+    @TempDir static Path tmp;
 
     static Pods pods;
 
@@ -75,23 +74,27 @@ class NriPluginContainerdIT {
     void injectsEnvAnAnnotationABindMountAndACpuset() throws Exception {
         Path data = Files.createDirectories(tmp.resolve("data"));
         Files.writeString(data.resolve("hello"), "from the host\n");
-        Hook hook = new Hook() {
-            @Override
-            public String name() {
-                return "inject";
-            }
+        Hook hook =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "inject";
+                    }
 
-            @Override
-            public HookResult createContainer(PodSandbox pod, Container container) {
-                return HookResult.adjust(Adjustments.create()
-                        .addEnv("CRI4J_INJECTED", "yes")
-                        .addAnnotation("cri4j.io/injected", "by-java")
-                        .addMount("/nri-data", "bind", data.toString(), "rbind", "ro")
-                        .setLinuxCpuSetCpus("1")
-                        .build());
-            }
-        };
-        try (NriPlugin plugin = NriPlugin.builder(hook).socket(containerd().nriSocket()).index(10).build()) {
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container container) {
+                        return HookResult.adjust(
+                                Adjustments.create()
+                                        .addEnv("CRI4J_INJECTED", "yes")
+                                        .addAnnotation("cri4j.io/injected", "by-java")
+                                        .addMount(
+                                                "/nri-data", "bind", data.toString(), "rbind", "ro")
+                                        .setLinuxCpuSetCpus("1")
+                                        .build());
+                    }
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(hook).socket(containerd().nriSocket()).index(10).build()) {
             plugin.start();
             containerd().awaitNriPluginRegistrations("10-inject", 1, Duration.ofSeconds(10));
             Pods.Pod pod = pods.runPod("inject", Map.of());
@@ -108,8 +111,13 @@ class NriPluginContainerdIT {
             assertThat(spec.getAsJsonObject("process").getAsJsonArray("env").toString())
                     .contains("CRI4J_INJECTED=yes");
             assertThat(spec.getAsJsonArray("mounts").toString()).contains("/nri-data");
-            assertThat(spec.getAsJsonObject("linux").getAsJsonObject("resources")
-                    .getAsJsonObject("cpu").get("cpus").getAsString()).isEqualTo("1");
+            assertThat(
+                            spec.getAsJsonObject("linux")
+                                    .getAsJsonObject("resources")
+                                    .getAsJsonObject("cpu")
+                                    .get("cpus")
+                                    .getAsString())
+                    .isEqualTo("1");
         }
     }
 
@@ -132,8 +140,10 @@ class NriPluginContainerdIT {
 
             @Override
             public HookResult createContainer(PodSandbox pod, Container container) {
-                return HookResult.adjust(ContainerAdjustment.newBuilder()
-                        .addEnv(KeyValue.newBuilder().setKey(key).setValue(value)).build());
+                return HookResult.adjust(
+                        ContainerAdjustment.newBuilder()
+                                .addEnv(KeyValue.newBuilder().setKey(key).setValue(value))
+                                .build());
             }
         };
     }
@@ -145,34 +155,44 @@ class NriPluginContainerdIT {
         String created = pods.create(pod, "created", Map.of());
         CompletableFuture<List<Container>> seen = new CompletableFuture<>();
         List<String> podIds = Collections.synchronizedList(new ArrayList<>());
-        Hook hook = new Hook() {
-            @Override
-            public String name() {
-                return "sync";
-            }
+        Hook hook =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "sync";
+                    }
 
-            @Override
-            public List<ContainerUpdate> synchronize(List<PodSandbox> ps, List<Container> cs) {
-                ps.forEach(p -> podIds.add(p.getId()));
-                seen.complete(cs);
-                return List.of();
-            }
+                    @Override
+                    public List<ContainerUpdate> synchronize(
+                            List<PodSandbox> ps, List<Container> cs) {
+                        ps.forEach(p -> podIds.add(p.getId()));
+                        seen.complete(cs);
+                        return List.of();
+                    }
 
-            @Override
-            public void startContainer(PodSandbox p, Container c) {}
-        };
-        try (NriPlugin plugin = NriPlugin.builder(hook).socket(containerd().nriSocket()).build().start()) {
+                    @Override
+                    public void startContainer(PodSandbox p, Container c) {}
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(hook).socket(containerd().nriSocket()).build().start()) {
             List<Container> containers = seen.get(10, TimeUnit.SECONDS);
             assertThat(podIds).contains(pod.id());
-            assertThat(containers).filteredOn(c -> c.getId().equals(running)).singleElement()
-                    .satisfies(c -> {
-                        assertThat(c.getState()).isEqualTo(ContainerState.CONTAINER_RUNNING);
-                        assertThat(c.getPodSandboxId()).isEqualTo(pod.id());
-                        assertThat(c.getName()).isEqualTo("running");
-                        assertThat(c.getArgsList()).containsExactly("sleep", "3600");
-                    });
-            assertThat(containers).filteredOn(c -> c.getId().equals(created)).singleElement()
-                    .extracting(Container::getState).isEqualTo(ContainerState.CONTAINER_CREATED);
+            assertThat(containers)
+                    .filteredOn(c -> c.getId().equals(running))
+                    .singleElement()
+                    .satisfies(
+                            c -> {
+                                assertThat(c.getState())
+                                        .isEqualTo(ContainerState.CONTAINER_RUNNING);
+                                assertThat(c.getPodSandboxId()).isEqualTo(pod.id());
+                                assertThat(c.getName()).isEqualTo("running");
+                                assertThat(c.getArgsList()).containsExactly("sleep", "3600");
+                            });
+            assertThat(containers)
+                    .filteredOn(c -> c.getId().equals(created))
+                    .singleElement()
+                    .extracting(Container::getState)
+                    .isEqualTo(ContainerState.CONTAINER_CREATED);
         }
     }
 
@@ -182,27 +202,44 @@ class NriPluginContainerdIT {
         String id = pods.start(pod, "app");
         assertThat(pods.cpusAllowed(id)).isEqualTo("0-1");
         CompletableFuture<RuntimeHandle> handle = new CompletableFuture<>();
-        Hook hook = new Hook() {
-            @Override
-            public String name() {
-                return "updater";
-            }
+        Hook hook =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "updater";
+                    }
 
-            @Override
-            public void configure(HookConfiguration configuration) {
-                handle.complete(configuration.runtime());
-            }
+                    @Override
+                    public void configure(HookConfiguration configuration) {
+                        handle.complete(configuration.runtime());
+                    }
 
-            @Override
-            public void postStartContainer(PodSandbox p, Container c) {}
-        };
-        try (NriPlugin plugin = NriPlugin.builder(hook).socket(containerd().nriSocket()).build().start()) {
+                    @Override
+                    public void postStartContainer(PodSandbox p, Container c) {}
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(hook).socket(containerd().nriSocket()).build().start()) {
             containerd().awaitNriPluginRegistrations("50-updater", 1, Duration.ofSeconds(10));
-            List<ContainerUpdate> failed = handle.get(10, TimeUnit.SECONDS).updateContainers(
-                    List.of(ContainerUpdate.newBuilder().setContainerId(id).setLinux(
-                            LinuxContainerUpdate.newBuilder().setResources(LinuxResources.newBuilder()
-                                    .setCpu(LinuxCPU.newBuilder().setCpus("0")))).build()),
-                    List.of()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            List<ContainerUpdate> failed =
+                    handle.get(10, TimeUnit.SECONDS)
+                            .updateContainers(
+                                    List.of(
+                                            ContainerUpdate.newBuilder()
+                                                    .setContainerId(id)
+                                                    .setLinux(
+                                                            LinuxContainerUpdate.newBuilder()
+                                                                    .setResources(
+                                                                            LinuxResources
+                                                                                    .newBuilder()
+                                                                                    .setCpu(
+                                                                                            LinuxCPU
+                                                                                                    .newBuilder()
+                                                                                                    .setCpus(
+                                                                                                            "0"))))
+                                                    .build()),
+                                    List.of())
+                            .toCompletableFuture()
+                            .get(30, TimeUnit.SECONDS);
             assertThat(failed).isEmpty();
             assertThat(pods.cpusAllowed(id)).isEqualTo("0");
         }
@@ -211,19 +248,25 @@ class NriPluginContainerdIT {
     @Test
     void reconnectsAfterContainerdIsKilledAndServesTheNextContainer() throws Exception {
         CountDownLatch disconnected = new CountDownLatch(1);
-        try (NriPlugin plugin = NriPlugin.builder(addEnv("survivor", "CRI4J_SURVIVOR", "1"))
-                .socket(containerd().nriSocket()).reconnect(Duration.ofMillis(200), Duration.ofSeconds(2))
-                .listener(new NriPlugin.Listener() {
-                    @Override
-                    public void disconnected(Throwable cause) {
-                        disconnected.countDown();
-                    }
-                }).build().start()) {
+        try (NriPlugin plugin =
+                NriPlugin.builder(addEnv("survivor", "CRI4J_SURVIVOR", "1"))
+                        .socket(containerd().nriSocket())
+                        .reconnect(Duration.ofMillis(200), Duration.ofSeconds(2))
+                        .listener(
+                                new NriPlugin.Listener() {
+                                    @Override
+                                    public void disconnected(Throwable cause) {
+                                        disconnected.countDown();
+                                    }
+                                })
+                        .build()
+                        .start()) {
             containerd().awaitNriPluginRegistrations("50-survivor", 1, Duration.ofSeconds(10));
             int before = containerd().nriPluginRegistrations("50-survivor");
             containerd().restart();
             assertThat(disconnected.await(10, TimeUnit.SECONDS)).isTrue();
-            containerd().awaitNriPluginRegistrations("50-survivor", before + 1, Duration.ofSeconds(20));
+            containerd()
+                    .awaitNriPluginRegistrations("50-survivor", before + 1, Duration.ofSeconds(20));
             assertThat(plugin.isRegistered()).isTrue();
             Pods.Pod pod = pods.runPod("after-restart", Map.of());
             String id = pods.start(pod, "app");
@@ -232,42 +275,52 @@ class NriPluginContainerdIT {
     }
 
     @Test
-    void aHookSlowerThanTheRuntimesTimeoutIsAnsweredForInTimeAndTheNextContainerIsServedWhileItStillBlocks()
-            throws Exception {
+    void
+            aHookSlowerThanTheRuntimesTimeoutIsAnsweredForInTimeAndTheNextContainerIsServedWhileItStillBlocks()
+                    throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch firstReturned = new CountDownLatch(1);
         List<String> calls = Collections.synchronizedList(new ArrayList<>());
-        Hook slowOnce = new Hook() {
-            @Override
-            public String name() {
-                return "slow";
-            }
-
-            @Override
-            public HookPolicy policy() {
-                return HookPolicy.DEFAULT.withTimeout(Duration.ofSeconds(30));
-            }
-
-            @Override
-            public HookResult createContainer(PodSandbox pod, Container container) throws Exception {
-                calls.add(container.getName());
-                if (container.getName().equals("first")) {
-                    // far beyond the runtime's 2 s, and deaf to the interrupt when the plugin gives up
-                    while (true) {
-                        try {
-                            release.await();
-                            break;
-                        } catch (InterruptedException ignored) {
-                            // keep blocking
-                        }
+        Hook slowOnce =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "slow";
                     }
-                    firstReturned.countDown();
-                }
-                return HookResult.adjust(ContainerAdjustment.newBuilder()
-                        .addEnv(KeyValue.newBuilder().setKey("CRI4J_SLOW").setValue("served")).build());
-            }
-        };
-        try (NriPlugin plugin = NriPlugin.builder(slowOnce).socket(containerd().nriSocket()).build().start()) {
+
+                    @Override
+                    public HookPolicy policy() {
+                        return HookPolicy.DEFAULT.withTimeout(Duration.ofSeconds(30));
+                    }
+
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container container)
+                            throws Exception {
+                        calls.add(container.getName());
+                        if (container.getName().equals("first")) {
+                            // far beyond the runtime's 2 s, and deaf to the interrupt when the
+                            // plugin gives up
+                            while (true) {
+                                try {
+                                    release.await();
+                                    break;
+                                } catch (InterruptedException ignored) {
+                                    // keep blocking
+                                }
+                            }
+                            firstReturned.countDown();
+                        }
+                        return HookResult.adjust(
+                                ContainerAdjustment.newBuilder()
+                                        .addEnv(
+                                                KeyValue.newBuilder()
+                                                        .setKey("CRI4J_SLOW")
+                                                        .setValue("served"))
+                                        .build());
+                    }
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(slowOnce).socket(containerd().nriSocket()).build().start()) {
             containerd().awaitNriPluginRegistrations("50-slow", 1, Duration.ofSeconds(10));
             int registrations = containerd().nriPluginRegistrations("50-slow");
             Pods.Pod pod = pods.runPod("slow", Map.of());
@@ -275,10 +328,13 @@ class NriPluginContainerdIT {
             assertThat(pods.exec(first, "env")).doesNotContain("CRI4J_SLOW");
             String second = pods.start(pod, "second");
             assertThat(pods.exec(second, "env")).contains("CRI4J_SLOW=served");
-            assertThat(firstReturned.getCount()).as("the first call still blocks its thread").isEqualTo(1);
+            assertThat(firstReturned.getCount())
+                    .as("the first call still blocks its thread")
+                    .isEqualTo(1);
             assertThat(calls).containsExactly("first", "second");
             assertThat(containerd().nriPluginRegistrations("50-slow"))
-                    .as("containerd kept the plugin: no reconnection").isEqualTo(registrations);
+                    .as("containerd kept the plugin: no reconnection")
+                    .isEqualTo(registrations);
             assertThat(plugin.isRegistered()).isTrue();
         } finally {
             release.countDown();
@@ -287,25 +343,29 @@ class NriPluginContainerdIT {
 
     @Test
     void aFailingLateHookFailsTheContainerWithAnErrorNamingIt() throws Exception {
-        Hook stuck = new Hook() {
-            @Override
-            public String name() {
-                return "stuck";
-            }
+        Hook stuck =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "stuck";
+                    }
 
-            @Override
-            public HookPolicy policy() {
-                return HookPolicy.DEFAULT.withTimeout(Duration.ofMillis(500))
-                        .withFailurePolicy(FailurePolicy.FAIL);
-            }
+                    @Override
+                    public HookPolicy policy() {
+                        return HookPolicy.DEFAULT
+                                .withTimeout(Duration.ofMillis(500))
+                                .withFailurePolicy(FailurePolicy.FAIL);
+                    }
 
-            @Override
-            public HookResult createContainer(PodSandbox pod, Container container) throws Exception {
-                new CountDownLatch(1).await();
-                return HookResult.none();
-            }
-        };
-        try (NriPlugin plugin = NriPlugin.builder(stuck).socket(containerd().nriSocket()).build().start()) {
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container container)
+                            throws Exception {
+                        new CountDownLatch(1).await();
+                        return HookResult.none();
+                    }
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(stuck).socket(containerd().nriSocket()).build().start()) {
             containerd().awaitNriPluginRegistrations("50-stuck", 1, Duration.ofSeconds(10));
             Pods.Pod pod = pods.runPod("stuck", Map.of());
             assertThatThrownBy(() -> pods.create(pod, "never", Map.of()))
@@ -318,54 +378,109 @@ class NriPluginContainerdIT {
     @Test
     void receivesTheEventsContainerdSendsAsStateChangesAndDirectCalls() throws Exception {
         List<String> events = Collections.synchronizedList(new ArrayList<>());
-        Hook recorder = new Hook() {
-            @Override
-            public String name() {
-                return "recorder";
-            }
+        Hook recorder =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "recorder";
+                    }
 
-            private void record(HookEvent e, PodSandbox pod) {
-                if (pod.getName().equals("lifecycle")) {
-                    events.add(e.displayName());
-                }
-            }
+                    private void record(HookEvent e, PodSandbox pod) {
+                        if (pod.getName().equals("lifecycle")) {
+                            events.add(e.displayName());
+                        }
+                    }
 
-            @Override public void runPodSandbox(PodSandbox pod) { record(HookEvent.RUN_POD_SANDBOX, pod); }
-            @Override public void stopPodSandbox(PodSandbox pod) { record(HookEvent.STOP_POD_SANDBOX, pod); }
-            @Override public void removePodSandbox(PodSandbox pod) { record(HookEvent.REMOVE_POD_SANDBOX, pod); }
-            @Override public HookResult createContainer(PodSandbox pod, Container c) {
-                record(HookEvent.CREATE_CONTAINER, pod);
-                return HookResult.none();
-            }
-            @Override public void postCreateContainer(PodSandbox pod, Container c) { record(HookEvent.POST_CREATE_CONTAINER, pod); }
-            @Override public void startContainer(PodSandbox pod, Container c) { record(HookEvent.START_CONTAINER, pod); }
-            @Override public void postStartContainer(PodSandbox pod, Container c) { record(HookEvent.POST_START_CONTAINER, pod); }
-            @Override public HookResult stopContainer(PodSandbox pod, Container c) {
-                record(HookEvent.STOP_CONTAINER, pod);
-                return HookResult.none();
-            }
-            @Override public void removeContainer(PodSandbox pod, Container c) { record(HookEvent.REMOVE_CONTAINER, pod); }
-        };
-        try (NriPlugin plugin = NriPlugin.builder(recorder).socket(containerd().nriSocket()).build().start()) {
+                    @Override
+                    public void runPodSandbox(PodSandbox pod) {
+                        record(HookEvent.RUN_POD_SANDBOX, pod);
+                    }
+
+                    @Override
+                    public void stopPodSandbox(PodSandbox pod) {
+                        record(HookEvent.STOP_POD_SANDBOX, pod);
+                    }
+
+                    @Override
+                    public void removePodSandbox(PodSandbox pod) {
+                        record(HookEvent.REMOVE_POD_SANDBOX, pod);
+                    }
+
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.CREATE_CONTAINER, pod);
+                        return HookResult.none();
+                    }
+
+                    @Override
+                    public void postCreateContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.POST_CREATE_CONTAINER, pod);
+                    }
+
+                    @Override
+                    public void startContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.START_CONTAINER, pod);
+                    }
+
+                    @Override
+                    public void postStartContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.POST_START_CONTAINER, pod);
+                    }
+
+                    @Override
+                    public HookResult stopContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.STOP_CONTAINER, pod);
+                        return HookResult.none();
+                    }
+
+                    @Override
+                    public void removeContainer(PodSandbox pod, Container c) {
+                        record(HookEvent.REMOVE_CONTAINER, pod);
+                    }
+                };
+        try (NriPlugin plugin =
+                NriPlugin.builder(recorder).socket(containerd().nriSocket()).build().start()) {
             containerd().awaitNriPluginRegistrations("50-recorder", 1, Duration.ofSeconds(10));
             Pods.Pod pod = pods.runPod("lifecycle", Map.of());
             String id = pods.start(pod, "app");
-            pods.runtime.stopContainer(io.cri4j.cri.v1.StopContainerRequest.newBuilder().setContainerId(id)
-                    .setTimeout(1).build());
-            pods.runtime.removeContainer(io.cri4j.cri.v1.RemoveContainerRequest.newBuilder().setContainerId(id).build());
-            pods.runtime.stopPodSandbox(io.cri4j.cri.v1.StopPodSandboxRequest.newBuilder().setPodSandboxId(pod.id()).build());
-            pods.runtime.removePodSandbox(io.cri4j.cri.v1.RemovePodSandboxRequest.newBuilder().setPodSandboxId(pod.id()).build());
-            assertThat(events).containsSubsequence("RunPodSandbox", "CreateContainer", "PostCreateContainer",
-                    "StartContainer", "PostStartContainer", "StopContainer", "RemoveContainer",
-                    "StopPodSandbox", "RemovePodSandbox");
+            pods.runtime.stopContainer(
+                    io.cri4j.cri.v1.StopContainerRequest.newBuilder()
+                            .setContainerId(id)
+                            .setTimeout(1)
+                            .build());
+            pods.runtime.removeContainer(
+                    io.cri4j.cri.v1.RemoveContainerRequest.newBuilder().setContainerId(id).build());
+            pods.runtime.stopPodSandbox(
+                    io.cri4j.cri.v1.StopPodSandboxRequest.newBuilder()
+                            .setPodSandboxId(pod.id())
+                            .build());
+            pods.runtime.removePodSandbox(
+                    io.cri4j.cri.v1.RemovePodSandboxRequest.newBuilder()
+                            .setPodSandboxId(pod.id())
+                            .build());
+            assertThat(events)
+                    .containsSubsequence(
+                            "RunPodSandbox",
+                            "CreateContainer",
+                            "PostCreateContainer",
+                            "StartContainer",
+                            "PostStartContainer",
+                            "StopContainer",
+                            "RemoveContainer",
+                            "StopPodSandbox",
+                            "RemovePodSandbox");
         }
     }
 
     @Test
     void runsWithNrisGoLoggerInIndexOrderAndBothEffectsArePresent() throws Exception {
-        try (NriPlugin plugin = NriPlugin.builder(addEnv("java-first", "CRI4J_JAVA", "10"))
-                .socket(containerd().nriSocket()).index(10).build().start();
-             NriGoPlugin logger = NriGoPlugin.logger(containerd(), 20, "-add-env", "CRI4J_GO")) {
+        try (NriPlugin plugin =
+                        NriPlugin.builder(addEnv("java-first", "CRI4J_JAVA", "10"))
+                                .socket(containerd().nriSocket())
+                                .index(10)
+                                .build()
+                                .start();
+                NriGoPlugin logger = NriGoPlugin.logger(containerd(), 20, "-add-env", "CRI4J_GO")) {
             containerd().awaitNriPluginRegistrations("10-java-first", 1, Duration.ofSeconds(10));
             Pods.Pod pod = pods.runPod("both", Map.of());
             String id = pods.start(pod, "app");
@@ -374,16 +489,23 @@ class NriPluginContainerdIT {
             assertThat(env).contains("CRI4J_JAVA=10").containsPattern("CRI4J_GO=logger-pid-\\d+");
             String log = Files.readString(containerd().logFile());
             String order = log.substring(log.lastIndexOf("plugin invocation order"));
-            assertThat(order.indexOf("10-java-first")).isPositive()
+            assertThat(order.indexOf("10-java-first"))
+                    .isPositive()
                     .isLessThan(order.indexOf("20-nri-logger"));
         }
     }
 
     @Test
-    void twoPluginsSettingTheSameEnvFailTheContainerWithContainerdsConflictNamingBoth() throws Exception {
-        try (NriPlugin plugin = NriPlugin.builder(addEnv("java-conflict", "CRI4J_OWNER", "java"))
-                .socket(containerd().nriSocket()).index(10).build().start();
-             NriGoPlugin logger = NriGoPlugin.logger(containerd(), 20, "-add-env", "CRI4J_OWNER")) {
+    void twoPluginsSettingTheSameEnvFailTheContainerWithContainerdsConflictNamingBoth()
+            throws Exception {
+        try (NriPlugin plugin =
+                        NriPlugin.builder(addEnv("java-conflict", "CRI4J_OWNER", "java"))
+                                .socket(containerd().nriSocket())
+                                .index(10)
+                                .build()
+                                .start();
+                NriGoPlugin logger =
+                        NriGoPlugin.logger(containerd(), 20, "-add-env", "CRI4J_OWNER")) {
             containerd().awaitNriPluginRegistrations("10-java-conflict", 1, Duration.ofSeconds(10));
             Pods.Pod pod = pods.runPod("conflict", Map.of());
             assertThatThrownBy(() -> pods.create(pod, "app", Map.of()))
@@ -396,24 +518,31 @@ class NriPluginContainerdIT {
 
     @Test
     void aHookThatCannotBeConfiguredFailsStartWithItsReason() {
-        Hook broken = new Hook() {
-            @Override
-            public String name() {
-                return "broken";
-            }
+        Hook broken =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "broken";
+                    }
 
-            @Override
-            public void configure(HookConfiguration configuration) {
-                throw new IllegalStateException("no license for this node");
-            }
+                    @Override
+                    public void configure(HookConfiguration configuration) {
+                        throw new IllegalStateException("no license for this node");
+                    }
 
-            @Override
-            public void startContainer(PodSandbox pod, Container container) {}
-        };
-        assertThatThrownBy(() -> NriPlugin.builder(broken).socket(containerd().nriSocket()).build().start())
+                    @Override
+                    public void startContainer(PodSandbox pod, Container container) {}
+                };
+        assertThatThrownBy(
+                        () ->
+                                NriPlugin.builder(broken)
+                                        .socket(containerd().nriSocket())
+                                        .build()
+                                        .start())
                 .isInstanceOf(java.io.IOException.class)
                 .hasMessageContaining("plugin 50-broken could not register with the runtime")
-                .hasMessageContaining("hook 'broken' failed at Configure of the runtime containerd 2.1.4")
+                .hasMessageContaining(
+                        "hook 'broken' failed at Configure of the runtime containerd 2.1.4")
                 .hasMessageContaining("no license for this node");
     }
 }

@@ -27,10 +27,10 @@ import org.junit.jupiter.api.io.TempDir;
 class NriSynchronizeLargeIT {
 
     @RegisterExtension
-    static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().containerd2WithNri().build();
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().containerd2WithNri().build();
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     @Test
     void aSynchronizeSplitByContainerdReachesTheHookWhole() throws Exception {
@@ -40,8 +40,10 @@ class NriSynchronizeLargeIT {
         }
         Set<String> created = new HashSet<>();
         try (Pods pods = new Pods(CONTAINERD.containerd(), tmp)) {
-            // several pods: containerd 2.1.4 scales the pods per message down with the containers, and
-            // with a single pod it gets to 0 pods per message and sends empty messages until its timeout
+            // several pods: containerd 2.1.4 scales the pods per message down with the containers,
+            // and
+            // with a single pod it gets to 0 pods per message and sends empty messages until its
+            // timeout
             for (int p = 0; p < 4; p++) {
                 Pods.Pod pod = pods.runPod("large-" + p, Map.of());
                 for (int i = 0; i < 20; i++) {
@@ -49,24 +51,27 @@ class NriSynchronizeLargeIT {
                 }
             }
             CompletableFuture<List<Container>> seen = new CompletableFuture<>();
-            Hook hook = new Hook() {
-                @Override
-                public String name() {
-                    return "large-sync";
-                }
+            Hook hook =
+                    new Hook() {
+                        @Override
+                        public String name() {
+                            return "large-sync";
+                        }
 
-                @Override
-                public List<ContainerUpdate> synchronize(List<PodSandbox> ps, List<Container> cs) {
-                    if (!seen.complete(cs)) {
-                        throw new AssertionError("synchronize called twice");
-                    }
-                    return List.of();
-                }
+                        @Override
+                        public List<ContainerUpdate> synchronize(
+                                List<PodSandbox> ps, List<Container> cs) {
+                            if (!seen.complete(cs)) {
+                                throw new AssertionError("synchronize called twice");
+                            }
+                            return List.of();
+                        }
 
-                @Override
-                public void removeContainer(PodSandbox p, Container c) {}
-            };
-            try (NriPlugin plugin = NriPlugin.builder(hook).socket(CONTAINERD.nriSocket()).build().start()) {
+                        @Override
+                        public void removeContainer(PodSandbox p, Container c) {}
+                    };
+            try (NriPlugin plugin =
+                    NriPlugin.builder(hook).socket(CONTAINERD.nriSocket()).build().start()) {
                 List<Container> containers = seen.get(30, TimeUnit.SECONDS);
                 long bytes = containers.stream().mapToLong(Container::getSerializedSize).sum();
                 assertThat(bytes).as("more than one ttrpc message holds").isGreaterThan(4L << 20);

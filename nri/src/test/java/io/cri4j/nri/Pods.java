@@ -45,38 +45,66 @@ final class Pods implements AutoCloseable {
         this.runtime = RuntimeServiceGrpc.newBlockingStub(channel);
         this.logDir = logDir;
         this.image = containerd.registry().push(TestImage.busybox()).reference();
-        ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS)
-                .pullImage(PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
+        ImageServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .pullImage(
+                        PullImageRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                .build());
     }
 
     record Pod(String id, PodSandboxConfig config) {}
 
     Pod runPod(String name, Map<String, String> labels) {
-        PodSandboxConfig config = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("nri-test")
-                        .setUid(UUID.randomUUID().toString()))
-                .putAllLabels(labels)
-                .setLogDirectory(logDir.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(
-                        LinuxSandboxSecurityContext.newBuilder().setNamespaceOptions(
-                                NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
-                .build();
-        String id = runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
-                .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build()).getPodSandboxId();
+        PodSandboxConfig config =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName(name)
+                                        .setNamespace("nri-test")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .putAllLabels(labels)
+                        .setLogDirectory(logDir.toString())
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode
+                                                                                        .NODE))))
+                        .build();
+        String id =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build())
+                        .getPodSandboxId();
         return new Pod(id, config);
     }
 
     /** Creates (not starts) a container running {@code sleep 3600}. */
     String create(Pod pod, String name, Map<String, String> env) {
-        ContainerConfig.Builder config = ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName(name))
-                .setImage(ImageSpec.newBuilder().setImage(image))
-                .addCommand("sleep").addArgs("3600")
-                .setLogPath(name + ".log");
-        env.forEach((k, v) -> config.addEnvs(KeyValue.newBuilder().setKey(k).setValue(com.google.protobuf.ByteString.copyFromUtf8(v))));
-        return runtime.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(
-                CreateContainerRequest.newBuilder().setPodSandboxId(pod.id()).setConfig(config)
-                        .setSandboxConfig(pod.config()).build()).getContainerId();
+        ContainerConfig.Builder config =
+                ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName(name))
+                        .setImage(ImageSpec.newBuilder().setImage(image))
+                        .addCommand("sleep")
+                        .addArgs("3600")
+                        .setLogPath(name + ".log");
+        env.forEach(
+                (k, v) ->
+                        config.addEnvs(
+                                KeyValue.newBuilder()
+                                        .setKey(k)
+                                        .setValue(com.google.protobuf.ByteString.copyFromUtf8(v))));
+        return runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .createContainer(
+                        CreateContainerRequest.newBuilder()
+                                .setPodSandboxId(pod.id())
+                                .setConfig(config)
+                                .setSandboxConfig(pod.config())
+                                .build())
+                .getContainerId();
     }
 
     String start(Pod pod, String name) {
@@ -92,11 +120,21 @@ final class Pods implements AutoCloseable {
 
     /** Runs {@code cmd} in the container; fails unless it exits 0; its stdout. */
     String exec(String containerId, String... cmd) {
-        ExecSyncResponse r = runtime.withDeadlineAfter(30, TimeUnit.SECONDS).execSync(ExecSyncRequest.newBuilder()
-                .setContainerId(containerId).addAllCmd(java.util.List.of(cmd)).setTimeout(20).build());
+        ExecSyncResponse r =
+                runtime.withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .execSync(
+                                ExecSyncRequest.newBuilder()
+                                        .setContainerId(containerId)
+                                        .addAllCmd(java.util.List.of(cmd))
+                                        .setTimeout(20)
+                                        .build());
         if (r.getExitCode() != 0) {
-            throw new AssertionError(String.join(" ", cmd) + " exited " + r.getExitCode() + ": "
-                    + r.getStderr().toString(StandardCharsets.UTF_8));
+            throw new AssertionError(
+                    String.join(" ", cmd)
+                            + " exited "
+                            + r.getExitCode()
+                            + ": "
+                            + r.getStderr().toString(StandardCharsets.UTF_8));
         }
         return r.getStdout().toString(StandardCharsets.UTF_8);
     }
@@ -112,13 +150,18 @@ final class Pods implements AutoCloseable {
     }
 
     ContainerStatusResponse status(String containerId) {
-        return runtime.withDeadlineAfter(30, TimeUnit.SECONDS).containerStatus(ContainerStatusRequest.newBuilder()
-                .setContainerId(containerId).setVerbose(true).build());
+        return runtime.withDeadlineAfter(30, TimeUnit.SECONDS)
+                .containerStatus(
+                        ContainerStatusRequest.newBuilder()
+                                .setContainerId(containerId)
+                                .setVerbose(true)
+                                .build());
     }
 
     /** The OCI runtime spec containerd created the container with (ContainerStatus verbose info). */
     JsonObject spec(String containerId) {
-        return JsonParser.parseString(status(containerId).getInfoOrThrow("info")).getAsJsonObject()
+        return JsonParser.parseString(status(containerId).getInfoOrThrow("info"))
+                .getAsJsonObject()
                 .getAsJsonObject("runtimeSpec");
     }
 

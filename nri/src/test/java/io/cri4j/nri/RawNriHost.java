@@ -48,8 +48,14 @@ final class RawNriHost implements AutoCloseable {
         }
         Request r = Request.parseFrom(register.data());
         respond(2, register.stream(), new byte[0]);
-        call("Configure", ConfigureRequest.newBuilder().setRuntimeName("raw-host").setRuntimeVersion("0")
-                .setRegistrationTimeout(5000).setRequestTimeout(2000).build());
+        call(
+                "Configure",
+                ConfigureRequest.newBuilder()
+                        .setRuntimeName("raw-host")
+                        .setRuntimeVersion("0")
+                        .setRegistrationTimeout(5000)
+                        .setRequestTimeout(2000)
+                        .build());
         call("Synchronize", SynchronizeRequest.getDefaultInstance());
         return RegisterPluginRequest.parseFrom(r.getPayload());
     }
@@ -58,8 +64,14 @@ final class RawNriHost implements AutoCloseable {
     Response call(String method, Message payload) throws IOException {
         int stream = nextStream;
         nextStream += 2;
-        byte[] req = Request.newBuilder().setService("nri.pkg.api.v1alpha1.Plugin").setMethod(method)
-                .setPayload(payload.toByteString()).setTimeoutNano(2_000_000_000L).build().toByteArray();
+        byte[] req =
+                Request.newBuilder()
+                        .setService("nri.pkg.api.v1alpha1.Plugin")
+                        .setMethod(method)
+                        .setPayload(payload.toByteString())
+                        .setTimeoutNano(2_000_000_000L)
+                        .build()
+                        .toByteArray();
         writeMux(1, new TtrpcFrame(stream, TtrpcFrame.REQUEST, 0, req).encode());
         Frame f = read();
         if (f.conn() != 1 || f.stream() != stream || f.type() != TtrpcFrame.RESPONSE) {
@@ -83,12 +95,26 @@ final class RawNriHost implements AutoCloseable {
     }
 
     void respond(int conn, int stream, byte[] payload) throws IOException {
-        writeMux(conn, new TtrpcFrame(stream, TtrpcFrame.RESPONSE, 0,
-                Response.newBuilder().setPayload(ByteString.copyFrom(payload)).build().toByteArray()).encode());
+        writeMux(
+                conn,
+                new TtrpcFrame(
+                                stream,
+                                TtrpcFrame.RESPONSE,
+                                0,
+                                Response.newBuilder()
+                                        .setPayload(ByteString.copyFrom(payload))
+                                        .build()
+                                        .toByteArray())
+                        .encode());
     }
 
     void writeMux(int conn, byte[] payload) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(8 + payload.length).putInt(conn).putInt(payload.length).put(payload).flip();
+        ByteBuffer b =
+                ByteBuffer.allocate(8 + payload.length)
+                        .putInt(conn)
+                        .putInt(payload.length)
+                        .put(payload)
+                        .flip();
         write(b.array());
     }
 
@@ -106,7 +132,8 @@ final class RawNriHost implements AutoCloseable {
         byte[] payload = readFully(ByteBuffer.wrap(mux).getInt(4));
         ByteBuffer t = ByteBuffer.wrap(payload);
         int length = t.getInt(0);
-        return new Frame(conn, t.getInt(4), payload[8] & 0xff, Arrays.copyOfRange(payload, 10, 10 + length));
+        return new Frame(
+                conn, t.getInt(4), payload[8] & 0xff, Arrays.copyOfRange(payload, 10, 10 + length));
     }
 
     /** True once the plugin has closed its end (reads to end of stream, discarding). */

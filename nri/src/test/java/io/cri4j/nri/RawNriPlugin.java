@@ -50,16 +50,29 @@ final class RawNriPlugin implements AutoCloseable {
 
     /** Calls RegisterPlugin naming the plugin's NRI version (v0.12 plugins send it). */
     Response register(String name, String index, String nriVersion) throws IOException {
-        return call(2, "nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin", RegisterPluginRequest.newBuilder()
-                .setPluginName(name).setPluginIdx(index).setNRIVersion(nriVersion).build());
+        return call(
+                2,
+                "nri.pkg.api.v1alpha1.Runtime",
+                "RegisterPlugin",
+                RegisterPluginRequest.newBuilder()
+                        .setPluginName(name)
+                        .setPluginIdx(index)
+                        .setNRIVersion(nriVersion)
+                        .build());
     }
 
     /** Calls a method of the runtime service and returns its answer. */
     Response call(int conn, String service, String method, Message payload) throws IOException {
         int stream = nextStream;
         nextStream += 2;
-        byte[] req = Request.newBuilder().setService(service).setMethod(method)
-                .setPayload(payload.toByteString()).setTimeoutNano(2_000_000_000L).build().toByteArray();
+        byte[] req =
+                Request.newBuilder()
+                        .setService(service)
+                        .setMethod(method)
+                        .setPayload(payload.toByteString())
+                        .setTimeoutNano(2_000_000_000L)
+                        .build()
+                        .toByteArray();
         writeMux(conn, new TtrpcFrame(stream, TtrpcFrame.REQUEST, 0, req).encode());
         Frame f = read();
         if (f.conn() != conn || f.stream() != stream || f.type() != TtrpcFrame.RESPONSE) {
@@ -71,22 +84,42 @@ final class RawNriPlugin implements AutoCloseable {
     /** Reads the runtime's next request on mux connection 1 and checks its method. */
     Frame expect(String method) throws IOException {
         Frame f = read();
-        if (f.conn() != 1 || f.type() != TtrpcFrame.REQUEST || !f.request().getMethod().equals(method)) {
-            throw new IOException("expected a " + method + " request on connection 1, got " + f + " "
-                    + (f.type() == TtrpcFrame.REQUEST ? f.request().getMethod() : ""));
+        if (f.conn() != 1
+                || f.type() != TtrpcFrame.REQUEST
+                || !f.request().getMethod().equals(method)) {
+            throw new IOException(
+                    "expected a "
+                            + method
+                            + " request on connection 1, got "
+                            + f
+                            + " "
+                            + (f.type() == TtrpcFrame.REQUEST ? f.request().getMethod() : ""));
         }
         return f;
     }
 
     /** Answers a request of the runtime. */
     void answer(Frame request, Message payload) throws IOException {
-        writeMux(1, new TtrpcFrame(request.stream(), TtrpcFrame.RESPONSE, 0,
-                Response.newBuilder().setPayload(ByteString.copyFrom(payload.toByteArray())).build().toByteArray())
-                .encode());
+        writeMux(
+                1,
+                new TtrpcFrame(
+                                request.stream(),
+                                TtrpcFrame.RESPONSE,
+                                0,
+                                Response.newBuilder()
+                                        .setPayload(ByteString.copyFrom(payload.toByteArray()))
+                                        .build()
+                                        .toByteArray())
+                        .encode());
     }
 
     void writeMux(int conn, byte[] payload) throws IOException {
-        write(ByteBuffer.allocate(8 + payload.length).putInt(conn).putInt(payload.length).put(payload).array());
+        write(
+                ByteBuffer.allocate(8 + payload.length)
+                        .putInt(conn)
+                        .putInt(payload.length)
+                        .put(payload)
+                        .array());
     }
 
     void write(byte[] raw) throws IOException {
@@ -106,7 +139,10 @@ final class RawNriPlugin implements AutoCloseable {
                     if (b.length >= 10 + length) {
                         e.getValue().reset();
                         e.getValue().write(b, 10 + length, b.length - 10 - length);
-                        return new Frame(e.getKey(), ByteBuffer.wrap(b).getInt(4), b[8] & 0xff,
+                        return new Frame(
+                                e.getKey(),
+                                ByteBuffer.wrap(b).getInt(4),
+                                b[8] & 0xff,
                                 Arrays.copyOfRange(b, 10, 10 + length));
                     }
                 }

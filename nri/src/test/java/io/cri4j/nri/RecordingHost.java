@@ -19,8 +19,10 @@ final class RecordingHost implements HookHost {
 
     final BlockingQueue<Request> requests = new LinkedBlockingQueue<>();
     volatile RuntimeSnapshot snapshot = RuntimeSnapshot.empty();
+
     /** Container ids whose updates the runtime reports as failed. */
     volatile List<String> failing = List.of();
+
     /** When set, the runtime cannot be asked at all. */
     volatile RuntimeException broken;
 
@@ -46,8 +48,8 @@ final class RecordingHost implements HookHost {
             if (broken != null) {
                 return CompletableFuture.failedFuture(broken);
             }
-            return CompletableFuture.completedFuture(updates.stream()
-                    .filter(u -> failing.contains(u.getContainerId())).toList());
+            return CompletableFuture.completedFuture(
+                    updates.stream().filter(u -> failing.contains(u.getContainerId())).toList());
         };
     }
 }

@@ -19,8 +19,8 @@ import io.cri4j.imagepull.PullObserver;
 import io.cri4j.proxy.internal.CheckpointStore;
 import io.cri4j.proxy.internal.InterceptedService;
 import io.cri4j.proxy.internal.ProxyHooks;
-import io.cri4j.proxy.internal.PullObserving;
 import io.cri4j.proxy.internal.ProxyTransport;
+import io.cri4j.proxy.internal.PullObserving;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -85,640 +85,712 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class CriProxy implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
-  /** The names of the proxy's worker threads start with this, then a number. */
-  public static final String WORKER_THREAD_PREFIX = "cri4j-proxy-worker-";
+    private static final Logger LOG = LoggerFactory.getLogger(CriProxy.class);
 
-  private final Builder config;
-  private final ProxyTransport transport;
-  private final ManagedChannel backend;
-  /** Runs blocking interceptors added without an executor of their own, and backend probes. */
-  private final ThreadPoolExecutor workers;
-  private final CheckpointStore store = new CheckpointStore();
-  private final AtomicReference<CompletableFuture<Boolean>> probing = new AtomicReference<>();
-  private HookConfigDirectory configDir;
-  private ProxyHooks hooks;
-  private final List<HookProvider> startedProviders = new ArrayList<>();
-  /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
-  private volatile Boolean v1alpha2;
-  private boolean started;
-  private boolean closed;
+    /** The names of the proxy's worker threads start with this, then a number. */
+    public static final String WORKER_THREAD_PREFIX = "cri4j-proxy-worker-";
 
-  private CriProxy(Builder b) {
-    this.config = b;
-    this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
-    this.backend = transport.backend();
-    AtomicInteger n = new AtomicInteger();
-    this.workers = new ThreadPoolExecutor(b.workerThreads, b.workerThreads, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(b.workerQueue), r -> {
-          Thread t = new Thread(r, WORKER_THREAD_PREFIX + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-    workers.allowCoreThreadTimeOut(true); // idle, the proxy keeps no worker thread
-  }
+    private final Builder config;
+    private final ProxyTransport transport;
+    private final ManagedChannel backend;
 
-  /** A builder; {@code listen} and {@code backend} are required. */
-  public static Builder builder() {
-    return new Builder();
-  }
+    /** Runs blocking interceptors added without an executor of their own, and backend probes. */
+    private final ThreadPoolExecutor workers;
 
-  /**
-   * Probes the backend, rebuilds the checkpoint store from it, starts watching the hook config
-   * directory and starts serving. A backend that is down at start is not fatal: the store is
-   * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
-   *
-   * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
-   */
-  public synchronized CriProxy start() throws IOException {
-    if (started) {
-      throw new IllegalStateException("already started");
-    }
-    started = true;
-    try {
-      transport.claim(); // a listen path that cannot be used is reported before anything else
-    } catch (IOException | RuntimeException e) {
-      close();
-      throw e;
-    }
-    List<Object> fixed = new ArrayList<>(config.hooks);
-    if (config.serviceLoader != null) {
-      fixed.addAll(Hooks.loadBlocking(config.serviceLoader));
-      fixed.addAll(Hooks.loadAsync(config.serviceLoader));
-    }
-    if (config.hookConfigDir != null) {
-      try {
-        configDir = HookConfigDirectory.watch(config.hookConfigDir);
-      } catch (IOException | RuntimeException e) {
-        close();
-        throw e;
-      }
-    }
-    v1alpha2 = probeV1alpha2();
-    // without hooks, and no directory or provider to add them later, the lifecycle methods are
-    // not intercepted at all: those calls are relayed like every other, and no store is kept
-    boolean hooksPossible = !fixed.isEmpty() || configDir != null
-        || !config.providers.isEmpty();
-    List<AsyncCriInterceptor> chain = new ArrayList<>();
-    for (Registered r : config.interceptors) {
-      chain.add(r.async != null ? r.async
-          : CriInterceptor.async(r.blocking, r.worker != null ? r.worker : workers));
-    }
-    if (config.pullObserver != null) {
-      // after the user's interceptors: it sees the pulls as they reach the runtime
-      chain.add(new PullObserving(config.pullObserver));
-    }
-    if (hooksPossible) {
-      try {
-        startHooks(fixed);
-      } catch (IOException | RuntimeException e) {
-        close();
-        throw e;
-      }
-      chain.add(hooks);
-    }
-    List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
-    methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
-    methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
-    // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
-    // backend serves v1alpha2 (ProxyHooks asks hooksApply)
-    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
-        .getMethods(), RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
-    methods.addAll(asV1alpha2(io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
-        .getMethods(), ImageServiceGrpc.getServiceDescriptor().getMethods()));
-    if (config.pullObserver != null) {
-      methods.addAll(PullObserving.localMethods()); // answered here, not relayed
-    }
-    InterceptedService intercepted = new InterceptedService(backend, chain, methods);
-    try {
-      // everything else is relayed as HTTP/2 frames on the transport thread
-      transport.start(intercepted, config.socketMode);
-    } catch (IOException | RuntimeException e) {
-      close();
-      throw e;
-    }
-    LOG.info("CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
-        + " {}, hooks: {})", config.listen, config.backend, v1alpha2, intercepted.size(),
-        hooks == null ? "none" : hooks.chain().hookNames());
-    return this;
-  }
-  /**
-   * Rebuilds the store, makes the hook chain, configures and synchronizes its hooks, then starts
-   * the providers (which configure and synchronize theirs).
-   */
-  private void startHooks(List<Object> fixed) throws IOException {
-    try {
-      store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
-    } catch (StatusRuntimeException e) {
-      LOG.warn("could not rebuild the checkpoint store from the backend {}: {}", config.backend,
-          IoErrors.describe(e.getStatus()));
-    }
-    HookSource source = new HookSource(fixed, configDir);
-    List<HookProvider> providers = List.copyOf(config.providers);
-    HookChain hookChain = HookChain.builder().name("cri4j-proxy")
-        .source(source::hold, source::release)
-        .provided(new ProvidedHooks(providers, fixed, configDir)).build();
-    hooks = new ProxyHooks(hookChain, store, backend, this::hooksApply, backendVersion(),
-        DeviceNodes.system());
-    hooks.start();
-    for (HookProvider p : providers) {
-      p.start(hooks);
-      startedProviders.add(p);
-    }
-  }
+    private final CheckpointStore store = new CheckpointStore();
+    private final AtomicReference<CompletableFuture<Boolean>> probing = new AtomicReference<>();
+    private HookConfigDirectory configDir;
+    private ProxyHooks hooks;
+    private final List<HookProvider> startedProviders = new ArrayList<>();
 
-  /** The backend's runtime name and version, for hooks' {@code Configure}. */
-  private String backendVersion() {
-    try {
-      io.cri4j.cri.v1.VersionResponse v = RuntimeServiceGrpc.newBlockingStub(backend)
-          .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
-          .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance());
-      return v.getRuntimeName() + " " + v.getRuntimeVersion();
-    } catch (StatusRuntimeException e) {
-      return "unknown";
+    /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
+    private volatile Boolean v1alpha2;
+
+    private boolean started;
+    private boolean closed;
+
+    private CriProxy(Builder b) {
+        this.config = b;
+        this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
+        this.backend = transport.backend();
+        AtomicInteger n = new AtomicInteger();
+        this.workers =
+                new ThreadPoolExecutor(
+                        b.workerThreads,
+                        b.workerThreads,
+                        30,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(b.workerQueue),
+                        r -> {
+                            Thread t = new Thread(r, WORKER_THREAD_PREFIX + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
+        workers.allowCoreThreadTimeOut(true); // idle, the proxy keeps no worker thread
     }
-  }
 
-  /**
-   * The in-process hooks and the config directory's, as one list per directory generation;
-   * an event holds the generation it started with until it ends.
-   */
-  private static final class HookSource {
-    private final List<Object> fixed;
-    private final HookConfigDirectory dir;
-    private final Held none;
-    private volatile Held last;
+    /** A builder; {@code listen} and {@code backend} are required. */
+    public static Builder builder() {
+        return new Builder();
+    }
 
-    /** The hooks of one event: the fixed ones, then the directory's (held). */
-    static final class Held extends java.util.AbstractList<Object> {
-      final List<Object> all;
-      final List<RemoteRuntimeHook> generation;
-
-      Held(List<Object> fixed, List<RemoteRuntimeHook> generation) {
-        List<Object> a = new ArrayList<>(fixed);
-        if (generation != null) {
-          java.util.Set<String> names = new java.util.HashSet<>();
-          for (Object h : fixed) {
-            names.add(h instanceof AsyncHook x ? x.name() : ((Hook) h).name());
-          }
-          for (RemoteRuntimeHook r : generation) {
-            if (names.add(r.name())) {
-              a.add(r);
-            } else {
-              LOG.warn("hook config {} is not run: an in-process hook has its name", r.name());
-            }
-          }
+    /**
+     * Probes the backend, rebuilds the checkpoint store from it, starts watching the hook config
+     * directory and starts serving. A backend that is down at start is not fatal: the store is
+     * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
+     *
+     * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
+     */
+    public synchronized CriProxy start() throws IOException {
+        if (started) {
+            throw new IllegalStateException("already started");
         }
-        this.all = List.copyOf(a);
-        this.generation = generation;
-      }
-
-      @Override public Object get(int i) { return all.get(i); }
-
-      @Override public int size() { return all.size(); }
+        started = true;
+        try {
+            transport.claim(); // a listen path that cannot be used is reported before anything else
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        List<Object> fixed = new ArrayList<>(config.hooks);
+        if (config.serviceLoader != null) {
+            fixed.addAll(Hooks.loadBlocking(config.serviceLoader));
+            fixed.addAll(Hooks.loadAsync(config.serviceLoader));
+        }
+        if (config.hookConfigDir != null) {
+            try {
+                configDir = HookConfigDirectory.watch(config.hookConfigDir);
+            } catch (IOException | RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+        v1alpha2 = probeV1alpha2();
+        // without hooks, and no directory or provider to add them later, the lifecycle methods are
+        // not intercepted at all: those calls are relayed like every other, and no store is kept
+        boolean hooksPossible =
+                !fixed.isEmpty() || configDir != null || !config.providers.isEmpty();
+        List<AsyncCriInterceptor> chain = new ArrayList<>();
+        for (Registered r : config.interceptors) {
+            chain.add(
+                    r.async != null
+                            ? r.async
+                            : CriInterceptor.async(
+                                    r.blocking, r.worker != null ? r.worker : workers));
+        }
+        if (config.pullObserver != null) {
+            // after the user's interceptors: it sees the pulls as they reach the runtime
+            chain.add(new PullObserving(config.pullObserver));
+        }
+        if (hooksPossible) {
+            try {
+                startHooks(fixed);
+            } catch (IOException | RuntimeException e) {
+                close();
+                throw e;
+            }
+            chain.add(hooks);
+        }
+        List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
+        methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
+        methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
+        // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
+        // backend serves v1alpha2 (ProxyHooks asks hooksApply)
+        methods.addAll(
+                asV1alpha2(
+                        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()
+                                .getMethods(),
+                        RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
+        methods.addAll(
+                asV1alpha2(
+                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor().getMethods(),
+                        ImageServiceGrpc.getServiceDescriptor().getMethods()));
+        if (config.pullObserver != null) {
+            methods.addAll(PullObserving.localMethods()); // answered here, not relayed
+        }
+        InterceptedService intercepted = new InterceptedService(backend, chain, methods);
+        try {
+            // everything else is relayed as HTTP/2 frames on the transport thread
+            transport.start(intercepted, config.socketMode);
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        LOG.info(
+                "CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
+                        + " {}, hooks: {})",
+                config.listen,
+                config.backend,
+                v1alpha2,
+                intercepted.size(),
+                hooks == null ? "none" : hooks.chain().hookNames());
+        return this;
     }
 
-    HookSource(List<Object> fixed, HookConfigDirectory dir) {
-      this.fixed = List.copyOf(fixed);
-      this.dir = dir;
-      this.none = new Held(this.fixed, null);
+    /**
+     * Rebuilds the store, makes the hook chain, configures and synchronizes its hooks, then starts
+     * the providers (which configure and synchronize theirs).
+     */
+    private void startHooks(List<Object> fixed) throws IOException {
+        try {
+            store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+        } catch (StatusRuntimeException e) {
+            LOG.warn(
+                    "could not rebuild the checkpoint store from the backend {}: {}",
+                    config.backend,
+                    IoErrors.describe(e.getStatus()));
+        }
+        HookSource source = new HookSource(fixed, configDir);
+        List<HookProvider> providers = List.copyOf(config.providers);
+        HookChain hookChain =
+                HookChain.builder()
+                        .name("cri4j-proxy")
+                        .source(source::hold, source::release)
+                        .provided(new ProvidedHooks(providers, fixed, configDir))
+                        .build();
+        hooks =
+                new ProxyHooks(
+                        hookChain,
+                        store,
+                        backend,
+                        this::hooksApply,
+                        backendVersion(),
+                        DeviceNodes.system());
+        hooks.start();
+        for (HookProvider p : providers) {
+            p.start(hooks);
+            startedProviders.add(p);
+        }
     }
 
-    Held hold() {
-      if (dir == null) {
-        return none;
-      }
-      List<RemoteRuntimeHook> g = dir.hold();
-      Held h = last;
-      if (h == null || h.generation != g) {
-        h = new Held(fixed, g);
-        last = h;
-      }
-      return h;
+    /** The backend's runtime name and version, for hooks' {@code Configure}. */
+    private String backendVersion() {
+        try {
+            io.cri4j.cri.v1.VersionResponse v =
+                    RuntimeServiceGrpc.newBlockingStub(backend)
+                            .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+                            .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance());
+            return v.getRuntimeName() + " " + v.getRuntimeVersion();
+        } catch (StatusRuntimeException e) {
+            return "unknown";
+        }
     }
 
-    void release(Held h) {
-      if (h.generation != null) {
-        dir.release(h.generation);
-      }
+    /**
+     * The in-process hooks and the config directory's, as one list per directory generation;
+     * an event holds the generation it started with until it ends.
+     */
+    private static final class HookSource {
+        private final List<Object> fixed;
+        private final HookConfigDirectory dir;
+        private final Held none;
+        private volatile Held last;
+
+        /** The hooks of one event: the fixed ones, then the directory's (held). */
+        static final class Held extends java.util.AbstractList<Object> {
+            final List<Object> all;
+            final List<RemoteRuntimeHook> generation;
+
+            Held(List<Object> fixed, List<RemoteRuntimeHook> generation) {
+                List<Object> a = new ArrayList<>(fixed);
+                if (generation != null) {
+                    java.util.Set<String> names = new java.util.HashSet<>();
+                    for (Object h : fixed) {
+                        names.add(h instanceof AsyncHook x ? x.name() : ((Hook) h).name());
+                    }
+                    for (RemoteRuntimeHook r : generation) {
+                        if (names.add(r.name())) {
+                            a.add(r);
+                        } else {
+                            LOG.warn(
+                                    "hook config {} is not run: an in-process hook has its name",
+                                    r.name());
+                        }
+                    }
+                }
+                this.all = List.copyOf(a);
+                this.generation = generation;
+            }
+
+            @Override
+            public Object get(int i) {
+                return all.get(i);
+            }
+
+            @Override
+            public int size() {
+                return all.size();
+            }
+        }
+
+        HookSource(List<Object> fixed, HookConfigDirectory dir) {
+            this.fixed = List.copyOf(fixed);
+            this.dir = dir;
+            this.none = new Held(this.fixed, null);
+        }
+
+        Held hold() {
+            if (dir == null) {
+                return none;
+            }
+            List<RemoteRuntimeHook> g = dir.hold();
+            Held h = last;
+            if (h == null || h.generation != g) {
+                h = new Held(fixed, g);
+                last = h;
+            }
+            return h;
+        }
+
+        void release(Held h) {
+            if (h.generation != null) {
+                dir.release(h.generation);
+            }
+        }
     }
-  }
 
-  /**
-   * The providers' hooks whose names no other hook has (a hook named like an in-process hook, a
-   * config file or an earlier provider's hook is left out, with one warning), as the same list
-   * while nothing changed.
-   */
-  private static final class ProvidedHooks
-      implements java.util.function.Supplier<List<AsyncHook>> {
-    private final List<HookProvider> providers;
-    private final java.util.Set<String> fixedNames = new java.util.HashSet<>();
-    private final HookConfigDirectory dir;
-    private final java.util.Set<AsyncHook> warned = java.util.Collections.newSetFromMap(
-        new java.util.concurrent.ConcurrentHashMap<>());
-    private volatile List<Object> lastParts = List.of();
-    private volatile List<AsyncHook> last = List.of();
+    /**
+     * The providers' hooks whose names no other hook has (a hook named like an in-process hook, a
+     * config file or an earlier provider's hook is left out, with one warning), as the same list
+     * while nothing changed.
+     */
+    private static final class ProvidedHooks
+            implements java.util.function.Supplier<List<AsyncHook>> {
+        private final List<HookProvider> providers;
+        private final java.util.Set<String> fixedNames = new java.util.HashSet<>();
+        private final HookConfigDirectory dir;
+        private final java.util.Set<AsyncHook> warned =
+                java.util.Collections.newSetFromMap(new java.util.concurrent.ConcurrentHashMap<>());
+        private volatile List<Object> lastParts = List.of();
+        private volatile List<AsyncHook> last = List.of();
 
-    ProvidedHooks(List<HookProvider> providers, List<Object> fixed, HookConfigDirectory dir) {
-      this.providers = providers;
-      this.dir = dir;
-      for (Object h : fixed) {
-        fixedNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
-      }
+        ProvidedHooks(List<HookProvider> providers, List<Object> fixed, HookConfigDirectory dir) {
+            this.providers = providers;
+            this.dir = dir;
+            for (Object h : fixed) {
+                fixedNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
+            }
+        }
+
+        @Override
+        public List<AsyncHook> get() {
+            if (providers.isEmpty()) {
+                return List.of();
+            }
+            List<Object> parts = new ArrayList<>(providers.size() + 1);
+            providers.forEach(p -> parts.add(p.hooks()));
+            parts.add(dir == null ? List.of() : dir.get());
+            List<Object> before = lastParts;
+            boolean same = before.size() == parts.size();
+            for (int i = 0; same && i < parts.size(); i++) {
+                same = before.get(i) == parts.get(i);
+            }
+            if (same) {
+                return last;
+            }
+            java.util.Set<String> names = new java.util.HashSet<>(fixedNames);
+            if (dir != null) {
+                dir.get().forEach(h -> names.add(h.name()));
+            }
+            List<AsyncHook> all = new ArrayList<>();
+            for (int i = 0; i < providers.size(); i++) {
+                @SuppressWarnings("unchecked")
+                List<AsyncHook> part = (List<AsyncHook>) parts.get(i);
+                for (AsyncHook h : part) {
+                    if (names.add(h.name())) {
+                        all.add(h);
+                    } else if (warned.add(h)) {
+                        LOG.warn(
+                                "hook {} of {} is not run: another hook of the proxy has its name",
+                                h.name(),
+                                providers.get(i));
+                    }
+                }
+            }
+            List<AsyncHook> out = List.copyOf(all);
+            last = out;
+            lastParts = parts;
+            return out;
+        }
     }
 
+    /**
+     * The v1alpha2 methods the backend serves, presented with the v1 message classes (the two
+     * versions are wire-compatible for every v1alpha2 message).
+     */
+    private static List<MethodDescriptor<?, ?>> asV1alpha2(
+            java.util.Collection<MethodDescriptor<?, ?>> alpha,
+            java.util.Collection<MethodDescriptor<?, ?>> v1) {
+        Map<String, MethodDescriptor<?, ?>> byName = new HashMap<>();
+        for (MethodDescriptor<?, ?> m : v1) {
+            byName.put(m.getBareMethodName(), m);
+        }
+        List<MethodDescriptor<?, ?>> out = new ArrayList<>();
+        for (MethodDescriptor<?, ?> a : alpha) {
+            MethodDescriptor<?, ?> m = byName.get(a.getBareMethodName());
+            if (m != null && m.getType() == a.getType()) {
+                out.add(
+                        m.toBuilder()
+                                .setFullMethodName(a.getFullMethodName())
+                                .setSchemaDescriptor(null)
+                                .build());
+            }
+        }
+        return out;
+    }
+
+    /** TRUE/FALSE when the backend answered (or refused) v1alpha2 Version; null if unreachable. */
+    private Boolean probeV1alpha2() {
+        try {
+            io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
+                    .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+                    .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
+            return Boolean.TRUE;
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+                return Boolean.FALSE;
+            }
+            LOG.warn(
+                    "v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
+                    config.backend,
+                    IoErrors.describe(e.getStatus()));
+            return null;
+        }
+    }
+
+    /**
+     * Whether the hooks apply to a call of {@code m} now: on v1alpha2 calls only when the backend
+     * serves v1alpha2, probed (without blocking) while that is not known; a backend that cannot
+     * be reached fails the call rather than let it pass unhooked.
+     */
+    private CompletionStage<Boolean> hooksApply(MethodDescriptor<?, ?> m) {
+        String svc = m.getServiceName();
+        if (svc == null || !svc.startsWith("runtime.v1alpha2.")) {
+            return CompletableFuture.completedFuture(true);
+        }
+        Boolean known = v1alpha2;
+        if (known != null) {
+            return CompletableFuture.completedFuture(known);
+        }
+        CompletableFuture<Boolean> probe = new CompletableFuture<>();
+        if (!probing.compareAndSet(null, probe)) {
+            CompletableFuture<Boolean> running = probing.get();
+            probe = running != null ? running : CompletableFuture.completedFuture(v1alpha2);
+        } else {
+            CompletableFuture<Boolean> mine = probe;
+            io.grpc.stub.ClientCalls.asyncUnaryCall(
+                    backend.newCall(
+                            io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
+                            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
+                                    config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
+                    io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
+                    new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
+                        @Override
+                        public void onNext(io.cri4j.cri.v1alpha2.VersionResponse r) {
+                            v1alpha2 = Boolean.TRUE;
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            Status s = Status.fromThrowable(t);
+                            if (s.getCode() == Status.Code.UNIMPLEMENTED) {
+                                v1alpha2 = Boolean.FALSE;
+                            } else {
+                                LOG.warn(
+                                        "v1alpha2 probe of backend {} failed ({}); probing again on the next"
+                                                + " v1alpha2 call",
+                                        config.backend,
+                                        IoErrors.describe(s));
+                            }
+                            done();
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            done();
+                        }
+
+                        private void done() {
+                            probing.set(null);
+                            mine.complete(v1alpha2);
+                        }
+                    });
+        }
+        return probe.thenApply(
+                served -> {
+                    if (served == null) {
+                        throw new java.util.concurrent.CompletionException(
+                                Status.UNAVAILABLE
+                                        .withDescription(
+                                                "backend "
+                                                        + config.backend
+                                                        + " is unreachable (cannot tell whether it serves"
+                                                        + " runtime.v1alpha2)")
+                                        .asException());
+                    }
+                    return served;
+                });
+    }
+
+    /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
+    public boolean backendServesV1alpha2() {
+        return Boolean.TRUE.equals(v1alpha2);
+    }
+
+    /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */
+    public synchronized CriEndpoint listenEndpoint() {
+        return transport.endpoint();
+    }
+
+    /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
+    public int[] checkpointCounts() {
+        return new int[] {store.podCount(), store.containerCount()};
+    }
+
+    /** The hook config directory being watched, if one was configured and the proxy started. */
+    public synchronized java.util.Optional<HookConfigDirectory> hookConfigDirectory() {
+        return java.util.Optional.ofNullable(configDir);
+    }
+
+    /** Blocks until the proxy is closed. */
+    public void awaitTermination() throws InterruptedException {
+        transport.awaitTermination();
+    }
+
+    /**
+     * Stops serving, removes the socket, closes the backend channel, the hook providers and the
+     * hooks; idempotent.
+     */
     @Override
-    public List<AsyncHook> get() {
-      if (providers.isEmpty()) {
-        return List.of();
-      }
-      List<Object> parts = new ArrayList<>(providers.size() + 1);
-      providers.forEach(p -> parts.add(p.hooks()));
-      parts.add(dir == null ? List.of() : dir.get());
-      List<Object> before = lastParts;
-      boolean same = before.size() == parts.size();
-      for (int i = 0; same && i < parts.size(); i++) {
-        same = before.get(i) == parts.get(i);
-      }
-      if (same) {
-        return last;
-      }
-      java.util.Set<String> names = new java.util.HashSet<>(fixedNames);
-      if (dir != null) {
-        dir.get().forEach(h -> names.add(h.name()));
-      }
-      List<AsyncHook> all = new ArrayList<>();
-      for (int i = 0; i < providers.size(); i++) {
-        @SuppressWarnings("unchecked")
-        List<AsyncHook> part = (List<AsyncHook>) parts.get(i);
-        for (AsyncHook h : part) {
-          if (names.add(h.name())) {
-            all.add(h);
-          } else if (warned.add(h)) {
-            LOG.warn("hook {} of {} is not run: another hook of the proxy has its name", h.name(),
-                providers.get(i));
-          }
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-      }
-      List<AsyncHook> out = List.copyOf(all);
-      last = out;
-      lastParts = parts;
-      return out;
-    }
-  }
-
-  /**
-   * The v1alpha2 methods the backend serves, presented with the v1 message classes (the two
-   * versions are wire-compatible for every v1alpha2 message).
-   */
-  private static List<MethodDescriptor<?, ?>> asV1alpha2(
-      java.util.Collection<MethodDescriptor<?, ?>> alpha,
-      java.util.Collection<MethodDescriptor<?, ?>> v1) {
-    Map<String, MethodDescriptor<?, ?>> byName = new HashMap<>();
-    for (MethodDescriptor<?, ?> m : v1) {
-      byName.put(m.getBareMethodName(), m);
-    }
-    List<MethodDescriptor<?, ?>> out = new ArrayList<>();
-    for (MethodDescriptor<?, ?> a : alpha) {
-      MethodDescriptor<?, ?> m = byName.get(a.getBareMethodName());
-      if (m != null && m.getType() == a.getType()) {
-        out.add(m.toBuilder().setFullMethodName(a.getFullMethodName())
-            .setSchemaDescriptor(null).build());
-      }
-    }
-    return out;
-  }
-
-  /** TRUE/FALSE when the backend answered (or refused) v1alpha2 Version; null if unreachable. */
-  private Boolean probeV1alpha2() {
-    try {
-      io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
-          .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
-          .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
-      return Boolean.TRUE;
-    } catch (StatusRuntimeException e) {
-      if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
-        return Boolean.FALSE;
-      }
-      LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
-          config.backend, IoErrors.describe(e.getStatus()));
-      return null;
-    }
-  }
-
-  /**
-   * Whether the hooks apply to a call of {@code m} now: on v1alpha2 calls only when the backend
-   * serves v1alpha2, probed (without blocking) while that is not known; a backend that cannot
-   * be reached fails the call rather than let it pass unhooked.
-   */
-  private CompletionStage<Boolean> hooksApply(MethodDescriptor<?, ?> m) {
-    String svc = m.getServiceName();
-    if (svc == null || !svc.startsWith("runtime.v1alpha2.")) {
-      return CompletableFuture.completedFuture(true);
-    }
-    Boolean known = v1alpha2;
-    if (known != null) {
-      return CompletableFuture.completedFuture(known);
-    }
-    CompletableFuture<Boolean> probe = new CompletableFuture<>();
-    if (!probing.compareAndSet(null, probe)) {
-      CompletableFuture<Boolean> running = probing.get();
-      probe = running != null ? running : CompletableFuture.completedFuture(v1alpha2);
-    } else {
-      CompletableFuture<Boolean> mine = probe;
-      io.grpc.stub.ClientCalls.asyncUnaryCall(backend.newCall(
-          io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(), io.grpc.CallOptions
-              .DEFAULT.withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
-          io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
-          new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
-            @Override public void onNext(io.cri4j.cri.v1alpha2.VersionResponse r) {
-              v1alpha2 = Boolean.TRUE;
+        transport.close();
+        workers.shutdownNow();
+        List<HookProvider> providers;
+        synchronized (this) {
+            providers = List.copyOf(startedProviders);
+        }
+        for (HookProvider p : providers) {
+            try {
+                p.close();
+            } catch (RuntimeException e) {
+                LOG.warn("closing hook provider {} failed", p, e);
             }
+        }
+        if (hooks != null) {
+            hooks.close();
+        }
+        if (configDir != null) {
+            configDir.close();
+        }
+    }
 
-            @Override public void onError(Throwable t) {
-              Status s = Status.fromThrowable(t);
-              if (s.getCode() == Status.Code.UNIMPLEMENTED) {
-                v1alpha2 = Boolean.FALSE;
-              } else {
-                LOG.warn("v1alpha2 probe of backend {} failed ({}); probing again on the next"
-                    + " v1alpha2 call", config.backend, IoErrors.describe(s));
-              }
-              done();
+    /** An interceptor as added: asynchronous, or blocking with its worker (null: the pool's). */
+    private record Registered(
+            AsyncCriInterceptor async, CriInterceptor blocking, Executor worker) {}
+
+    /** Configures a {@link CriProxy}. */
+    public static final class Builder {
+        private CriEndpoint listen;
+        private CriEndpoint backend;
+        private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
+        private final List<Registered> interceptors = new ArrayList<>();
+        private int workerThreads = 16;
+        private int workerQueue = 1024;
+        private final List<Object> hooks = new ArrayList<>();
+        private final List<HookProvider> providers = new ArrayList<>();
+        private ClassLoader serviceLoader;
+        private Path hookConfigDir;
+        private long probeTimeoutMillis = 2000;
+        private int ioThreads = 1;
+        private PullObserver pullObserver;
+
+        private Builder() {}
+
+        /** Where to serve (required): a unix socket, or TCP for tests. */
+        public Builder listen(CriEndpoint endpoint) {
+            this.listen = Objects.requireNonNull(endpoint, "listen");
+            return this;
+        }
+
+        /** Where to serve: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
+        public Builder listen(String endpoint) {
+            return listen(CriEndpoint.parse(endpoint));
+        }
+
+        /** The unix socket to serve on. */
+        public Builder listen(Path socket) {
+            return listen(CriEndpoint.unix(socket));
+        }
+
+        /** The backend runtime (required). */
+        public Builder backend(CriEndpoint endpoint) {
+            this.backend = Objects.requireNonNull(endpoint, "backend");
+            return this;
+        }
+
+        /** The backend runtime: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
+        public Builder backend(String endpoint) {
+            return backend(CriEndpoint.parse(endpoint));
+        }
+
+        /** The backend runtime's unix socket. */
+        public Builder backend(Path socket) {
+            return backend(CriEndpoint.unix(socket));
+        }
+
+        /** Permissions of the listen socket (default {@code rw-rw----}). */
+        public Builder socketMode(String mode) {
+            this.socketMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * Adds an interceptor that never blocks; interceptors run in the order added, before the
+         * hooks. The proxy calls it on the I/O thread that read the call.
+         */
+        public Builder addInterceptor(AsyncCriInterceptor interceptor) {
+            interceptors.add(
+                    new Registered(Objects.requireNonNull(interceptor, "interceptor"), null, null));
+            return this;
+        }
+
+        /**
+         * Adds an interceptor that may block, run on the proxy's worker pool (bounded, see
+         * {@link #workerThreads}; threads named {@value CriProxy#WORKER_THREAD_PREFIX}N) and never on the
+         * I/O thread; interceptors run in the order added, before the hooks.
+         */
+        public Builder addInterceptor(CriInterceptor interceptor) {
+            interceptors.add(
+                    new Registered(null, Objects.requireNonNull(interceptor, "interceptor"), null));
+            return this;
+        }
+
+        /**
+         * Adds an interceptor that may block, run on {@code worker} (which the caller owns and shuts
+         * down after the proxy); see {@link CriInterceptor#async}.
+         */
+        public Builder addInterceptor(CriInterceptor interceptor, Executor worker) {
+            interceptors.add(
+                    new Registered(
+                            null,
+                            Objects.requireNonNull(interceptor, "interceptor"),
+                            Objects.requireNonNull(worker, "worker")));
+            return this;
+        }
+
+        /**
+         * The proxy's worker pool, for blocking interceptors added without an executor: at most
+         * {@code threads} threads (default 16; idle ones end after 30 s) and {@code queue} calls
+         * waiting for one (default 1024); a call beyond that fails with {@code RESOURCE_EXHAUSTED}.
+         */
+        public Builder workerThreads(int threads, int queue) {
+            if (threads < 1) {
+                throw new IllegalArgumentException(
+                        "workerThreads must be at least 1, got " + threads);
             }
-
-            @Override public void onCompleted() {
-              done();
+            if (queue < 1) {
+                throw new IllegalArgumentException(
+                        "the worker queue must hold at least 1, got " + queue);
             }
+            this.workerThreads = threads;
+            this.workerQueue = queue;
+            return this;
+        }
 
-            private void done() {
-              probing.set(null);
-              mine.complete(v1alpha2);
+        /** Adds an in-process hook; it runs on the hooks' worker threads. */
+        public Builder addHook(Hook hook) {
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /** Adds an in-process hook that never blocks; it runs on the proxy's I/O thread. */
+        public Builder addHook(AsyncHook hook) {
+            hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /**
+         * Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start: the
+         * classes listed in {@code META-INF/services/io.cri4j.hook.Hook} and {@code
+         * io.cri4j.hook.AsyncHook}.
+         */
+        public Builder loadHooks(ClassLoader loader) {
+            this.serviceLoader = Objects.requireNonNull(loader, "loader");
+            return this;
+        }
+
+        /**
+         * Adds hooks that come and go while the proxy runs (external NRI plugins, for example): the
+         * proxy starts the provider with itself as the {@link io.cri4j.hook.host.HookHost} once its
+         * own hooks are configured, calls the provider's hooks at every event with the others, and
+         * closes the provider when it closes.
+         */
+        public Builder addHookProvider(HookProvider provider) {
+            providers.add(Objects.requireNonNull(provider, "provider"));
+            return this;
+        }
+
+        /**
+         * Watches this directory for Koordinator hook configs ({@code *.json}): each file is a
+         * {@link RemoteRuntimeHook}.
+         */
+        public Builder hookConfigDir(Path dir) {
+            this.hookConfigDir = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /**
+         * Follows every {@code PullImage} passing through the proxy (v1 and v1alpha2, from kubelet or
+         * anyone) with {@code observer}: the call is relayed as before, on the I/O thread, and nothing
+         * waits for the observer. The proxy also answers {@code cri4j.imagepull.v1.PullProgress}
+         * ({@code Watch}, {@code List}) itself on its listen socket. The caller closes the observer
+         * (after the proxy).
+         */
+        public Builder observePulls(PullObserver observer) {
+            this.pullObserver = Objects.requireNonNull(observer, "observer");
+            return this;
+        }
+
+        /** How long the start-up v1alpha2 probe waits (default 2000 ms). */
+        public Builder probeTimeoutMillis(long millis) {
+            if (millis <= 0) {
+                throw new IllegalArgumentException("probe timeout must be positive, got " + millis);
             }
-          });
+            this.probeTimeoutMillis = millis;
+            return this;
+        }
+
+        /**
+         * Event loop threads shared by the listening socket and the backend channel (default 1:
+         * relaying on one thread avoids hand-offs; blocking interceptors run on workers).
+         */
+        public Builder ioThreads(int threads) {
+            if (threads < 1) {
+                throw new IllegalArgumentException("ioThreads must be at least 1, got " + threads);
+            }
+            this.ioThreads = threads;
+            return this;
+        }
+
+        /** Validates and creates the proxy (not yet started). */
+        public CriProxy build() {
+            if (listen == null) {
+                throw new IllegalStateException("listen socket not set");
+            }
+            if (backend == null) {
+                throw new IllegalStateException("backend socket not set");
+            }
+            if (listen.equals(backend)) {
+                throw new IllegalStateException(
+                        "listen and backend are the same socket: " + listen);
+            }
+            return new CriProxy(this);
+        }
     }
-    return probe.thenApply(served -> {
-      if (served == null) {
-        throw new java.util.concurrent.CompletionException(Status.UNAVAILABLE.withDescription(
-            "backend " + config.backend + " is unreachable (cannot tell whether it serves"
-                + " runtime.v1alpha2)").asException());
-      }
-      return served;
-    });
-  }
-
-  /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
-  public boolean backendServesV1alpha2() {
-    return Boolean.TRUE.equals(v1alpha2);
-  }
-
-  /** The endpoint the proxy listens on (the real port for {@code tcp://host:0}). */
-  public synchronized CriEndpoint listenEndpoint() {
-    return transport.endpoint();
-  }
-
-  /** Number of pods and containers the checkpoint store knows (for diagnostics and tests). */
-  public int[] checkpointCounts() {
-    return new int[] {store.podCount(), store.containerCount()};
-  }
-
-  /** The hook config directory being watched, if one was configured and the proxy started. */
-  public synchronized java.util.Optional<HookConfigDirectory> hookConfigDirectory() {
-    return java.util.Optional.ofNullable(configDir);
-  }
-
-  /** Blocks until the proxy is closed. */
-  public void awaitTermination() throws InterruptedException {
-    transport.awaitTermination();
-  }
-
-  /**
-   * Stops serving, removes the socket, closes the backend channel, the hook providers and the
-   * hooks; idempotent.
-   */
-  @Override
-  public void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    }
-    transport.close();
-    workers.shutdownNow();
-    List<HookProvider> providers;
-    synchronized (this) {
-      providers = List.copyOf(startedProviders);
-    }
-    for (HookProvider p : providers) {
-      try {
-        p.close();
-      } catch (RuntimeException e) {
-        LOG.warn("closing hook provider {} failed", p, e);
-      }
-    }
-    if (hooks != null) {
-      hooks.close();
-    }
-    if (configDir != null) {
-      configDir.close();
-    }
-  }
-
-  /** An interceptor as added: asynchronous, or blocking with its worker (null: the pool's). */
-  private record Registered(AsyncCriInterceptor async, CriInterceptor blocking,
-      Executor worker) {}
-
-  /** Configures a {@link CriProxy}. */
-  public static final class Builder {
-    private CriEndpoint listen;
-    private CriEndpoint backend;
-    private String socketMode = CriServer.DEFAULT_SOCKET_MODE;
-    private final List<Registered> interceptors = new ArrayList<>();
-    private int workerThreads = 16;
-    private int workerQueue = 1024;
-    private final List<Object> hooks = new ArrayList<>();
-    private final List<HookProvider> providers = new ArrayList<>();
-    private ClassLoader serviceLoader;
-    private Path hookConfigDir;
-    private long probeTimeoutMillis = 2000;
-    private int ioThreads = 1;
-    private PullObserver pullObserver;
-
-    private Builder() {}
-
-    /** Where to serve (required): a unix socket, or TCP for tests. */
-    public Builder listen(CriEndpoint endpoint) {
-      this.listen = Objects.requireNonNull(endpoint, "listen");
-      return this;
-    }
-
-    /** Where to serve: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
-    public Builder listen(String endpoint) {
-      return listen(CriEndpoint.parse(endpoint));
-    }
-
-    /** The unix socket to serve on. */
-    public Builder listen(Path socket) {
-      return listen(CriEndpoint.unix(socket));
-    }
-
-    /** The backend runtime (required). */
-    public Builder backend(CriEndpoint endpoint) {
-      this.backend = Objects.requireNonNull(endpoint, "backend");
-      return this;
-    }
-
-    /** The backend runtime: {@code unix:///path}, {@code /path} or {@code tcp://host:port}. */
-    public Builder backend(String endpoint) {
-      return backend(CriEndpoint.parse(endpoint));
-    }
-
-    /** The backend runtime's unix socket. */
-    public Builder backend(Path socket) {
-      return backend(CriEndpoint.unix(socket));
-    }
-
-    /** Permissions of the listen socket (default {@code rw-rw----}). */
-    public Builder socketMode(String mode) {
-      this.socketMode = Objects.requireNonNull(mode, "mode");
-      return this;
-    }
-
-    /**
-     * Adds an interceptor that never blocks; interceptors run in the order added, before the
-     * hooks. The proxy calls it on the I/O thread that read the call.
-     */
-    public Builder addInterceptor(AsyncCriInterceptor interceptor) {
-      interceptors.add(new Registered(Objects.requireNonNull(interceptor, "interceptor"), null,
-          null));
-      return this;
-    }
-
-    /**
-     * Adds an interceptor that may block, run on the proxy's worker pool (bounded, see
-     * {@link #workerThreads}; threads named {@value CriProxy#WORKER_THREAD_PREFIX}N) and never on the
-     * I/O thread; interceptors run in the order added, before the hooks.
-     */
-    public Builder addInterceptor(CriInterceptor interceptor) {
-      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
-          null));
-      return this;
-    }
-
-    /**
-     * Adds an interceptor that may block, run on {@code worker} (which the caller owns and shuts
-     * down after the proxy); see {@link CriInterceptor#async}.
-     */
-    public Builder addInterceptor(CriInterceptor interceptor, Executor worker) {
-      interceptors.add(new Registered(null, Objects.requireNonNull(interceptor, "interceptor"),
-          Objects.requireNonNull(worker, "worker")));
-      return this;
-    }
-
-    /**
-     * The proxy's worker pool, for blocking interceptors added without an executor: at most
-     * {@code threads} threads (default 16; idle ones end after 30 s) and {@code queue} calls
-     * waiting for one (default 1024); a call beyond that fails with {@code RESOURCE_EXHAUSTED}.
-     */
-    public Builder workerThreads(int threads, int queue) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("workerThreads must be at least 1, got " + threads);
-      }
-      if (queue < 1) {
-        throw new IllegalArgumentException("the worker queue must hold at least 1, got " + queue);
-      }
-      this.workerThreads = threads;
-      this.workerQueue = queue;
-      return this;
-    }
-
-    /** Adds an in-process hook; it runs on the hooks' worker threads. */
-    public Builder addHook(Hook hook) {
-      hooks.add(Objects.requireNonNull(hook, "hook"));
-      return this;
-    }
-
-    /** Adds an in-process hook that never blocks; it runs on the proxy's I/O thread. */
-    public Builder addHook(AsyncHook hook) {
-      hooks.add(Objects.requireNonNull(hook, "hook"));
-      return this;
-    }
-
-    /**
-     * Also loads hooks with {@link java.util.ServiceLoader} from {@code loader} at start: the
-     * classes listed in {@code META-INF/services/io.cri4j.hook.Hook} and {@code
-     * io.cri4j.hook.AsyncHook}.
-     */
-    public Builder loadHooks(ClassLoader loader) {
-      this.serviceLoader = Objects.requireNonNull(loader, "loader");
-      return this;
-    }
-
-    /**
-     * Adds hooks that come and go while the proxy runs (external NRI plugins, for example): the
-     * proxy starts the provider with itself as the {@link io.cri4j.hook.host.HookHost} once its
-     * own hooks are configured, calls the provider's hooks at every event with the others, and
-     * closes the provider when it closes.
-     */
-    public Builder addHookProvider(HookProvider provider) {
-      providers.add(Objects.requireNonNull(provider, "provider"));
-      return this;
-    }
-
-    /**
-     * Watches this directory for Koordinator hook configs ({@code *.json}): each file is a
-     * {@link RemoteRuntimeHook}.
-     */
-    public Builder hookConfigDir(Path dir) {
-      this.hookConfigDir = Objects.requireNonNull(dir, "dir");
-      return this;
-    }
-
-    /**
-     * Follows every {@code PullImage} passing through the proxy (v1 and v1alpha2, from kubelet or
-     * anyone) with {@code observer}: the call is relayed as before, on the I/O thread, and nothing
-     * waits for the observer. The proxy also answers {@code cri4j.imagepull.v1.PullProgress}
-     * ({@code Watch}, {@code List}) itself on its listen socket. The caller closes the observer
-     * (after the proxy).
-     */
-    public Builder observePulls(PullObserver observer) {
-      this.pullObserver = Objects.requireNonNull(observer, "observer");
-      return this;
-    }
-
-    /** How long the start-up v1alpha2 probe waits (default 2000 ms). */
-    public Builder probeTimeoutMillis(long millis) {
-      if (millis <= 0) {
-        throw new IllegalArgumentException("probe timeout must be positive, got " + millis);
-      }
-      this.probeTimeoutMillis = millis;
-      return this;
-    }
-
-    /**
-     * Event loop threads shared by the listening socket and the backend channel (default 1:
-     * relaying on one thread avoids hand-offs; blocking interceptors run on workers).
-     */
-    public Builder ioThreads(int threads) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("ioThreads must be at least 1, got " + threads);
-      }
-      this.ioThreads = threads;
-      return this;
-    }
-
-    /** Validates and creates the proxy (not yet started). */
-    public CriProxy build() {
-      if (listen == null) {
-        throw new IllegalStateException("listen socket not set");
-      }
-      if (backend == null) {
-        throw new IllegalStateException("backend socket not set");
-      }
-      if (listen.equals(backend)) {
-        throw new IllegalStateException("listen and backend are the same socket: " + listen);
-      }
-      return new CriProxy(this);
-    }
-  }
 }

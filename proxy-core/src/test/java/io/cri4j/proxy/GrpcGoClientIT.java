@@ -23,95 +23,155 @@ import org.junit.jupiter.api.Test;
  * runtime that ends a connection after a few PINGs that follow no data of its own.
  */
 class GrpcGoClientIT extends ProxyTestBase {
-  private static final String RUNTIME = "/runtime.v1.RuntimeService/";
-  private static GrpcGoClient go;
+    private static final String RUNTIME = "/runtime.v1.RuntimeService/";
+    private static GrpcGoClient go;
 
-  @BeforeAll
-  static void buildClient() {
-    go = GrpcGoClient.build(Path.of("target/grpcgo"));
-  }
-
-  @Test
-  void relayedAndInterceptedCallsOfAGrpcGoClient() throws Exception {
-    startProxy(CriProxy.builder().addInterceptor(blocking("CreateContainer", chain -> {
-      CreateContainerRequest r = (CreateContainerRequest) chain.request();
-      return chain.proceed(r.toBuilder().setConfig(r.getConfig().toBuilder()
-          .putAnnotations("stamped-by", "interceptor")).build());
-    })));
-    int before = backend.connections.get(); // the proxy's own, to probe the runtime
-    CreateContainerRequest create = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-        .setConfig(ContainerConfig.newBuilder()
-            .setMetadata(ContainerMetadata.newBuilder().setName("app"))).build();
-
-    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 200,
-        new Call(RUNTIME + "Version", VersionRequest.newBuilder().setVersion("v1").build()
-            .toByteArray()),
-        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
-
-    assertThat(run.ok()).as(run.output()).isTrue();
-    assertThat(backend.versionCalls).hasValue(200);
-    assertThat(backend.received(CreateContainerRequest.class)).hasSize(200)
-        .allSatisfy(r -> assertThat(r.getConfig().getAnnotationsMap())
-            .containsEntry("stamped-by", "interceptor"));
-    assertThat(backend.connections).as("connections the runtime accepted for the client")
-        .hasValue(before + 1);
-  }
-
-  @Test
-  void messagesOfMegabytesBothWaysWithAGrpcGoClient() throws Exception {
-    startProxy(CriProxy.builder());
-    String kilobyte = "x".repeat(1024);
-    for (int i = 0; i < 3000; i++) { // about 3 MiB for every ListContainers answer
-      backend.containers.put("c" + i, Container.newBuilder().setId("c" + i)
-          .putAnnotations("filler", kilobyte).build());
+    @BeforeAll
+    static void buildClient() {
+        go = GrpcGoClient.build(Path.of("target/grpcgo"));
     }
-    int listed = ListContainersResponse.newBuilder().addAllContainers(backend.containers.values())
-        .build().getSerializedSize();
-    CreateContainerRequest create = CreateContainerRequest.newBuilder().setPodSandboxId("pod")
-        .setConfig(ContainerConfig.newBuilder()
-            .setMetadata(ContainerMetadata.newBuilder().setName("big"))
-            .putAnnotations("blob", "y".repeat(3 << 20))).build();
 
-    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 5,
-        new Call(RUNTIME + "ListContainers", new byte[0]),
-        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
+    @Test
+    void relayedAndInterceptedCallsOfAGrpcGoClient() throws Exception {
+        startProxy(
+                CriProxy.builder()
+                        .addInterceptor(
+                                blocking(
+                                        "CreateContainer",
+                                        chain -> {
+                                            CreateContainerRequest r =
+                                                    (CreateContainerRequest) chain.request();
+                                            return chain.proceed(
+                                                    r.toBuilder()
+                                                            .setConfig(
+                                                                    r.getConfig().toBuilder()
+                                                                            .putAnnotations(
+                                                                                    "stamped-by",
+                                                                                    "interceptor"))
+                                                            .build());
+                                        })));
+        int before = backend.connections.get(); // the proxy's own, to probe the runtime
+        CreateContainerRequest create =
+                CreateContainerRequest.newBuilder()
+                        .setPodSandboxId("pod")
+                        .setConfig(
+                                ContainerConfig.newBuilder()
+                                        .setMetadata(ContainerMetadata.newBuilder().setName("app")))
+                        .build();
 
-    assertThat(run.ok()).as(run.output()).isTrue();
-    assertThat(listed).isGreaterThan(3_000_000);
-    assertThat(run.replySizes().get(0)).as("the last ListContainers answer's size")
-        .isEqualTo(listed);
-    assertThat(backend.received(CreateContainerRequest.class)).hasSize(5)
-        .allSatisfy(r -> assertThat(r).isEqualTo(create));
-  }
+        GrpcGoClient.Run run =
+                go.call(
+                        proxy.listenEndpoint(),
+                        200,
+                        new Call(
+                                RUNTIME + "Version",
+                                VersionRequest.newBuilder().setVersion("v1").build().toByteArray()),
+                        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
 
-  @Test
-  void theRuntimesStatusAndMessageReachAGrpcGoClientAsTheRuntimeSentThem() throws Exception {
-    startProxy(CriProxy.builder());
-    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), RUNTIME + "StartContainer",
-        StartContainerRequest.newBuilder().setContainerId("nope").build().toByteArray(), 1);
+        assertThat(run.ok()).as(run.output()).isTrue();
+        assertThat(backend.versionCalls).hasValue(200);
+        assertThat(backend.received(CreateContainerRequest.class))
+                .hasSize(200)
+                .allSatisfy(
+                        r ->
+                                assertThat(r.getConfig().getAnnotationsMap())
+                                        .containsEntry("stamped-by", "interceptor"));
+        assertThat(backend.connections)
+                .as("connections the runtime accepted for the client")
+                .hasValue(before + 1);
+    }
 
-    assertThat(run.ok()).isFalse();
-    assertThat(run.output()).contains(
-        "code = NotFound desc = container nope not found (100% gone, ü)");
-  }
+    @Test
+    void messagesOfMegabytesBothWaysWithAGrpcGoClient() throws Exception {
+        startProxy(CriProxy.builder());
+        String kilobyte = "x".repeat(1024);
+        for (int i = 0; i < 3000; i++) { // about 3 MiB for every ListContainers answer
+            backend.containers.put(
+                    "c" + i,
+                    Container.newBuilder()
+                            .setId("c" + i)
+                            .putAnnotations("filler", kilobyte)
+                            .build());
+        }
+        int listed =
+                ListContainersResponse.newBuilder()
+                        .addAllContainers(backend.containers.values())
+                        .build()
+                        .getSerializedSize();
+        CreateContainerRequest create =
+                CreateContainerRequest.newBuilder()
+                        .setPodSandboxId("pod")
+                        .setConfig(
+                                ContainerConfig.newBuilder()
+                                        .setMetadata(ContainerMetadata.newBuilder().setName("big"))
+                                        .putAnnotations("blob", "y".repeat(3 << 20)))
+                        .build();
 
-  @Test
-  void pingsAfterAnswersTheProxyMadeItselfNeverEndTheRuntimesConnection() throws Exception {
-    // every Version is answered by the proxy: the client's BDP PING after each answer follows
-    // no data of the runtime's, and sent on it would be a ping strike (three end the connection)
-    startProxy(CriProxy.builder().addInterceptor(blocking("Version",
-        chain -> VersionResponse.newBuilder().setRuntimeName("from-the-proxy").build())));
-    int before = backend.connections.get(); // the proxy's own, to probe the runtime
+        GrpcGoClient.Run run =
+                go.call(
+                        proxy.listenEndpoint(),
+                        5,
+                        new Call(RUNTIME + "ListContainers", new byte[0]),
+                        new Call(RUNTIME + "CreateContainer", create.toByteArray()));
 
-    GrpcGoClient.Run run = go.call(proxy.listenEndpoint(), 30,
-        new Call(RUNTIME + "Version", new byte[0]),
-        new Call(RUNTIME + "ListContainers", ListContainersRequest.getDefaultInstance()
-            .toByteArray()),
-        new Call(RUNTIME + "Version", new byte[0]));
+        assertThat(run.ok()).as(run.output()).isTrue();
+        assertThat(listed).isGreaterThan(3_000_000);
+        assertThat(run.replySizes().get(0))
+                .as("the last ListContainers answer's size")
+                .isEqualTo(listed);
+        assertThat(backend.received(CreateContainerRequest.class))
+                .hasSize(5)
+                .allSatisfy(r -> assertThat(r).isEqualTo(create));
+    }
 
-    assertThat(run.ok()).as(run.output()).isTrue();
-    assertThat(backend.versionCalls).as("Version calls at the runtime").hasValue(0);
-    assertThat(backend.connections).as("connections the runtime accepted for the client")
-        .hasValue(before + 1);
-  }
+    @Test
+    void theRuntimesStatusAndMessageReachAGrpcGoClientAsTheRuntimeSentThem() throws Exception {
+        startProxy(CriProxy.builder());
+        GrpcGoClient.Run run =
+                go.call(
+                        proxy.listenEndpoint(),
+                        RUNTIME + "StartContainer",
+                        StartContainerRequest.newBuilder()
+                                .setContainerId("nope")
+                                .build()
+                                .toByteArray(),
+                        1);
+
+        assertThat(run.ok()).isFalse();
+        assertThat(run.output())
+                .contains("code = NotFound desc = container nope not found (100% gone, ü)");
+    }
+
+    @Test
+    void pingsAfterAnswersTheProxyMadeItselfNeverEndTheRuntimesConnection() throws Exception {
+        // every Version is answered by the proxy: the client's BDP PING after each answer follows
+        // no data of the runtime's, and sent on it would be a ping strike (three end the
+        // connection)
+        startProxy(
+                CriProxy.builder()
+                        .addInterceptor(
+                                blocking(
+                                        "Version",
+                                        chain ->
+                                                VersionResponse.newBuilder()
+                                                        .setRuntimeName("from-the-proxy")
+                                                        .build())));
+        int before = backend.connections.get(); // the proxy's own, to probe the runtime
+
+        GrpcGoClient.Run run =
+                go.call(
+                        proxy.listenEndpoint(),
+                        30,
+                        new Call(RUNTIME + "Version", new byte[0]),
+                        new Call(
+                                RUNTIME + "ListContainers",
+                                ListContainersRequest.getDefaultInstance().toByteArray()),
+                        new Call(RUNTIME + "Version", new byte[0]));
+
+        assertThat(run.ok()).as(run.output()).isTrue();
+        assertThat(backend.versionCalls).as("Version calls at the runtime").hasValue(0);
+        assertThat(backend.connections)
+                .as("connections the runtime accepted for the client")
+                .hasValue(before + 1);
+    }
 }

@@ -9,19 +9,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** Observed pulls through the proxy on Debian's containerd 1.6 (see {@link PullProgressContainerdTests}). */
 class PullProgressContainerdIT extends PullProgressContainerdTests {
 
-  @RegisterExtension
-  static final RegistryExtension REGISTRY = new RegistryExtension();
+    @RegisterExtension static final RegistryExtension REGISTRY = new RegistryExtension();
 
-  @RegisterExtension
-  static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().registry(REGISTRY).build();
+    @RegisterExtension
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().registry(REGISTRY).build();
 
-  @Override
-  CriEndpoint containerd() {
-    return CONTAINERD.endpoint();
-  }
+    @Override
+    CriEndpoint containerd() {
+        return CONTAINERD.endpoint();
+    }
 
-  @Override
-  LocalRegistry registry() {
-    return REGISTRY.registry();
-  }
+    @Override
+    LocalRegistry registry() {
+        return REGISTRY.registry();
+    }
 }

@@ -8,11 +8,17 @@ import io.cri4j.nri.api.PodSandbox;
 
 /** Found through META-INF/services/io.cri4j.hook.Hook in the test resources. */
 public final class ServiceLoadedHook implements Hook {
-  @Override public String name() { return "service-loaded"; }
+    @Override
+    public String name() {
+        return "service-loaded";
+    }
 
-  @Override
-  public HookResult createContainer(PodSandbox pod, Container container) {
-    return HookResult.adjust(Adjustments.create().addAnnotation("loaded-by", "ServiceLoader")
-        .addEnv("CRI4J_HOOKED", "pod=" + pod.getName()).build());
-  }
+    @Override
+    public HookResult createContainer(PodSandbox pod, Container container) {
+        return HookResult.adjust(
+                Adjustments.create()
+                        .addAnnotation("loaded-by", "ServiceLoader")
+                        .addEnv("CRI4J_HOOKED", "pod=" + pod.getName())
+                        .build());
+    }
 }

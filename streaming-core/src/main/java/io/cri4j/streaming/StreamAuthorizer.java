@@ -22,7 +22,9 @@ public interface StreamAuthorizer {
      * @param headers the request headers, names in lower case
      */
     record Request(
-            StreamKind kind, String targetId, SocketAddress remoteAddress,
+            StreamKind kind,
+            String targetId,
+            SocketAddress remoteAddress,
             Map<String, List<String>> headers) {
         /** Copies the header map. */
         public Request {

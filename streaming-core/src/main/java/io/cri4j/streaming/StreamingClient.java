@@ -72,8 +72,11 @@ public final class StreamingClient implements AutoCloseable {
         if (b.trustManagerFactory != null) {
             ssl = SslContextBuilder.forClient().trustManager(b.trustManagerFactory).build();
         }
-        this.group = new MultiThreadIoEventLoopGroup(b.ioThreads,
-                new DefaultThreadFactory("cri4j-streaming-client", true), NioIoHandler.newFactory());
+        this.group =
+                new MultiThreadIoEventLoopGroup(
+                        b.ioThreads,
+                        new DefaultThreadFactory("cri4j-streaming-client", true),
+                        NioIoHandler.newFactory());
         this.upgrader = new Upgrader(group, ssl, b.timeout);
     }
 
@@ -90,7 +93,9 @@ public final class StreamingClient implements AutoCloseable {
     public RemoteCommand exec(URI url, CommandOptions options) throws IOException {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(options, "options");
-        return b.transport == Transport.WEBSOCKET ? execWebSocket(url, options) : execSpdy(url, options);
+        return b.transport == Transport.WEBSOCKET
+                ? execWebSocket(url, options)
+                : execSpdy(url, options);
     }
 
     private RemoteCommand execSpdy(URI url, CommandOptions options) throws IOException {
@@ -116,13 +121,17 @@ public final class StreamingClient implements AutoCloseable {
             req.headers().add(Protocols.HEADER_PROTOCOL_VERSION, p);
         }
         SpdySession session = new SpdySession(false, s -> s.reset());
-        Upgrader.Upgraded up = upgrader.exchange(ch, req, r -> {
-            ChannelPipeline p = ch.pipeline();
-            p.addAfter(Upgrader.CODEC, "spdy-codec", SpdySession.newCodec());
-            p.addAfter("spdy-codec", "spdy-session", session);
-            p.remove(Upgrader.AGGREGATOR);
-            p.remove(Upgrader.CODEC);
-        });
+        Upgrader.Upgraded up =
+                upgrader.exchange(
+                        ch,
+                        req,
+                        r -> {
+                            ChannelPipeline p = ch.pipeline();
+                            p.addAfter(Upgrader.CODEC, "spdy-codec", SpdySession.newCodec());
+                            p.addAfter("spdy-codec", "spdy-session", session);
+                            p.remove(Upgrader.AGGREGATOR);
+                            p.remove(Upgrader.CODEC);
+                        });
         FullHttpResponse resp = up.response();
         try {
             if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(resp.status())) {
@@ -132,7 +141,8 @@ public final class StreamingClient implements AutoCloseable {
             String negotiated = resp.headers().get(Protocols.HEADER_PROTOCOL_VERSION, "");
             if (!negotiated.isEmpty() && !protocols.contains(negotiated)) {
                 ch.close();
-                throw new StreamingException("server chose protocol " + negotiated + ", not one of " + protocols, 0);
+                throw new StreamingException(
+                        "server chose protocol " + negotiated + ", not one of " + protocols, 0);
             }
             ch.attr(NEGOTIATED).set(negotiated.isEmpty() ? Protocols.V1 : negotiated);
             return session;
@@ -158,12 +168,19 @@ public final class StreamingClient implements AutoCloseable {
     }
 
     private RemoteCommand execWebSocket(URI url, CommandOptions options) throws IOException {
-        return upgradeWebSocket(url, String.join(",", b.webSocketProtocols), true, (p, protocol) -> {
-            WsCommandClient client = new WsCommandClient(p.channel(), protocol.isEmpty() ? Protocols.V1 : protocol,
-                    options);
-            p.addLast("ws-command", client);
-            return client;
-        });
+        return upgradeWebSocket(
+                url,
+                String.join(",", b.webSocketProtocols),
+                true,
+                (p, protocol) -> {
+                    WsCommandClient client =
+                            new WsCommandClient(
+                                    p.channel(),
+                                    protocol.isEmpty() ? Protocols.V1 : protocol,
+                                    options);
+                    p.addLast("ws-command", client);
+                    return client;
+                });
     }
 
     /**
@@ -176,54 +193,88 @@ public final class StreamingClient implements AutoCloseable {
      * @param install adds the session's handlers (after the frame encoder and aggregator), given
      *     the pipeline and the negotiated subprotocol, and returns the session
      */
-    private <T> T upgradeWebSocket(URI url, String subprotocols, boolean splitChannels,
-            java.util.function.BiFunction<ChannelPipeline, String, T> install) throws IOException {
+    private <T> T upgradeWebSocket(
+            URI url,
+            String subprotocols,
+            boolean splitChannels,
+            java.util.function.BiFunction<ChannelPipeline, String, T> install)
+            throws IOException {
         Channel ch = upgrader.connect(url);
         String scheme = "https".equalsIgnoreCase(url.getScheme()) ? "wss" : "ws";
         URI wsUri = URI.create(scheme + url.toString().substring(url.getScheme().length()));
-        WebSocketClientHandshaker hs = WebSocketClientHandshakerFactory.newHandshaker(wsUri,
-                WebSocketVersion.V13, subprotocols, false, new DefaultHttpHeaders(), MAX_FRAME_PAYLOAD);
-        java.util.concurrent.CompletableFuture<T> result = new java.util.concurrent.CompletableFuture<>();
-        ch.pipeline().addLast(Upgrader.HANDLER, new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
-            @Override
-            protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx, FullHttpResponse r) {
-                if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(r.status())) {
-                    result.completeExceptionally(Upgrader.refused(r));
-                    ctx.close();
-                    return;
-                }
-                try {
-                    ChannelPipeline p = ctx.pipeline();
-                    p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
-                    p.addLast("ws-aggregator", new WebSocketFrameAggregator(4 << 20));
-                    T session = install.apply(p, r.headers().get("Sec-WebSocket-Protocol", ""));
-                    p.remove(this);
-                    hs.finishHandshake(ch, r);
-                    if (splitChannels) {
-                        // before Netty's decoder, which finishHandshake put right after the HTTP
-                        // codec: the bytes after the 101 in this read reach the splitter first
-                        p.addBefore(p.context(WebSocketFrameDecoder.class).name(), WS_SPLITTER,
-                                WsCommandClient.channelSplitter(MAX_FRAME_PAYLOAD));
-                    }
-                    result.complete(session);
-                } catch (RuntimeException e) {
-                    result.completeExceptionally(new StreamingException("WebSocket handshake failed: " + e.getMessage(), e));
-                    ctx.close();
-                }
-            }
+        WebSocketClientHandshaker hs =
+                WebSocketClientHandshakerFactory.newHandshaker(
+                        wsUri,
+                        WebSocketVersion.V13,
+                        subprotocols,
+                        false,
+                        new DefaultHttpHeaders(),
+                        MAX_FRAME_PAYLOAD);
+        java.util.concurrent.CompletableFuture<T> result =
+                new java.util.concurrent.CompletableFuture<>();
+        ch.pipeline()
+                .addLast(
+                        Upgrader.HANDLER,
+                        new io.netty.channel.SimpleChannelInboundHandler<FullHttpResponse>() {
+                            @Override
+                            protected void channelRead0(
+                                    io.netty.channel.ChannelHandlerContext ctx,
+                                    FullHttpResponse r) {
+                                if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(r.status())) {
+                                    result.completeExceptionally(Upgrader.refused(r));
+                                    ctx.close();
+                                    return;
+                                }
+                                try {
+                                    ChannelPipeline p = ctx.pipeline();
+                                    p.addLast(WS_FRAME_ENCODER, maskingFrameEncoder());
+                                    p.addLast(
+                                            "ws-aggregator", new WebSocketFrameAggregator(4 << 20));
+                                    T session =
+                                            install.apply(
+                                                    p,
+                                                    r.headers().get("Sec-WebSocket-Protocol", ""));
+                                    p.remove(this);
+                                    hs.finishHandshake(ch, r);
+                                    if (splitChannels) {
+                                        // before Netty's decoder, which finishHandshake put right
+                                        // after the HTTP
+                                        // codec: the bytes after the 101 in this read reach the
+                                        // splitter first
+                                        p.addBefore(
+                                                p.context(WebSocketFrameDecoder.class).name(),
+                                                WS_SPLITTER,
+                                                WsCommandClient.channelSplitter(MAX_FRAME_PAYLOAD));
+                                    }
+                                    result.complete(session);
+                                } catch (RuntimeException e) {
+                                    result.completeExceptionally(
+                                            new StreamingException(
+                                                    "WebSocket handshake failed: " + e.getMessage(),
+                                                    e));
+                                    ctx.close();
+                                }
+                            }
 
-            @Override
-            public void channelInactive(io.netty.channel.ChannelHandlerContext ctx) {
-                result.completeExceptionally(new StreamingException("connection closed before the upgrade response", 0));
-                ctx.fireChannelInactive();
-            }
+                            @Override
+                            public void channelInactive(
+                                    io.netty.channel.ChannelHandlerContext ctx) {
+                                result.completeExceptionally(
+                                        new StreamingException(
+                                                "connection closed before the upgrade response",
+                                                0));
+                                ctx.fireChannelInactive();
+                            }
 
-            @Override
-            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
-                result.completeExceptionally(new StreamingException("upgrade failed: " + cause.getMessage(), cause));
-                ctx.close();
-            }
-        });
+                            @Override
+                            public void exceptionCaught(
+                                    io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                                result.completeExceptionally(
+                                        new StreamingException(
+                                                "upgrade failed: " + cause.getMessage(), cause));
+                                ctx.close();
+                            }
+                        });
         hs.handshake(ch);
         try {
             return result.get(b.timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -250,26 +301,35 @@ public final class StreamingClient implements AutoCloseable {
      */
     public PortForwardSession portForward(URI url) throws IOException {
         Objects.requireNonNull(url, "url");
-        SpdySession session = b.transport == Transport.WEBSOCKET
-                ? upgradeTunnel(url) : upgradeSpdy(url, List.of(Protocols.PORT_FORWARD));
+        SpdySession session =
+                b.transport == Transport.WEBSOCKET
+                        ? upgradeTunnel(url)
+                        : upgradeSpdy(url, List.of(Protocols.PORT_FORWARD));
         return new SpdyPortForwardClient(session, b.timeout.toMillis());
     }
 
     private SpdySession upgradeTunnel(URI url) throws IOException {
         SpdySession session = new SpdySession(false, s -> s.reset());
-        return upgradeWebSocket(url, Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD, false, (p, protocol) -> {
-            p.addLast("ws-tunnel", new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
-            p.addLast("spdy-codec", SpdySession.newCodec());
-            p.addLast("spdy-session", session);
-            return session;
-        });
+        return upgradeWebSocket(
+                url,
+                Protocols.SPDY_TUNNEL_PREFIX + Protocols.PORT_FORWARD,
+                false,
+                (p, protocol) -> {
+                    p.addLast(
+                            "ws-tunnel",
+                            new io.cri4j.streaming.internal.websocket.WsTunnelBridge());
+                    p.addLast("spdy-codec", SpdySession.newCodec());
+                    p.addLast("spdy-session", session);
+                    return session;
+                });
     }
 
     /**
      * Listens on {@code listen} (port 0 picks one) and forwards every accepted connection to
      * {@code remotePort} of the pod sandbox behind {@code url}.
      */
-    public LocalPortForward forwardLocal(URI url, int remotePort, InetSocketAddress listen) throws IOException {
+    public LocalPortForward forwardLocal(URI url, int remotePort, InetSocketAddress listen)
+            throws IOException {
         PortForwardSession session = portForward(url);
         try {
             return new LocalForwarder(session, remotePort, listen);
@@ -283,7 +343,8 @@ public final class StreamingClient implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                    .awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 
@@ -293,7 +354,8 @@ public final class StreamingClient implements AutoCloseable {
         private Duration timeout = Duration.ofSeconds(30);
         private TrustManagerFactory trustManagerFactory;
         private int ioThreads = 1;
-        private List<String> remoteCommandProtocols = List.of(Protocols.V4, Protocols.V3, Protocols.V2, Protocols.V1);
+        private List<String> remoteCommandProtocols =
+                List.of(Protocols.V4, Protocols.V3, Protocols.V2, Protocols.V1);
         private List<String> webSocketProtocols = List.of(Protocols.V5);
 
         private Builder() {}
@@ -341,8 +403,10 @@ public final class StreamingClient implements AutoCloseable {
          * not need stdin EOF.
          */
         public Builder webSocketProtocols(List<String> protocols) {
-            if (protocols == null || protocols.isEmpty()
-                    || protocols.stream().anyMatch(p -> p.startsWith("base64") || p.contains(".base64."))) {
+            if (protocols == null
+                    || protocols.isEmpty()
+                    || protocols.stream()
+                            .anyMatch(p -> p.startsWith("base64") || p.contains(".base64."))) {
                 throw new IllegalArgumentException("binary channel protocols only: " + protocols);
             }
             this.webSocketProtocols = List.copyOf(protocols);

@@ -79,12 +79,18 @@ public final class StreamingServer implements AutoCloseable {
         this.cache = new RequestCache(b.tokenTtl, b.maxInFlight);
         this.sessions = new SessionLimiter(b.maxConcurrentSessions);
         AtomicInteger n = new AtomicInteger();
-        this.executor = new ThreadPoolExecutor(0, b.maxConcurrentSessions, 30, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> {
-                    Thread t = new Thread(r, "cri4j-streaming-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
+        this.executor =
+                new ThreadPoolExecutor(
+                        0,
+                        b.maxConcurrentSessions,
+                        30,
+                        TimeUnit.SECONDS,
+                        new SynchronousQueue<>(),
+                        r -> {
+                            Thread t = new Thread(r, "cri4j-streaming-" + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     /** A builder for a server that serves sessions on {@code runtime}. */
@@ -102,48 +108,106 @@ public final class StreamingServer implements AutoCloseable {
         if (!state.compareAndSet(0, 1)) {
             throw new IllegalStateException("server already started or closed");
         }
-        SslContext ssl = b.sslContext == null ? null
-                : new JdkSslContext(b.sslContext, false, null, io.netty.handler.ssl.IdentityCipherSuiteFilter.INSTANCE,
-                        null, b.requireClientCertificate ? ClientAuth.REQUIRE : ClientAuth.NONE, null, false);
-        boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("cri4j-streaming-accept", true),
-                NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(b.ioThreads,
-                new DefaultThreadFactory("cri4j-streaming-io", true), NioIoHandler.newFactory());
-        ServerContext ctx = new ServerContext(b.runtime, executor, cache, pathPrefix(), b.streamCreationTimeout,
-                b.idleTimeout, b.remoteCommandProtocols, b.portForwardProtocols, b.authorizer, sessions);
+        SslContext ssl =
+                b.sslContext == null
+                        ? null
+                        : new JdkSslContext(
+                                b.sslContext,
+                                false,
+                                null,
+                                io.netty.handler.ssl.IdentityCipherSuiteFilter.INSTANCE,
+                                null,
+                                b.requireClientCertificate ? ClientAuth.REQUIRE : ClientAuth.NONE,
+                                null,
+                                false);
+        boss =
+                new MultiThreadIoEventLoopGroup(
+                        1,
+                        new DefaultThreadFactory("cri4j-streaming-accept", true),
+                        NioIoHandler.newFactory());
+        workers =
+                new MultiThreadIoEventLoopGroup(
+                        b.ioThreads,
+                        new DefaultThreadFactory("cri4j-streaming-io", true),
+                        NioIoHandler.newFactory());
+        ServerContext ctx =
+                new ServerContext(
+                        b.runtime,
+                        executor,
+                        cache,
+                        pathPrefix(),
+                        b.streamCreationTimeout,
+                        b.idleTimeout,
+                        b.remoteCommandProtocols,
+                        b.portForwardProtocols,
+                        b.authorizer,
+                        sessions);
         try {
-            Channel server = new ServerBootstrap()
-                    .group(boss, workers)
-                    .channel(NioServerSocketChannel.class)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
-                            new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            channels.add(ch);
-                            if (ssl != null) {
-                                ch.pipeline().addLast("ssl", ssl.newHandler(ch.alloc()));
-                            }
-                            // A request must be complete within the request timeout, however it trickles in,
-                            ch.pipeline().addLast(io.cri4j.streaming.internal.RequestDeadline.NAME,
-                                    new io.cri4j.streaming.internal.RequestDeadline(b.requestTimeout.toNanos()));
-                            // and a silent connection is closed after the stream creation timeout.
-                            ch.pipeline().addLast(StreamingHttpHandler.HTTP_IDLE, new io.netty.handler.timeout.IdleStateHandler(
-                                    b.streamCreationTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-                            ch.pipeline().addLast(StreamingHttpHandler.CODEC, new HttpServerCodec());
-                            ch.pipeline().addLast(StreamingHttpHandler.AGGREGATOR, new HttpObjectAggregator(64 * 1024));
-                            ch.pipeline().addLast(StreamingHttpHandler.NAME,
-                                    new StreamingHttpHandler(ctx));
-                        }
-                    })
-                    .bind(b.bindAddress).syncUninterruptibly().channel();
+            Channel server =
+                    new ServerBootstrap()
+                            .group(boss, workers)
+                            .channel(NioServerSocketChannel.class)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childOption(
+                                    ChannelOption.WRITE_BUFFER_WATER_MARK,
+                                    new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
+                            .childHandler(
+                                    new ChannelInitializer<SocketChannel>() {
+                                        @Override
+                                        protected void initChannel(SocketChannel ch) {
+                                            channels.add(ch);
+                                            if (ssl != null) {
+                                                ch.pipeline()
+                                                        .addLast("ssl", ssl.newHandler(ch.alloc()));
+                                            }
+                                            // A request must be complete within the request
+                                            // timeout, however it trickles in,
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            io.cri4j.streaming.internal
+                                                                    .RequestDeadline.NAME,
+                                                            new io.cri4j.streaming.internal
+                                                                    .RequestDeadline(
+                                                                    b.requestTimeout.toNanos()));
+                                            // and a silent connection is closed after the stream
+                                            // creation timeout.
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            StreamingHttpHandler.HTTP_IDLE,
+                                                            new io.netty.handler.timeout
+                                                                    .IdleStateHandler(
+                                                                    b.streamCreationTimeout
+                                                                            .toMillis(),
+                                                                    0,
+                                                                    0,
+                                                                    TimeUnit.MILLISECONDS));
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            StreamingHttpHandler.CODEC,
+                                                            new HttpServerCodec());
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            StreamingHttpHandler.AGGREGATOR,
+                                                            new HttpObjectAggregator(64 * 1024));
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            StreamingHttpHandler.NAME,
+                                                            new StreamingHttpHandler(ctx));
+                                        }
+                                    })
+                            .bind(b.bindAddress)
+                            .syncUninterruptibly()
+                            .channel();
             channels.add(server);
             address = (InetSocketAddress) server.localAddress();
         } catch (RuntimeException e) {
             close();
-            throw new IOException("cannot bind streaming server to " + b.bindAddress + ": "
-                    + io.cri4j.cri.internal.IoErrors.reason(e), e);
+            throw new IOException(
+                    "cannot bind streaming server to "
+                            + b.bindAddress
+                            + ": "
+                            + io.cri4j.cri.internal.IoErrors.reason(e),
+                    e);
         }
         baseUrl = resolveBaseUrl();
         return this;
@@ -164,13 +228,18 @@ public final class StreamingServer implements AutoCloseable {
             URI u = b.baseUrl;
             String path = u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath();
             int port = u.getPort() == 0 ? address.getPort() : u.getPort();
-            String host = u.getHost().contains(":") && !u.getHost().startsWith("[") ? "[" + u.getHost() + "]" : u.getHost();
+            String host =
+                    u.getHost().contains(":") && !u.getHost().startsWith("[")
+                            ? "[" + u.getHost() + "]"
+                            : u.getHost();
             return URI.create(u.getScheme() + "://" + host + (port > 0 ? ":" + port : "") + path);
         }
         String scheme = b.sslContext != null ? "https" : "http";
         InetAddress a = address.getAddress();
-        String host = a.isAnyLocalAddress() ? InetAddress.getLoopbackAddress().getHostAddress()
-                : a.getHostAddress();
+        String host =
+                a.isAnyLocalAddress()
+                        ? InetAddress.getLoopbackAddress().getHostAddress()
+                        : a.getHostAddress();
         if (host.contains(":")) {
             host = "[" + host + "]";
         }
@@ -224,7 +293,9 @@ public final class StreamingServer implements AutoCloseable {
         if (!req.getStdin() && !req.getStdout() && !req.getStderr()) {
             throw invalid("one of stdin, stdout, or stderr must be set");
         }
-        return ExecResponse.newBuilder().setUrl(url(StreamKind.EXEC, cache.insert(requireRunning(req)))).build();
+        return ExecResponse.newBuilder()
+                .setUrl(url(StreamKind.EXEC, cache.insert(requireRunning(req))))
+                .build();
     }
 
     /** Validates an attach request like kubelet and returns the URL that serves it (see getExec). */
@@ -239,7 +310,9 @@ public final class StreamingServer implements AutoCloseable {
         if (!req.getStdin() && !req.getStdout() && !req.getStderr()) {
             throw invalid("one of stdin, stdout, and stderr must be set");
         }
-        return AttachResponse.newBuilder().setUrl(url(StreamKind.ATTACH, cache.insert(requireRunning(req)))).build();
+        return AttachResponse.newBuilder()
+                .setUrl(url(StreamKind.ATTACH, cache.insert(requireRunning(req))))
+                .build();
     }
 
     /** Validates a port-forward request like kubelet and returns the URL that serves it. */
@@ -254,13 +327,15 @@ public final class StreamingServer implements AutoCloseable {
             }
         }
         return PortForwardResponse.newBuilder()
-                .setUrl(url(StreamKind.PORT_FORWARD, cache.insert(requireRunning(req)))).build();
+                .setUrl(url(StreamKind.PORT_FORWARD, cache.insert(requireRunning(req))))
+                .build();
     }
 
     private <T> T requireRunning(T req) {
         if (state.get() != 1) {
             throw Status.FAILED_PRECONDITION
-                    .withDescription("streaming server is " + (state.get() == 0 ? "not started" : "closed"))
+                    .withDescription(
+                            "streaming server is " + (state.get() == 0 ? "not started" : "closed"))
                     .asRuntimeException();
         }
         return req;
@@ -292,7 +367,8 @@ public final class StreamingServer implements AutoCloseable {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
         }
         if (workers != null) {
-            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                    .awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         if (boss != null) {
             boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
@@ -307,7 +383,8 @@ public final class StreamingServer implements AutoCloseable {
     /** Configuration of a {@link StreamingServer}; defaults follow kubelet's DefaultConfig. */
     public static final class Builder {
         private final StreamingRuntime runtime;
-        private InetSocketAddress bindAddress = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+        private InetSocketAddress bindAddress =
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
         private URI baseUrl;
         private String pathPrefix;
         private SSLContext sslContext;
@@ -318,7 +395,8 @@ public final class StreamingServer implements AutoCloseable {
         private Duration tokenTtl = Duration.ofMinutes(1);
         private int maxInFlight = 1000;
         private int maxConcurrentSessions = 1000;
-        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int ioThreads =
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private List<String> remoteCommandProtocols = Protocols.DEFAULT_REMOTE_COMMAND;
         private List<String> portForwardProtocols = Protocols.DEFAULT_PORT_FORWARD;
         private StreamAuthorizer authorizer;
@@ -352,7 +430,8 @@ public final class StreamingServer implements AutoCloseable {
          */
         public Builder pathPrefix(String prefix) {
             if (prefix == null || !prefix.startsWith("/") || !prefix.endsWith("/")) {
-                throw new IllegalArgumentException("path prefix must start and end with '/': " + prefix);
+                throw new IllegalArgumentException(
+                        "path prefix must start and end with '/': " + prefix);
             }
             this.pathPrefix = prefix;
             return this;
@@ -409,7 +488,8 @@ public final class StreamingServer implements AutoCloseable {
          */
         public Builder maxConcurrentSessions(int n) {
             if (n < 1) {
-                throw new IllegalArgumentException("maxConcurrentSessions must be at least 1: " + n);
+                throw new IllegalArgumentException(
+                        "maxConcurrentSessions must be at least 1: " + n);
             }
             this.maxConcurrentSessions = n;
             return this;
@@ -459,7 +539,8 @@ public final class StreamingServer implements AutoCloseable {
 
         private static List<String> nonEmpty(List<String> l, String what) {
             if (l == null || l.isEmpty() || l.stream().anyMatch(s -> s == null || s.isBlank())) {
-                throw new IllegalArgumentException(what + " must be a non-empty list of names: " + l);
+                throw new IllegalArgumentException(
+                        what + " must be a non-empty list of names: " + l);
             }
             return List.copyOf(l);
         }

@@ -11,7 +11,8 @@ public record TerminalSize(int width, int height) {
     /** Validates the range of an unsigned 16-bit size, as upstream's {@code uint16} fields. */
     public TerminalSize {
         if (width < 0 || width > 0xFFFF || height < 0 || height > 0xFFFF) {
-            throw new IllegalArgumentException("terminal size out of range: " + width + "x" + height);
+            throw new IllegalArgumentException(
+                    "terminal size out of range: " + width + "x" + height);
         }
     }
 }

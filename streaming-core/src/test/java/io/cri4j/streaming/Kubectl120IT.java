@@ -19,8 +19,10 @@ class Kubectl120IT extends KubectlContract {
     @Override
     Path binary() {
         String env = System.getenv("CRI4J_KUBECTL_120");
-        return Path.of(env != null && !env.isBlank() ? env
-                : "/opt/cri4j/kubernetes-client/usr/bin/kubectl");
+        return Path.of(
+                env != null && !env.isBlank()
+                        ? env
+                        : "/opt/cri4j/kubernetes-client/usr/bin/kubectl");
     }
 
     @Override

@@ -26,14 +26,15 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What every real kubectl must be able to do against our server through the
  * API-server/kubelet front; subclasses pick the kubectl version (and so SPDY or WebSocket).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+@org.junit.jupiter.api.Timeout(
+        value = 120,
+        threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 abstract class KubectlContract {
     final TestRuntime runtime = new TestRuntime();
     StreamingServer server;
@@ -90,14 +91,18 @@ abstract class KubectlContract {
         assertThat(r.exitCode()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo(input);
         assertThat(runtime.execs).contains("ctr-c:cat");
-        assertThat(front.upgradeRequests).anyMatch(s -> s.startsWith("GET exec " + expectedExecUpgrade())
-                || s.startsWith("POST exec " + expectedExecUpgrade()));
+        assertThat(front.upgradeRequests)
+                .anyMatch(
+                        s ->
+                                s.startsWith("GET exec " + expectedExecUpgrade())
+                                        || s.startsWith("POST exec " + expectedExecUpgrade()));
     }
 
     @Test
     void exitCodesPropagate() throws Exception {
         for (int code : new int[] {0, 1, 42}) {
-            Kubectl.Result r = kubectl.run(null, 60, "exec", "p", "--", "exit", Integer.toString(code));
+            Kubectl.Result r =
+                    kubectl.run(null, 60, "exec", "p", "--", "exit", Integer.toString(code));
             assertThat(r.exitCode()).as("exit %d: %s", code, r.stderr()).isEqualTo(code);
             if (code != 0) {
                 assertThat(r.stderr()).contains("command terminated with exit code " + code);
@@ -142,8 +147,13 @@ abstract class KubectlContract {
         Files.deleteIfExists(pidFile);
         Files.deleteIfExists(ttyFile);
         List<String> kc = kubectl.builder(List.of("exec", "-it", "p", "--", "tty")).command();
-        String inner = "stty rows 40 cols 100; tty > " + ttyFile + "; echo $$ > " + pidFile
-                + "; exec " + String.join(" ", kc);
+        String inner =
+                "stty rows 40 cols 100; tty > "
+                        + ttyFile
+                        + "; echo $$ > "
+                        + pidFile
+                        + "; exec "
+                        + String.join(" ", kc);
         ProcessBuilder pb = new ProcessBuilder("script", "-qfec", inner, "/dev/null");
         pb.environment().putAll(kubectl.builder(List.of()).environment());
         pb.redirectErrorStream(true);
@@ -152,23 +162,43 @@ abstract class KubectlContract {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread drain = Kubectl.drain(p.getInputStream(), out);
         try {
-            await(runtime.sizes, () -> runtime.sizes.contains(new TerminalSize(100, 40)), "initial size 100x40", out);
+            await(
+                    runtime.sizes,
+                    () -> runtime.sizes.contains(new TerminalSize(100, 40)),
+                    "initial size 100x40",
+                    out);
             String tty = Files.readString(ttyFile).trim();
             String pid = Files.readString(pidFile).trim();
-            assertThat(new ProcessBuilder("stty", "-F", tty, "rows", "50", "cols", "120")
-                    .inheritIO().start().waitFor()).isZero();
+            assertThat(
+                            new ProcessBuilder("stty", "-F", tty, "rows", "50", "cols", "120")
+                                    .inheritIO()
+                                    .start()
+                                    .waitFor())
+                    .isZero();
             assertThat(new ProcessBuilder("kill", "-WINCH", pid).start().waitFor()).isZero();
-            await(runtime.sizes, () -> runtime.sizes.contains(new TerminalSize(120, 50)), "resize to 120x50", out);
+            await(
+                    runtime.sizes,
+                    () -> runtime.sizes.contains(new TerminalSize(120, 50)),
+                    "resize to 120x50",
+                    out);
             OutputStream in = p.getOutputStream();
             in.write("xyz".getBytes(StandardCharsets.US_ASCII));
             in.flush();
             // the runtime reports every resize event it gets on stdout from another thread, and
             // kubectl may send the same size again, so such a report can land between echoed bytes
-            await(out, () -> out.toString(StandardCharsets.UTF_8)
-                    .replaceAll("size \\d+x\\d+[\r\n]+", "").contains("xyz"), "tty echo", out);
+            await(
+                    out,
+                    () ->
+                            out.toString(StandardCharsets.UTF_8)
+                                    .replaceAll("size \\d+x\\d+[\r\n]+", "")
+                                    .contains("xyz"),
+                    "tty echo",
+                    out);
             in.write('q');
             in.flush();
-            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as(out.toString(StandardCharsets.UTF_8)).isTrue();
+            assertThat(p.waitFor(30, TimeUnit.SECONDS))
+                    .as(out.toString(StandardCharsets.UTF_8))
+                    .isTrue();
             assertThat(p.exitValue()).as(out.toString(StandardCharsets.UTF_8)).isZero();
             assertThat(out.toString(StandardCharsets.UTF_8)).contains("size 100x40", "size 120x50");
         } finally {
@@ -180,22 +210,33 @@ abstract class KubectlContract {
     @Test
     void portForwardRoundTripsBytes() throws Exception {
         try (ServerSocket target = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
-            CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
-                try {
-                    for (int i = 0; i < 2; i++) {
-                        try (Socket s = target.accept()) {
-                            s.getInputStream().transferTo(s.getOutputStream());
-                        }
-                    }
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            });
-            Process p = kubectl.builder(List.of("port-forward", "--address", "127.0.0.1", "p",
-                    ":" + target.getLocalPort())).redirectErrorStream(true).start();
+            CompletableFuture<Void> echo =
+                    CompletableFuture.runAsync(
+                            () -> {
+                                try {
+                                    for (int i = 0; i < 2; i++) {
+                                        try (Socket s = target.accept()) {
+                                            s.getInputStream().transferTo(s.getOutputStream());
+                                        }
+                                    }
+                                } catch (IOException e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+            Process p =
+                    kubectl.builder(
+                                    List.of(
+                                            "port-forward",
+                                            "--address",
+                                            "127.0.0.1",
+                                            "p",
+                                            ":" + target.getLocalPort()))
+                            .redirectErrorStream(true)
+                            .start();
             try {
-                BufferedReader r = new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                BufferedReader r =
+                        new BufferedReader(
+                                new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 Pattern fwd = Pattern.compile("Forwarding from 127\\.0\\.0\\.1:(\\d+) ->");
                 int local = -1;
                 StringBuilder seen = new StringBuilder();
@@ -214,21 +255,23 @@ abstract class KubectlContract {
                     new java.util.Random(i).nextBytes(payload);
                     try (Socket s = new Socket(InetAddress.getLoopbackAddress(), local)) {
                         s.setSoTimeout(30_000);
-                        CompletableFuture<byte[]> back = CompletableFuture.supplyAsync(() -> {
-                            try {
-                                return s.getInputStream().readAllBytes();
-                            } catch (IOException e) {
-                                throw new RuntimeException(e);
-                            }
-                        });
+                        CompletableFuture<byte[]> back =
+                                CompletableFuture.supplyAsync(
+                                        () -> {
+                                            try {
+                                                return s.getInputStream().readAllBytes();
+                                            } catch (IOException e) {
+                                                throw new RuntimeException(e);
+                                            }
+                                        });
                         s.getOutputStream().write(payload);
                         s.shutdownOutput();
                         assertThat(back.get(30, TimeUnit.SECONDS)).isEqualTo(payload);
                     }
                 }
                 echo.get(30, TimeUnit.SECONDS);
-                assertThat(front.upgradeRequests).anyMatch(
-                        u -> u.contains("portforward " + expectedPortForwardUpgrade()));
+                assertThat(front.upgradeRequests)
+                        .anyMatch(u -> u.contains("portforward " + expectedPortForwardUpgrade()));
             } finally {
                 p.destroy();
                 p.waitFor(10, TimeUnit.SECONDS);
@@ -249,8 +292,11 @@ abstract class KubectlContract {
             while (!c.ok()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new AssertionError("timed out waiting for " + what + "; output: "
-                            + out.toString(StandardCharsets.UTF_8));
+                    throw new AssertionError(
+                            "timed out waiting for "
+                                    + what
+                                    + "; output: "
+                                    + out.toString(StandardCharsets.UTF_8));
                 }
                 TimeUnit.NANOSECONDS.timedWait(monitor, left);
             }

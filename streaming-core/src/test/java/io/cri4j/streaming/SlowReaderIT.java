@@ -24,35 +24,47 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SlowReaderIT {
     private static final long TOTAL = 96L << 20;
+
     /** Generous: 1 MiB credit, a read loop's worth, loopback socket buffers (up to ~10 MiB), 1 MiB outbound. */
     private static final long BOUND = 32L << 20;
 
     @ParameterizedTest
     @EnumSource(StreamingClient.Transport.class)
-    void anUnreadStdoutBlocksTheRuntimeAfterABoundedAmount(StreamingClient.Transport transport) throws Exception {
+    void anUnreadStdoutBlocksTheRuntimeAfterABoundedAmount(StreamingClient.Transport transport)
+            throws Exception {
         AtomicLong written = new AtomicLong();
         AtomicReference<Thread> writer = new AtomicReference<>();
-        StreamingRuntime runtime = new StreamingRuntime() {
-            @Override
-            public int exec(String containerId, List<String> cmd, RemoteCommandStreams s) throws Exception {
-                writer.set(Thread.currentThread());
-                OutputStream out = s.stdout().orElseThrow();
-                byte[] chunk = new byte[32 * 1024];
-                for (long at = 0; at < TOTAL; at += chunk.length) {
-                    for (int i = 0; i < chunk.length; i += 4096) {
-                        Arrays.fill(chunk, i, i + 4096, (byte) ((at + i) / 4096));
+        StreamingRuntime runtime =
+                new StreamingRuntime() {
+                    @Override
+                    public int exec(String containerId, List<String> cmd, RemoteCommandStreams s)
+                            throws Exception {
+                        writer.set(Thread.currentThread());
+                        OutputStream out = s.stdout().orElseThrow();
+                        byte[] chunk = new byte[32 * 1024];
+                        for (long at = 0; at < TOTAL; at += chunk.length) {
+                            for (int i = 0; i < chunk.length; i += 4096) {
+                                Arrays.fill(chunk, i, i + 4096, (byte) ((at + i) / 4096));
+                            }
+                            out.write(chunk);
+                            written.addAndGet(chunk.length);
+                        }
+                        return 0;
                     }
-                    out.write(chunk);
-                    written.addAndGet(chunk.length);
-                }
-                return 0;
-            }
-        };
+                };
         try (StreamingServer server = StreamingServer.builder(runtime).build().start();
                 StreamingClient client = StreamingClient.builder().transport(transport).build()) {
-            URI url = URI.create(server.getExec(ExecRequest.newBuilder().setContainerId("c")
-                    .addAllCmd(List.of("write")).setStdout(true).build()).getUrl());
-            try (RemoteCommand cmd = client.exec(url, new CommandOptions(false, true, false, false))) {
+            URI url =
+                    URI.create(
+                            server.getExec(
+                                            ExecRequest.newBuilder()
+                                                    .setContainerId("c")
+                                                    .addAllCmd(List.of("write"))
+                                                    .setStdout(true)
+                                                    .build())
+                                    .getUrl());
+            try (RemoteCommand cmd =
+                    client.exec(url, new CommandOptions(false, true, false, false))) {
                 // Nothing is read for a while: the runtime must end up waiting for the connection
                 // to drain, and stay below the bound however long nobody reads.
                 boolean blocked = false;
@@ -84,6 +96,7 @@ class SlowReaderIT {
         if (t == null || t.getState() != Thread.State.TIMED_WAITING) {
             return false;
         }
-        return Arrays.stream(t.getStackTrace()).anyMatch(e -> e.getMethodName().equals("awaitWritable"));
+        return Arrays.stream(t.getStackTrace())
+                .anyMatch(e -> e.getMethodName().equals("awaitWritable"));
     }
 }

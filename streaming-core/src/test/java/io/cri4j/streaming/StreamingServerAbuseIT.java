@@ -21,7 +21,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Bad requests and misbehaving clients get their proper answers; nothing leaks. */
-@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+@org.junit.jupiter.api.Timeout(
+        value = 120,
+        threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class StreamingServerAbuseIT {
     static long fdsBefore;
     static int threadsBefore;
@@ -29,7 +31,8 @@ class StreamingServerAbuseIT {
     @BeforeAll
     static void baseline() throws Exception {
         // Warm up: class loading opens jar files once; they are not leaks.
-        try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
+        try (StreamingServer s = server(new TestRuntime());
+                RawConn c = new RawConn(s.baseUrl())) {
             c.webSocket(exec(s, "exit", "0"), "v5.channel.k8s.io");
             c.readToEof();
         }
@@ -46,20 +49,23 @@ class StreamingServerAbuseIT {
     static String fdList() throws IOException {
         StringBuilder b = new StringBuilder();
         try (var s = Files.list(Path.of("/proc/self/fd"))) {
-            s.forEach(p -> {
-                try {
-                    b.append(Files.readSymbolicLink(p)).append('\n');
-                } catch (IOException e) {
-                    // raced with a close
-                }
-            });
+            s.forEach(
+                    p -> {
+                        try {
+                            b.append(Files.readSymbolicLink(p)).append('\n');
+                        } catch (IOException e) {
+                            // raced with a close
+                        }
+                    });
         }
         return b.toString();
     }
 
     static int streamingThreads() {
-        return (int) Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("cri4j-streaming")).count();
+        return (int)
+                Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("cri4j-streaming"))
+                        .count();
     }
 
     private static StreamingServer server(TestRuntime rt, StreamingServer.Builder... ignored)
@@ -68,8 +74,15 @@ class StreamingServerAbuseIT {
     }
 
     private static URI exec(StreamingServer s, String... cmd) {
-        return URI.create(s.getExec(ExecRequest.newBuilder().setContainerId("c").addAllCmd(List.of(cmd))
-                .setStdout(true).setStdin(true).build()).getUrl());
+        return URI.create(
+                s.getExec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId("c")
+                                        .addAllCmd(List.of(cmd))
+                                        .setStdout(true)
+                                        .setStdin(true)
+                                        .build())
+                        .getUrl());
     }
 
     @Test
@@ -80,15 +93,22 @@ class StreamingServerAbuseIT {
                 c.request("GET", base.resolve("exec/nosuchtoken"));
                 assertThat(c.status).isEqualTo(404);
             }
-            URI attach = URI.create(s.getAttach(AttachRequest.newBuilder().setContainerId("c")
-                    .setStdin(true).build()).getUrl());
+            URI attach =
+                    URI.create(
+                            s.getAttach(
+                                            AttachRequest.newBuilder()
+                                                    .setContainerId("c")
+                                                    .setStdin(true)
+                                                    .build())
+                                    .getUrl());
             URI wrongKind = base.resolve("exec/" + attach.getPath().substring("/attach/".length()));
             try (RawConn c = new RawConn(base)) {
                 c.request("POST", wrongKind);
                 assertThat(c.status).isEqualTo(404);
             }
             try (RawConn c = new RawConn(base)) {
-                c.request("POST", attach); // spent by the wrong-kind attempt, as kubelet's cache does
+                c.request(
+                        "POST", attach); // spent by the wrong-kind attempt, as kubelet's cache does
                 assertThat(c.status).isEqualTo(404);
             }
             URI e = exec(s, "cat");
@@ -107,12 +127,20 @@ class StreamingServerAbuseIT {
     void protocolNegotiation() throws Exception {
         try (StreamingServer s = server(new TestRuntime())) {
             try (RawConn c = new RawConn(s.baseUrl())) {
-                c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                c.request(
+                        "POST",
+                        exec(s, "cat"),
+                        "Connection: Upgrade",
+                        "Upgrade: SPDY/3.1",
                         "X-Stream-Protocol-Version: v9.channel.k8s.io");
                 assertThat(c.status).isEqualTo(403);
-                assertThat(c.headers.get("x-accepted-stream-protocol-versions")).containsExactly(
-                        "v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io",
-                        "channel.k8s.io");
+                assertThat(c.headers.get("x-accepted-stream-protocol-versions"))
+                        .containsExactly(
+                                "v5.channel.k8s.io",
+                                "v4.channel.k8s.io",
+                                "v3.channel.k8s.io",
+                                "v2.channel.k8s.io",
+                                "channel.k8s.io");
                 assertThat(c.body).contains("unable to negotiate protocol");
             }
             try (RawConn c = new RawConn(s.baseUrl())) {
@@ -130,8 +158,13 @@ class StreamingServerAbuseIT {
                 assertThat(c.status).isEqualTo(403);
             }
             try (RawConn c = new RawConn(s.baseUrl())) {
-                URI pf = URI.create(s.getPortForward(PortForwardRequest.newBuilder().setPodSandboxId("p")
-                        .build()).getUrl());
+                URI pf =
+                        URI.create(
+                                s.getPortForward(
+                                                PortForwardRequest.newBuilder()
+                                                        .setPodSandboxId("p")
+                                                        .build())
+                                        .getUrl());
                 c.webSocket(pf, "v4.channel.k8s.io");
                 assertThat(c.status).isEqualTo(400);
                 assertThat(c.body).contains("query parameter \"port\" is required");
@@ -141,8 +174,11 @@ class StreamingServerAbuseIT {
 
     @Test
     void v5OverWebSocketCanBeSwitchedOff() throws Exception {
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .remoteCommandProtocols(List.of("v4.channel.k8s.io")).build().start();
+        try (StreamingServer s =
+                        StreamingServer.builder(new TestRuntime())
+                                .remoteCommandProtocols(List.of("v4.channel.k8s.io"))
+                                .build()
+                                .start();
                 RawConn c = new RawConn(s.baseUrl())) {
             c.webSocket(exec(s, "cat"), "v5.channel.k8s.io");
             assertThat(c.status).isEqualTo(403);
@@ -151,8 +187,11 @@ class StreamingServerAbuseIT {
 
     @Test
     void authorizerCanRefuse() throws Exception {
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .authorizer(r -> !r.targetId().equals("c")).build().start();
+        try (StreamingServer s =
+                        StreamingServer.builder(new TestRuntime())
+                                .authorizer(r -> !r.targetId().equals("c"))
+                                .build()
+                                .start();
                 RawConn c = new RawConn(s.baseUrl())) {
             c.webSocket(exec(s, "cat"), "v4.channel.k8s.io");
             assertThat(c.status).isEqualTo(403);
@@ -172,8 +211,13 @@ class StreamingServerAbuseIT {
                 assertThat(hello.payload()).containsExactly(1); // empty message on stdout
                 RawConn.Frame status = c.readFrame();
                 assertThat(status.payload()[0]).isEqualTo((byte) 3);
-                assertThat(new String(status.payload(), 1, status.payload().length - 1,
-                        StandardCharsets.UTF_8)).contains("\"NonZeroExitCode\"", "\"message\":\"7\"");
+                assertThat(
+                                new String(
+                                        status.payload(),
+                                        1,
+                                        status.payload().length - 1,
+                                        StandardCharsets.UTF_8))
+                        .contains("\"NonZeroExitCode\"", "\"message\":\"7\"");
                 assertThat(c.readFrame().opcode()).isEqualTo(8); // close
             }
             rt.hangStarted = new CountDownLatch(1);
@@ -188,7 +232,9 @@ class StreamingServerAbuseIT {
                 assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
                 assertThat(s.activeSessions()).isEqualTo(1);
             }
-            assertThat(closed.await(10, TimeUnit.SECONDS)).as("runtime told the client left").isTrue();
+            assertThat(closed.await(10, TimeUnit.SECONDS))
+                    .as("runtime told the client left")
+                    .isTrue();
         }
     }
 
@@ -215,13 +261,18 @@ class StreamingServerAbuseIT {
     @Test
     void concurrentSessionLimitAnswers429() throws Exception {
         TestRuntime rt = new TestRuntime();
-        try (StreamingServer s = StreamingServer.builder(rt).maxConcurrentSessions(1).build().start();
+        try (StreamingServer s =
+                        StreamingServer.builder(rt).maxConcurrentSessions(1).build().start();
                 RawConn first = new RawConn(s.baseUrl())) {
             first.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
             assertThat(first.status).isEqualTo(101);
             assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
             try (RawConn second = new RawConn(s.baseUrl())) {
-                second.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                second.request(
+                        "POST",
+                        exec(s, "cat"),
+                        "Connection: Upgrade",
+                        "Upgrade: SPDY/3.1",
                         "X-Stream-Protocol-Version: v4.channel.k8s.io");
                 assertThat(second.status).isEqualTo(429);
                 assertThat(second.header("retry-after")).isEqualTo("60");
@@ -231,10 +282,17 @@ class StreamingServerAbuseIT {
 
     @Test
     void streamCreationTimeoutSendsGoAwayAndCloses() throws Exception {
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .streamCreationTimeout(Duration.ofMillis(300)).build().start();
+        try (StreamingServer s =
+                        StreamingServer.builder(new TestRuntime())
+                                .streamCreationTimeout(Duration.ofMillis(300))
+                                .build()
+                                .start();
                 RawConn c = new RawConn(s.baseUrl())) {
-            c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+            c.request(
+                    "POST",
+                    exec(s, "cat"),
+                    "Connection: Upgrade",
+                    "Upgrade: SPDY/3.1",
                     "X-Stream-Protocol-Version: v4.channel.k8s.io");
             assertThat(c.status).isEqualTo(101);
             assertThat(c.header("x-stream-protocol-version")).isEqualTo("v4.channel.k8s.io");
@@ -246,8 +304,11 @@ class StreamingServerAbuseIT {
 
     @Test
     void silentConnectionIsClosedAfterTheStreamCreationTimeout() throws Exception {
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .streamCreationTimeout(Duration.ofMillis(300)).build().start();
+        try (StreamingServer s =
+                        StreamingServer.builder(new TestRuntime())
+                                .streamCreationTimeout(Duration.ofMillis(300))
+                                .build()
+                                .start();
                 RawConn c = new RawConn(s.baseUrl())) {
             assertThat(c.readToEof()).isEmpty(); // closed without a request ever arriving
         }
@@ -255,13 +316,20 @@ class StreamingServerAbuseIT {
 
     @Test
     void garbageFramesGetProtocolErrorGoAway() throws Exception {
-        try (StreamingServer s = server(new TestRuntime()); RawConn c = new RawConn(s.baseUrl())) {
-            c.request("POST", exec(s, "cat"), "Connection: Upgrade", "Upgrade: SPDY/3.1",
+        try (StreamingServer s = server(new TestRuntime());
+                RawConn c = new RawConn(s.baseUrl())) {
+            c.request(
+                    "POST",
+                    exec(s, "cat"),
+                    "Connection: Upgrade",
+                    "Upgrade: SPDY/3.1",
                     "X-Stream-Protocol-Version: v4.channel.k8s.io");
             assertThat(c.status).isEqualTo(101);
             // A control frame with version 2 is invalid for a SPDY/3.1 session.
-            c.out.write(new byte[] {(byte) 0x80, 0x02, 0x00, 0x01, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0,
-                    0, 0, 0});
+            c.out.write(
+                    new byte[] {
+                        (byte) 0x80, 0x02, 0x00, 0x01, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0
+                    });
             c.out.flush();
             byte[] rest = c.readToEof();
             assertThat(rest).startsWith(0x80, 0x03, 0x00, 0x07, 0, 0, 0, 8);
@@ -272,8 +340,12 @@ class StreamingServerAbuseIT {
     @Test
     void idleTimeoutClosesTheConnectionAndStopsTheRuntime() throws Exception {
         TestRuntime rt = new TestRuntime();
-        try (StreamingServer s = StreamingServer.builder(rt).idleTimeout(Duration.ofMillis(400))
-                .build().start(); RawConn c = new RawConn(s.baseUrl())) {
+        try (StreamingServer s =
+                        StreamingServer.builder(rt)
+                                .idleTimeout(Duration.ofMillis(400))
+                                .build()
+                                .start();
+                RawConn c = new RawConn(s.baseUrl())) {
             c.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
             assertThat(c.status).isEqualTo(101);
             assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
@@ -283,24 +355,33 @@ class StreamingServerAbuseIT {
     }
 
     /** Sends {@code request} one byte per tick; returns when the server hung up, or after it all. */
-    private static int drip(RawConn c, byte[] request, java.util.concurrent.ScheduledExecutorService ticks)
+    private static int drip(
+            RawConn c, byte[] request, java.util.concurrent.ScheduledExecutorService ticks)
             throws Exception {
-        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
-        var task = ticks.scheduleAtFixedRate(() -> {
-            int i = sent.get();
-            if (i < request.length) {
-                try {
-                    c.out.write(request[i]);
-                    c.out.flush();
-                    sent.incrementAndGet();
-                } catch (IOException closed) {
-                    throw new java.io.UncheckedIOException(closed); // ends the task
-                }
-            }
-        }, 0, 50, TimeUnit.MILLISECONDS);
+        java.util.concurrent.atomic.AtomicInteger sent =
+                new java.util.concurrent.atomic.AtomicInteger();
+        var task =
+                ticks.scheduleAtFixedRate(
+                        () -> {
+                            int i = sent.get();
+                            if (i < request.length) {
+                                try {
+                                    c.out.write(request[i]);
+                                    c.out.flush();
+                                    sent.incrementAndGet();
+                                } catch (IOException closed) {
+                                    throw new java.io.UncheckedIOException(closed); // ends the task
+                                }
+                            }
+                        },
+                        0,
+                        50,
+                        TimeUnit.MILLISECONDS);
         try {
             c.socket.setSoTimeout(30_000);
-            assertThat(c.in.read()).as("the server hangs up on a request that drips in").isEqualTo(-1);
+            assertThat(c.in.read())
+                    .as("the server hangs up on a request that drips in")
+                    .isEqualTo(-1);
         } finally {
             task.cancel(false);
         }
@@ -310,11 +391,19 @@ class StreamingServerAbuseIT {
     @Test
     void aRequestDrippingInIsCutOffAtTheRequestTimeoutThoughBytesKeepComing() throws Exception {
         var ticks = java.util.concurrent.Executors.newScheduledThreadPool(2);
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .requestTimeout(Duration.ofSeconds(1)).build().start()) {
+        try (StreamingServer s =
+                StreamingServer.builder(new TestRuntime())
+                        .requestTimeout(Duration.ofSeconds(1))
+                        .build()
+                        .start()) {
             URI url = exec(s, "cat");
-            byte[] request = ("GET " + url.getRawPath() + " HTTP/1.1\r\nHost: x\r\nX-Pad: "
-                    + "a".repeat(400) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+            byte[] request =
+                    ("GET "
+                                    + url.getRawPath()
+                                    + " HTTP/1.1\r\nHost: x\r\nX-Pad: "
+                                    + "a".repeat(400)
+                                    + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII);
             long t0 = System.nanoTime();
             try (RawConn c = new RawConn(s.baseUrl())) {
                 int sent = drip(c, request, ticks);
@@ -353,14 +442,16 @@ class StreamingServerAbuseIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (streamingThreads() > threadsBefore && System.nanoTime() < deadline) {
             Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().startsWith("cri4j-streaming")).findFirst()
-                    .ifPresent(t -> {
-                        try {
-                            t.join(500);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    });
+                    .filter(t -> t.getName().startsWith("cri4j-streaming"))
+                    .findFirst()
+                    .ifPresent(
+                            t -> {
+                                try {
+                                    t.join(500);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
         }
         assertThat(streamingThreads()).isLessThanOrEqualTo(threadsBefore);
         assertThat(openFds()).as(fdList()).isLessThanOrEqualTo(fdsBefore);

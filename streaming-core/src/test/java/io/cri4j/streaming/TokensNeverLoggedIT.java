@@ -15,7 +15,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Streaming URLs carry secrets: no log line, at any level we emit, may contain a token. */
-@org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+@org.junit.jupiter.api.Timeout(
+        value = 120,
+        threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
 class TokensNeverLoggedIT {
     @Test
     void noTokenInAnyLogLine() throws Exception {
@@ -23,24 +25,46 @@ class TokensNeverLoggedIT {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         List<String> tokens = new ArrayList<>();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try (StreamingServer s = StreamingServer.builder(new TestRuntime())
-                .streamCreationTimeout(Duration.ofMillis(200)).build().start()) {
+        try (StreamingServer s =
+                StreamingServer.builder(new TestRuntime())
+                        .streamCreationTimeout(Duration.ofMillis(200))
+                        .build()
+                        .start()) {
             assertThat(org.slf4j.LoggerFactory.getLogger("io.cri4j.streaming").isDebugEnabled())
-                    .as("debug logging must be on for this test to mean anything").isTrue();
+                    .as("debug logging must be on for this test to mean anything")
+                    .isTrue();
             for (String[] cmd : new String[][] {{"fail"}, {"exit", "3"}, {"echo", "x"}}) {
-                URI u = URI.create(s.getExec(ExecRequest.newBuilder().setContainerId("c")
-                        .addAllCmd(List.of(cmd)).setStdout(true).build()).getUrl());
+                URI u =
+                        URI.create(
+                                s.getExec(
+                                                ExecRequest.newBuilder()
+                                                        .setContainerId("c")
+                                                        .addAllCmd(List.of(cmd))
+                                                        .setStdout(true)
+                                                        .build())
+                                        .getUrl());
                 tokens.add(u.getPath().substring(u.getPath().lastIndexOf('/') + 1));
                 try (RawConn c = new RawConn(s.baseUrl())) {
                     c.webSocket(u, "v4.channel.k8s.io");
                     c.readToEof();
                 }
             }
-            URI timeout = URI.create(s.getExec(ExecRequest.newBuilder().setContainerId("c")
-                    .addCmd("cat").setStdin(true).build()).getUrl());
+            URI timeout =
+                    URI.create(
+                            s.getExec(
+                                            ExecRequest.newBuilder()
+                                                    .setContainerId("c")
+                                                    .addCmd("cat")
+                                                    .setStdin(true)
+                                                    .build())
+                                    .getUrl());
             tokens.add(timeout.getPath().substring(timeout.getPath().lastIndexOf('/') + 1));
             try (RawConn c = new RawConn(s.baseUrl())) {
-                c.request("POST", timeout, "Connection: Upgrade", "Upgrade: SPDY/3.1",
+                c.request(
+                        "POST",
+                        timeout,
+                        "Connection: Upgrade",
+                        "Upgrade: SPDY/3.1",
                         "X-Stream-Protocol-Version: v4.channel.k8s.io");
                 c.readToEof();
             }

@@ -85,22 +85,33 @@ class WebSocketClientFramingIT {
                 expectedOut.writeBytes("fragment".getBytes(StandardCharsets.US_ASCII));
             }
         }
-        rest.writeBytes(message(3, "{\"metadata\":{},\"status\":\"Success\"}".getBytes(StandardCharsets.UTF_8)));
+        rest.writeBytes(
+                message(
+                        3,
+                        "{\"metadata\":{},\"status\":\"Success\"}"
+                                .getBytes(StandardCharsets.UTF_8)));
         rest.writeBytes(frame(true, 8, new byte[] {3, (byte) 232}));
 
         try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                StreamingClient client = StreamingClient.builder().transport(StreamingClient.Transport.WEBSOCKET).build()) {
+                StreamingClient client =
+                        StreamingClient.builder()
+                                .transport(StreamingClient.Transport.WEBSOCKET)
+                                .build()) {
             int split = firstWrite;
-            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> serve(ss, rest.toByteArray(), split));
+            CompletableFuture<Void> server =
+                    CompletableFuture.runAsync(() -> serve(ss, rest.toByteArray(), split));
             URI url = URI.create("http://127.0.0.1:" + ss.getLocalPort() + "/exec/token");
-            try (RemoteCommand cmd = client.exec(url, new CommandOptions(false, true, true, false))) {
-                CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return cmd.stderr().readAllBytes();
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
+            try (RemoteCommand cmd =
+                    client.exec(url, new CommandOptions(false, true, true, false))) {
+                CompletableFuture<byte[]> err =
+                        CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        return cmd.stderr().readAllBytes();
+                                    } catch (IOException e) {
+                                        throw new java.io.UncheckedIOException(e);
+                                    }
+                                });
                 byte[] out = cmd.stdout().readAllBytes();
                 assertThat(out).hasSize(expectedOut.size());
                 assertThat(out).isEqualTo(expectedOut.toByteArray());
@@ -122,19 +133,31 @@ class WebSocketClientFramingIT {
                     key = line.substring(line.indexOf(':') + 1).trim();
                 }
             }
-            String accept = Base64.getEncoder().encodeToString(MessageDigest.getInstance("SHA-1")
-                    .digest((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").getBytes(StandardCharsets.US_ASCII)));
+            String accept =
+                    Base64.getEncoder()
+                            .encodeToString(
+                                    MessageDigest.getInstance("SHA-1")
+                                            .digest(
+                                                    (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")
+                                                            .getBytes(StandardCharsets.US_ASCII)));
             ByteArrayOutputStream head = new ByteArrayOutputStream();
-            head.writeBytes(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Accept: " + accept + "\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            head.writeBytes(
+                    ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                    + "Sec-WebSocket-Accept: "
+                                    + accept
+                                    + "\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
             head.write(frames, 0, firstWrite);
             OutputStream out = s.getOutputStream();
-            out.write(head.toByteArray()); // the first frames in the same segment as the 101, the last cut
+            out.write(head.toByteArray()); // the first frames in the same segment as the 101, the
+            // last cut
             out.flush();
             Random cuts = new Random(5);
             for (int at = firstWrite; at < frames.length; ) {
-                int n = Math.min(frames.length - at, 1 + cuts.nextInt(cuts.nextBoolean() ? 7 : 50_000));
+                int n =
+                        Math.min(
+                                frames.length - at,
+                                1 + cuts.nextInt(cuts.nextBoolean() ? 7 : 50_000));
                 out.write(frames, at, n);
                 out.flush();
                 at += n;

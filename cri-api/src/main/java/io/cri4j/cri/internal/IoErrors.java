@@ -22,8 +22,7 @@ public final class IoErrors {
     private static final Pattern CLASS_PREFIX =
             Pattern.compile("^(?:[a-z_$][\\w$]*\\.)+[A-Z][\\w$]*(?:Exception|Error): ");
 
-    private IoErrors() {
-    }
+    private IoErrors() {}
 
     /**
      * @param e a failure

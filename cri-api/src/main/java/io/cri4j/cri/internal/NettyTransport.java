@@ -26,9 +26,11 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 public final class NettyTransport {
 
     /** What Netty needs to open channels of one kind. */
-    public record Kind(String name, IoHandlerFactory ioHandlerFactory,
-                       Class<? extends Channel> channelType,
-                       Class<? extends ServerChannel> serverChannelType) {
+    public record Kind(
+            String name,
+            IoHandlerFactory ioHandlerFactory,
+            Class<? extends Channel> channelType,
+            Class<? extends ServerChannel> serverChannelType) {
 
         /**
          * @param threads number of event loop threads
@@ -36,16 +38,15 @@ public final class NettyTransport {
          * @return a new event loop group with daemon threads; the caller shuts it down
          */
         public EventLoopGroup newGroup(int threads, String threadPrefix) {
-            return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadPrefix, true),
-                    ioHandlerFactory);
+            return new MultiThreadIoEventLoopGroup(
+                    threads, new DefaultThreadFactory(threadPrefix, true), ioHandlerFactory);
         }
     }
 
     private static volatile EventLoopGroup sharedUnixClientGroup;
     private static volatile EventLoopGroup sharedTcpClientGroup;
 
-    private NettyTransport() {
-    }
+    private NettyTransport() {}
 
     /**
      * @param endpoint the endpoint to connect to or serve on
@@ -54,18 +55,30 @@ public final class NettyTransport {
      */
     public static Kind forEndpoint(CriEndpoint endpoint) {
         if (!endpoint.isUnix()) {
-            return new Kind("nio", NioIoHandler.newFactory(), NioSocketChannel.class, NioServerSocketChannel.class);
+            return new Kind(
+                    "nio",
+                    NioIoHandler.newFactory(),
+                    NioSocketChannel.class,
+                    NioServerSocketChannel.class);
         }
         if (Epoll.isAvailable()) {
-            return new Kind("epoll", EpollIoHandler.newFactory(), EpollDomainSocketChannel.class,
+            return new Kind(
+                    "epoll",
+                    EpollIoHandler.newFactory(),
+                    EpollDomainSocketChannel.class,
                     EpollServerDomainSocketChannel.class);
         }
         if (KQueue.isAvailable()) {
-            return new Kind("kqueue", KQueueIoHandler.newFactory(), KQueueDomainSocketChannel.class,
+            return new Kind(
+                    "kqueue",
+                    KQueueIoHandler.newFactory(),
+                    KQueueDomainSocketChannel.class,
                     KQueueServerDomainSocketChannel.class);
         }
-        throw new UnsupportedOperationException("unix domain sockets need Netty epoll (Linux) or kqueue (macOS); "
-                + "neither is available here: " + Epoll.unavailabilityCause());
+        throw new UnsupportedOperationException(
+                "unix domain sockets need Netty epoll (Linux) or kqueue (macOS); "
+                        + "neither is available here: "
+                        + Epoll.unavailabilityCause());
     }
 
     /**

@@ -29,11 +29,11 @@ public final class UnixSockets {
     private static final Logger log = LoggerFactory.getLogger(UnixSockets.class);
     private static final int S_IFMT = 0170000;
     private static final int S_IFSOCK = 0140000;
+
     /** The longest unix socket path ({@code sun_path} holds 108 bytes with the final NUL). */
     private static final int MAX_PATH_BYTES = 107;
 
-    private UnixSockets() {
-    }
+    private UnixSockets() {}
 
     /**
      * The right to serve on one socket path, held by one server at a time: an exclusive lock on
@@ -76,12 +76,19 @@ public final class UnixSockets {
          *
          * @throws IOException when the mode cannot be set or the rename fails
          */
-        public synchronized void publish(java.util.Set<PosixFilePermission> mode) throws IOException {
+        public synchronized void publish(java.util.Set<PosixFilePermission> mode)
+                throws IOException {
             try {
                 Files.setPosixFilePermissions(bindPath, mode);
             } catch (IOException e) {
-                throw new IOException("cannot set mode " + PosixFilePermissions.toString(mode) + " on "
-                        + socket + ": " + IoErrors.reason(e), e);
+                throw new IOException(
+                        "cannot set mode "
+                                + PosixFilePermissions.toString(mode)
+                                + " on "
+                                + socket
+                                + ": "
+                                + IoErrors.reason(e),
+                        e);
             }
             if (!bindPath.equals(socket)) {
                 Files.move(bindPath, socket, StandardCopyOption.ATOMIC_MOVE);
@@ -107,7 +114,9 @@ public final class UnixSockets {
                 if (boundIdentity != null && boundIdentity.equals(now)) {
                     Files.deleteIfExists(socket);
                 } else if (boundIdentity != null && now != null) {
-                    log.info("not removing {}: it is no longer the socket this server bound", socket);
+                    log.info(
+                            "not removing {}: it is no longer the socket this server bound",
+                            socket);
                 }
                 if (lockIdentity.equals(identity(lockFile))) {
                     // removed while still locked; a server that opened it meanwhile finds it gone
@@ -131,10 +140,14 @@ public final class UnixSockets {
      * be; the socket path itself when there is no room for another name.
      */
     private static Path temporaryPath(Path socket) {
-        String name = "." + Long.toString(System.nanoTime() ^ ProcessHandle.current().pid() << 40, 36)
-                + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000) + ".bind";
+        String name =
+                "."
+                        + Long.toString(System.nanoTime() ^ ProcessHandle.current().pid() << 40, 36)
+                        + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000)
+                        + ".bind";
         Path p = socket.resolveSibling(name);
-        if (p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
+        if (p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                > MAX_PATH_BYTES) {
             return socket;
         }
         try {
@@ -153,8 +166,10 @@ public final class UnixSockets {
     /** Device, inode and times of a path (not following links); null when it does not exist. */
     private static Object identity(Path p) {
         try {
-            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return java.util.List.of(String.valueOf(a.fileKey()), a.creationTime(), a.lastModifiedTime());
+            BasicFileAttributes a =
+                    Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return java.util.List.of(
+                    String.valueOf(a.fileKey()), a.creationTime(), a.lastModifiedTime());
         } catch (IOException e) {
             return null;
         }
@@ -177,11 +192,21 @@ public final class UnixSockets {
         for (int attempt = 1; ; attempt++) {
             FileChannel ch;
             try {
-                ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                        LinkOption.NOFOLLOW_LINKS);
+                ch =
+                        FileChannel.open(
+                                lockFile,
+                                StandardOpenOption.CREATE,
+                                StandardOpenOption.WRITE,
+                                LinkOption.NOFOLLOW_LINKS);
             } catch (IOException e) {
-                throw new IOException("cannot open the lock file " + lockFile + " of " + socket + ": "
-                        + IoErrors.reason(e), e);
+                throw new IOException(
+                        "cannot open the lock file "
+                                + lockFile
+                                + " of "
+                                + socket
+                                + ": "
+                                + IoErrors.reason(e),
+                        e);
             }
             boolean locked = false;
             try {
@@ -192,8 +217,12 @@ public final class UnixSockets {
                     lock = null; // a server of this process holds it
                 }
                 if (lock == null) {
-                    throw new IOException("another server already owns " + socket + " (it holds the lock "
-                            + lockFile + "); refusing to take it over");
+                    throw new IOException(
+                            "another server already owns "
+                                    + socket
+                                    + " (it holds the lock "
+                                    + lockFile
+                                    + "); refusing to take it over");
                 }
                 Object lockIdentity = identity(lockFile);
                 if (lockIdentity == null) {
@@ -201,7 +230,8 @@ public final class UnixSockets {
                     if (attempt < 3) {
                         continue;
                     }
-                    throw new IOException("the lock file " + lockFile + " of " + socket + " keeps vanishing");
+                    throw new IOException(
+                            "the lock file " + lockFile + " of " + socket + " keeps vanishing");
                 }
                 prepareForBind(socket);
                 locked = true;
@@ -220,11 +250,24 @@ public final class UnixSockets {
             try {
                 Files.createDirectories(parent);
             } catch (FileAlreadyExistsException e) {
-                throw new IOException("cannot create the directory " + parent + " for " + socket + ": "
-                        + e.getFile() + " exists and is not a directory", e);
+                throw new IOException(
+                        "cannot create the directory "
+                                + parent
+                                + " for "
+                                + socket
+                                + ": "
+                                + e.getFile()
+                                + " exists and is not a directory",
+                        e);
             } catch (IOException e) {
-                throw new IOException("cannot create the directory " + parent + " for " + socket + ": "
-                        + IoErrors.reason(e), e);
+                throw new IOException(
+                        "cannot create the directory "
+                                + parent
+                                + " for "
+                                + socket
+                                + ": "
+                                + IoErrors.reason(e),
+                        e);
             }
         }
     }
@@ -243,11 +286,14 @@ public final class UnixSockets {
             return;
         }
         if (!isSocket(socket)) {
-            throw new FileAlreadyExistsException(socket.toString(), null,
+            throw new FileAlreadyExistsException(
+                    socket.toString(),
+                    null,
                     "exists and is not a unix socket; refusing to replace it");
         }
         if (isLive(socket)) {
-            throw new IOException("a live server already answers on " + socket + "; refusing to take it over");
+            throw new IOException(
+                    "a live server already answers on " + socket + "; refusing to take it over");
         }
         log.info("removing stale socket file {}", socket);
         Files.deleteIfExists(socket);
@@ -313,9 +359,12 @@ public final class UnixSockets {
             int bits = Integer.parseInt(m, 8);
             Set<PosixFilePermission> perms = EnumSet.noneOf(PosixFilePermission.class);
             PosixFilePermission[] order = {
-                PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_READ,
-                PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_READ,
-                PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_READ,
+                PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE,
+                        PosixFilePermission.OTHERS_READ,
+                PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE,
+                        PosixFilePermission.GROUP_READ,
+                PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE,
+                        PosixFilePermission.OWNER_READ,
             };
             for (int i = 0; i < order.length; i++) {
                 if ((bits & (1 << i)) != 0) {
@@ -327,8 +376,10 @@ public final class UnixSockets {
         try {
             return PosixFilePermissions.fromString(m);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("invalid socket mode '" + mode
-                    + "': expected octal like 0660 or symbolic like rw-rw----");
+            throw new IllegalArgumentException(
+                    "invalid socket mode '"
+                            + mode
+                            + "': expected octal like 0660 or symbolic like rw-rw----");
         }
     }
 }

@@ -34,7 +34,8 @@ final class CallInterceptor implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Gate<Q, R> gate = new Gate<>(call, headers, next, Context.current());
         call.request(1);
         return gate;
@@ -52,7 +53,11 @@ final class CallInterceptor implements ServerInterceptor {
         private Runnable parked;
         private Faults.Rule parkedRule;
 
-        Gate(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next, Context context) {
+        Gate(
+                ServerCall<Q, R> call,
+                Metadata headers,
+                ServerCallHandler<Q, R> next,
+                Context context) {
             this.call = call;
             this.headers = headers;
             this.next = next;
@@ -67,7 +72,11 @@ final class CallInterceptor implements ServerInterceptor {
                     deliver(l -> l.onMessage(message));
                     return;
                 }
-                recorded = log.record(call.getMethodDescriptor().getFullMethodName(), (Message) message, clock.instant());
+                recorded =
+                        log.record(
+                                call.getMethodDescriptor().getFullMethodName(),
+                                (Message) message,
+                                clock.instant());
                 buffered.add(() -> delegate.onMessage(message));
                 rule = faults.take(recorded.fullMethodName());
             }
@@ -79,9 +88,14 @@ final class CallInterceptor implements ServerInterceptor {
                 case FAIL -> fail(rule.status());
                 case DELAY -> {
                     try {
-                        scheduler.schedule(() -> context.run(this::open), rule.delay().toNanos(), TimeUnit.NANOSECONDS);
+                        scheduler.schedule(
+                                () -> context.run(this::open),
+                                rule.delay().toNanos(),
+                                TimeUnit.NANOSECONDS);
                     } catch (RejectedExecutionException e) {
-                        fail(Status.UNAVAILABLE.withDescription("fake CRI server is shutting down"));
+                        fail(
+                                Status.UNAVAILABLE.withDescription(
+                                        "fake CRI server is shutting down"));
                     }
                 }
                 case HANG -> {
@@ -112,19 +126,21 @@ final class CallInterceptor implements ServerInterceptor {
             if (closed || delegate != null) {
                 return;
             }
-            ServerCall<Q, R> recording = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-                @Override
-                public void close(Status status, Metadata trailers) {
-                    recorded.complete(status);
-                    super.close(status, trailers);
-                }
-            };
+            ServerCall<Q, R> recording =
+                    new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                        @Override
+                        public void close(Status status, Metadata trailers) {
+                            recorded.complete(status);
+                            super.close(status, trailers);
+                        }
+                    };
             delegate = next.startCall(recording, headers);
             buffered.forEach(Runnable::run);
             buffered.clear();
         }
 
-        private synchronized void deliver(java.util.function.Consumer<ServerCall.Listener<Q>> event) {
+        private synchronized void deliver(
+                java.util.function.Consumer<ServerCall.Listener<Q>> event) {
             if (closed && delegate == null) {
                 return;
             }
@@ -146,7 +162,8 @@ final class CallInterceptor implements ServerInterceptor {
                 if (delegate == null) {
                     closed = true;
                     if (recorded != null) {
-                        recorded.complete(Status.CANCELLED.withDescription("cancelled by the client"));
+                        recorded.complete(
+                                Status.CANCELLED.withDescription("cancelled by the client"));
                     }
                     if (parked != null) {
                         parkedRule.hang().forget(parked);

@@ -51,7 +51,11 @@ public final class CallLog {
 
     /** The requests of the given message type, oldest first, e.g. {@code requests(CreateContainerRequest.class)}. */
     public synchronized <T extends Message> List<T> requests(Class<T> type) {
-        return calls.stream().map(RecordedCall::request).filter(type::isInstance).map(type::cast).toList();
+        return calls.stream()
+                .map(RecordedCall::request)
+                .filter(type::isInstance)
+                .map(type::cast)
+                .toList();
     }
 
     /**
@@ -62,7 +66,8 @@ public final class CallLog {
     public synchronized <T extends Message> T lastRequest(Class<T> type) {
         List<T> all = requests(type);
         if (all.isEmpty()) {
-            throw new AssertionError("no " + type.getSimpleName() + " was received; calls:" + describe());
+            throw new AssertionError(
+                    "no " + type.getSimpleName() + " was received; calls:" + describe());
         }
         return all.get(all.size() - 1);
     }
@@ -90,7 +95,15 @@ public final class CallLog {
     public void assertCalledTimes(String method, int times) {
         int n = count(method);
         if (n != times) {
-            throw new AssertionError("expected " + times + " call(s) of " + method + ", got " + n + "; calls:" + describe());
+            throw new AssertionError(
+                    "expected "
+                            + times
+                            + " call(s) of "
+                            + method
+                            + ", got "
+                            + n
+                            + "; calls:"
+                            + describe());
         }
     }
 
@@ -104,8 +117,13 @@ public final class CallLog {
             }
         }
         if (next < wanted.size()) {
-            throw new AssertionError("expected calls in order " + Arrays.toString(methods) + " but " + methods[next]
-                    + " did not follow; calls:" + describe());
+            throw new AssertionError(
+                    "expected calls in order "
+                            + Arrays.toString(methods)
+                            + " but "
+                            + methods[next]
+                            + " did not follow; calls:"
+                            + describe());
         }
     }
 
@@ -117,7 +135,8 @@ public final class CallLog {
             ok = MethodMatcher.of(methods[i]).matches(all.get(i).fullMethodName());
         }
         if (!ok) {
-            throw new AssertionError("expected exactly " + Arrays.toString(methods) + "; calls:" + describe());
+            throw new AssertionError(
+                    "expected exactly " + Arrays.toString(methods) + "; calls:" + describe());
         }
     }
 
@@ -126,18 +145,29 @@ public final class CallLog {
      *
      * @throws AssertionError when that does not happen within the timeout
      */
-    public synchronized RecordedCall await(String method, int times, Duration timeout) throws InterruptedException {
+    public synchronized RecordedCall await(String method, int times, Duration timeout)
+            throws InterruptedException {
         MethodMatcher m = MethodMatcher.of(method);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            List<RecordedCall> matching = calls.stream().filter(c -> m.matches(c.fullMethodName())).toList();
+            List<RecordedCall> matching =
+                    calls.stream().filter(c -> m.matches(c.fullMethodName())).toList();
             if (matching.size() >= times) {
                 return matching.get(times - 1);
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new AssertionError("expected " + times + " call(s) of " + method + " within " + timeout
-                        + ", got " + matching.size() + "; calls:" + describe());
+                throw new AssertionError(
+                        "expected "
+                                + times
+                                + " call(s) of "
+                                + method
+                                + " within "
+                                + timeout
+                                + ", got "
+                                + matching.size()
+                                + "; calls:"
+                                + describe());
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }
@@ -150,7 +180,9 @@ public final class CallLog {
 
     private String describe() {
         List<RecordedCall> all = all();
-        return all.isEmpty() ? " (none)" : all.stream().map(c -> "\n  " + c).collect(Collectors.joining());
+        return all.isEmpty()
+                ? " (none)"
+                : all.stream().map(c -> "\n  " + c).collect(Collectors.joining());
     }
 
     @Override

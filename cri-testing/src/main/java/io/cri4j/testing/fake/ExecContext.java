@@ -14,8 +14,13 @@ import java.util.Map;
  * @param workingDir   the container's working directory, empty when not set
  * @param timeout      how long the command may run; {@link Duration#ZERO} means no limit
  */
-public record ExecContext(String containerId, String podSandboxId, List<String> command,
-                          Map<String, String> env, String workingDir, Duration timeout) {
+public record ExecContext(
+        String containerId,
+        String podSandboxId,
+        List<String> command,
+        Map<String, String> env,
+        String workingDir,
+        Duration timeout) {
 
     /** Copies the collections so the value is immutable. */
     public ExecContext {

@@ -20,7 +20,10 @@ public record ExecResult(int exitCode, byte[] stdout, byte[] stderr) {
 
     /** A result with UTF-8 text output. */
     public static ExecResult of(int exitCode, String stdout, String stderr) {
-        return new ExecResult(exitCode, stdout.getBytes(StandardCharsets.UTF_8), stderr.getBytes(StandardCharsets.UTF_8));
+        return new ExecResult(
+                exitCode,
+                stdout.getBytes(StandardCharsets.UTF_8),
+                stderr.getBytes(StandardCharsets.UTF_8));
     }
 
     @Override
@@ -35,7 +38,9 @@ public record ExecResult(int exitCode, byte[] stdout, byte[] stderr) {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ExecResult r && r.exitCode == exitCode && Arrays.equals(r.stdout, stdout)
+        return o instanceof ExecResult r
+                && r.exitCode == exitCode
+                && Arrays.equals(r.stdout, stdout)
                 && Arrays.equals(r.stderr, stderr);
     }
 
@@ -46,6 +51,12 @@ public record ExecResult(int exitCode, byte[] stdout, byte[] stderr) {
 
     @Override
     public String toString() {
-        return "ExecResult[exitCode=" + exitCode + ", stdout=" + stdout.length + " bytes, stderr=" + stderr.length + " bytes]";
+        return "ExecResult[exitCode="
+                + exitCode
+                + ", stdout="
+                + stdout.length
+                + " bytes, stderr="
+                + stderr.length
+                + " bytes]";
     }
 }

@@ -41,12 +41,17 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * {@link FakeCriServer}, {@link CriEndpoint}, {@link ManagedChannel}, {@link FakeRuntime}, {@link CallLog},
  * {@link Faults} or the v1 blocking stubs as parameters.
  */
-public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
-        AfterEachCallback, ParameterResolver {
+public final class FakeCriExtension
+        implements BeforeAllCallback,
+                AfterAllCallback,
+                BeforeEachCallback,
+                AfterEachCallback,
+                ParameterResolver {
 
     private final boolean unixSocket;
-    private Consumer<FakeCriServer.Builder> customizer = b -> { };
-    private final java.util.List<Consumer<FakeCriServer.Builder>> hooks = new java.util.ArrayList<>();
+    private Consumer<FakeCriServer.Builder> customizer = b -> {};
+    private final java.util.List<Consumer<FakeCriServer.Builder>> hooks =
+            new java.util.ArrayList<>();
 
     private FakeCriServer server;
     private ManagedChannel channel;
@@ -99,10 +104,14 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
      * FakeCriServer.Builder#addHookProvider}): {@code factory} makes a fresh provider for every fake (once for a
      * {@code static} extension, once per test otherwise), which the fake starts and closes.
      */
-    public FakeCriExtension addHookProvider(java.util.function.Supplier<? extends io.cri4j.hook.host.HookProvider>
-            factory) {
+    public FakeCriExtension addHookProvider(
+            java.util.function.Supplier<? extends io.cri4j.hook.host.HookProvider> factory) {
         Objects.requireNonNull(factory, "factory");
-        hooks.add(b -> b.addHookProvider(Objects.requireNonNull(factory.get(), "the factory gave no provider")));
+        hooks.add(
+                b ->
+                        b.addHookProvider(
+                                Objects.requireNonNull(
+                                        factory.get(), "the factory gave no provider")));
         return this;
     }
 
@@ -176,8 +185,9 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
 
     private FakeCriServer running() {
         if (server == null) {
-            throw new IllegalStateException("the fake CRI server runs only during a test (register the extension "
-                    + "with @RegisterExtension)");
+            throw new IllegalStateException(
+                    "the fake CRI server runs only during a test (register the extension "
+                            + "with @RegisterExtension)");
         }
         return server;
     }
@@ -234,7 +244,8 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     /** A blocking {@code runtime.v1alpha2.RuntimeService} stub. */
-    public io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.RuntimeServiceBlockingStub runtimeServiceV1alpha2() {
+    public io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.RuntimeServiceBlockingStub
+            runtimeServiceV1alpha2() {
         return io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel());
     }
 
@@ -246,8 +257,12 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
         Class<?> t = parameter.getParameter().getType();
-        return t == FakeCriServer.class || t == CriEndpoint.class || t == ManagedChannel.class
-                || t == FakeRuntime.class || t == CallLog.class || t == Faults.class
+        return t == FakeCriServer.class
+                || t == CriEndpoint.class
+                || t == ManagedChannel.class
+                || t == FakeRuntime.class
+                || t == CallLog.class
+                || t == Faults.class
                 || t == RuntimeServiceGrpc.RuntimeServiceBlockingStub.class
                 || t == ImageServiceGrpc.ImageServiceBlockingStub.class;
     }
@@ -256,7 +271,8 @@ public final class FakeCriExtension implements BeforeAllCallback, AfterAllCallba
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
         Class<?> t = parameter.getParameter().getType();
         if (server == null) {
-            throw new ParameterResolutionException("the fake CRI server is not running for " + parameter);
+            throw new ParameterResolutionException(
+                    "the fake CRI server is not running for " + parameter);
         }
         if (t == FakeCriServer.class) {
             return server;

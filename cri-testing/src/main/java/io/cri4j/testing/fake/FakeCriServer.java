@@ -4,10 +4,10 @@ import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.v1.CgroupDriver;
-import io.cri4j.streaming.StreamingServer;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.host.HookProvider;
+import io.cri4j.streaming.StreamingServer;
 import io.cri4j.testing.fake.internal.FakeContent;
 import io.cri4j.testing.fake.internal.FakeContentService;
 import io.cri4j.testing.fake.internal.FakeImageService;
@@ -105,7 +105,8 @@ public final class FakeCriServer implements AutoCloseable {
     private final FakeNriHost hooks;
 
     private final Object lock = new Object();
-    private final java.util.concurrent.CountDownLatch terminated = new java.util.concurrent.CountDownLatch(1);
+    private final java.util.concurrent.CountDownLatch terminated =
+            new java.util.concurrent.CountDownLatch(1);
     private CriServer socketServer;
     private Server inProcessServer;
     private boolean started;
@@ -113,15 +114,21 @@ public final class FakeCriServer implements AutoCloseable {
 
     private FakeCriServer(Builder b) {
         this.endpoint = b.endpoint;
-        this.inProcessName = b.endpoint == null ? (b.inProcessName != null ? b.inProcessName
-                : "cri4j-fake-" + UUID.randomUUID()) : null;
+        this.inProcessName =
+                b.endpoint == null
+                        ? (b.inProcessName != null
+                                ? b.inProcessName
+                                : "cri4j-fake-" + UUID.randomUUID())
+                        : null;
         this.socketMode = b.socketMode;
         this.state = new FakeState(b.clock);
         StreamingUrls streaming = b.streaming;
         if (streaming == null) {
             this.streamPumps = Executors.newCachedThreadPool(daemonThreads("cri4j-fake-stream"));
-            this.streamingServer = StreamingServer.builder(new FakeStreamingRuntime(state, b.portMap, streamPumps))
-                    .bindAddress(new InetSocketAddress(b.streamingHost, b.streamingPort)).build();
+            this.streamingServer =
+                    StreamingServer.builder(new FakeStreamingRuntime(state, b.portMap, streamPumps))
+                            .bindAddress(new InetSocketAddress(b.streamingHost, b.streamingPort))
+                            .build();
             streaming = new StreamingServerUrls(streamingServer);
         } else {
             this.streamPumps = null;
@@ -129,26 +136,56 @@ public final class FakeCriServer implements AutoCloseable {
         }
         this.content = new FakeContent(b.clock, b.pullRate);
         this.runtime = new FakeRuntime(state, content);
-        this.blocking = new ThreadPoolExecutor(b.maxConcurrentExecs, b.maxConcurrentExecs, 30, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(256), daemonThreads("cri4j-fake-exec"));
+        this.blocking =
+                new ThreadPoolExecutor(
+                        b.maxConcurrentExecs,
+                        b.maxConcurrentExecs,
+                        30,
+                        TimeUnit.SECONDS,
+                        new ArrayBlockingQueue<>(256),
+                        daemonThreads("cri4j-fake-exec"));
         this.blocking.allowCoreThreadTimeOut(true);
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
-        this.hooks = b.hooks.isEmpty() && b.providers.isEmpty() ? null
-                : new FakeNriHost(state, b.hooks, b.providers, b.runtimeName, b.runtimeVersion);
-        this.runtimeService = new FakeRuntimeService(state, new FakeRuntimeService.Settings(b.runtimeName,
-                b.runtimeVersion, b.cgroupDriver, b.execHandler, streaming, blocking, hooks));
+        this.scheduler =
+                Executors.newSingleThreadScheduledExecutor(daemonThreads("cri4j-fake-faults"));
+        this.hooks =
+                b.hooks.isEmpty() && b.providers.isEmpty()
+                        ? null
+                        : new FakeNriHost(
+                                state, b.hooks, b.providers, b.runtimeName, b.runtimeVersion);
+        this.runtimeService =
+                new FakeRuntimeService(
+                        state,
+                        new FakeRuntimeService.Settings(
+                                b.runtimeName,
+                                b.runtimeVersion,
+                                b.cgroupDriver,
+                                b.execHandler,
+                                streaming,
+                                blocking,
+                                hooks));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
         ServerServiceDefinition imageV1 = new FakeImageService(state, content).bindService();
         CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
-        List<ServerServiceDefinition> all = new java.util.ArrayList<>(List.of(
-                ServerInterceptors.intercept(runtimeV1, interceptor),
-                ServerInterceptors.intercept(imageV1, interceptor),
-                ServerInterceptors.intercept(V1alpha2Bridge.bridge(runtimeV1,
-                        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()), interceptor),
-                ServerInterceptors.intercept(V1alpha2Bridge.bridge(imageV1,
-                        io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()), interceptor)));
+        List<ServerServiceDefinition> all =
+                new java.util.ArrayList<>(
+                        List.of(
+                                ServerInterceptors.intercept(runtimeV1, interceptor),
+                                ServerInterceptors.intercept(imageV1, interceptor),
+                                ServerInterceptors.intercept(
+                                        V1alpha2Bridge.bridge(
+                                                runtimeV1,
+                                                io.cri4j.cri.v1alpha2.RuntimeServiceGrpc
+                                                        .getServiceDescriptor()),
+                                        interceptor),
+                                ServerInterceptors.intercept(
+                                        V1alpha2Bridge.bridge(
+                                                imageV1,
+                                                io.cri4j.cri.v1alpha2.ImageServiceGrpc
+                                                        .getServiceDescriptor()),
+                                        interceptor)));
         if (b.contentService) {
-            // containerd's content service, as containerd serves it beside CRI (not recorded, no faults)
+            // containerd's content service, as containerd serves it beside CRI (not recorded, no
+            // faults)
             all.add(new FakeContentService(content).bind());
         }
         this.services = List.copyOf(all);
@@ -203,7 +240,9 @@ public final class FakeCriServer implements AutoCloseable {
     }
 
     private String describe() {
-        return endpoint != null ? socketServer.endpoint().toString() : "in-process:" + inProcessName;
+        return endpoint != null
+                ? socketServer.endpoint().toString()
+                : "in-process:" + inProcessName;
     }
 
     /**
@@ -214,8 +253,10 @@ public final class FakeCriServer implements AutoCloseable {
     public CriEndpoint endpoint() {
         synchronized (lock) {
             if (endpoint == null) {
-                throw new IllegalStateException("fake CRI server serves in-process (" + inProcessName
-                        + "); use newChannel() or inProcessName()");
+                throw new IllegalStateException(
+                        "fake CRI server serves in-process ("
+                                + inProcessName
+                                + "); use newChannel() or inProcessName()");
             }
             if (socketServer == null) {
                 throw new IllegalStateException("fake CRI server is not started");
@@ -240,7 +281,9 @@ public final class FakeCriServer implements AutoCloseable {
                 throw new IllegalStateException("fake CRI server is not running");
             }
         }
-        return endpoint != null ? CriChannels.newChannel(endpoint()) : InProcessChannelBuilder.forName(inProcessName).build();
+        return endpoint != null
+                ? CriChannels.newChannel(endpoint())
+                : InProcessChannelBuilder.forName(inProcessName).build();
     }
 
     /** The in-memory state, for arranging tests and simulating container exits. */
@@ -361,8 +404,7 @@ public final class FakeCriServer implements AutoCloseable {
         private long pullRate;
         private boolean contentService = true;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Hosts a blocking lifecycle hook, as an NRI runtime hosts a plugin: it is called around the CRI calls
@@ -448,7 +490,8 @@ public final class FakeCriServer implements AutoCloseable {
         /** How many ExecSync commands may run at once (default 16). */
         public Builder maxConcurrentExecs(int max) {
             if (max < 1) {
-                throw new IllegalArgumentException("maxConcurrentExecs must be at least 1, was " + max);
+                throw new IllegalArgumentException(
+                        "maxConcurrentExecs must be at least 1, was " + max);
             }
             this.maxConcurrentExecs = max;
             return this;
@@ -502,7 +545,8 @@ public final class FakeCriServer implements AutoCloseable {
          */
         public Builder pullRate(long bytesPerSecond) {
             if (bytesPerSecond < 0) {
-                throw new IllegalArgumentException("pull rate must not be negative, was " + bytesPerSecond);
+                throw new IllegalArgumentException(
+                        "pull rate must not be negative, was " + bytesPerSecond);
             }
             this.pullRate = bytesPerSecond;
             return this;

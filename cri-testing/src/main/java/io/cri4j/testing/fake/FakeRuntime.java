@@ -80,7 +80,11 @@ public final class FakeRuntime {
         if (state.resolveImage(config.getImage().getImage()).isEmpty()) {
             state.pullImage(config.getImage().getImage());
         }
-        String id = state.createContainer(podSandboxId, config, io.cri4j.cri.v1.PodSandboxConfig.getDefaultInstance());
+        String id =
+                state.createContainer(
+                        podSandboxId,
+                        config,
+                        io.cri4j.cri.v1.PodSandboxConfig.getDefaultInstance());
         state.startContainer(id);
         return id;
     }
@@ -125,9 +129,11 @@ public final class FakeRuntime {
      *
      * @throws AssertionError when they are not open within the timeout
      */
-    public void awaitEventSubscribers(int subscribers, java.time.Duration timeout) throws InterruptedException {
+    public void awaitEventSubscribers(int subscribers, java.time.Duration timeout)
+            throws InterruptedException {
         if (!state.awaitSubscribers(subscribers, timeout)) {
-            throw new AssertionError("expected " + subscribers + " GetContainerEvents stream(s) within " + timeout);
+            throw new AssertionError(
+                    "expected " + subscribers + " GetContainerEvents stream(s) within " + timeout);
         }
     }
 

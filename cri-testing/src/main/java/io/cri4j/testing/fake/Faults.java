@@ -22,7 +22,11 @@ import java.util.Objects;
 public final class Faults {
 
     /** What a matching rule does to a call. */
-    enum Kind { FAIL, DELAY, HANG }
+    enum Kind {
+        FAIL,
+        DELAY,
+        HANG
+    }
 
     /**
      * One rule, read by the interceptor.
@@ -33,8 +37,7 @@ public final class Faults {
      * @param delay   the delay for DELAY
      * @param hang    the handle for HANG
      */
-    record Rule(MethodMatcher matcher, Kind kind, Status status, Duration delay, Hang hang) {
-    }
+    record Rule(MethodMatcher matcher, Kind kind, Status status, Duration delay, Hang hang) {}
 
     private final List<Rule> rules = new ArrayList<>();
     private final List<Integer> remaining = new ArrayList<>();

@@ -55,8 +55,15 @@ public final class Hang {
         while (arrived < calls) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new AssertionError("expected " + calls + " hanging " + method + " call(s) within " + timeout
-                        + ", saw " + arrived);
+                throw new AssertionError(
+                        "expected "
+                                + calls
+                                + " hanging "
+                                + method
+                                + " call(s) within "
+                                + timeout
+                                + ", saw "
+                                + arrived);
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }

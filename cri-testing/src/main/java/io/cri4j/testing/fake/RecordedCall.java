@@ -78,8 +78,12 @@ public final class RecordedCall {
      */
     public <T extends Message> T request(Class<T> type) {
         if (!type.isInstance(request)) {
-            throw new ClassCastException(fullMethodName + " carried a " + request.getClass().getName() + ", not a "
-                    + type.getName());
+            throw new ClassCastException(
+                    fullMethodName
+                            + " carried a "
+                            + request.getClass().getName()
+                            + ", not a "
+                            + type.getName());
         }
         return type.cast(request);
     }
@@ -121,7 +125,16 @@ public final class RecordedCall {
             text = text.substring(0, 297) + "...";
         }
         Status s = outcome.getNow(null);
-        return "#" + sequence + " " + fullMethodName + " {" + text + "} -> "
-                + (s == null ? "(running)" : s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription()));
+        return "#"
+                + sequence
+                + " "
+                + fullMethodName
+                + " {"
+                + text
+                + "} -> "
+                + (s == null
+                        ? "(running)"
+                        : s.getCode()
+                                + (s.getDescription() == null ? "" : ": " + s.getDescription()));
     }
 }

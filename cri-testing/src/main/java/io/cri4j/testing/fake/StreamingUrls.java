@@ -32,14 +32,16 @@ public interface StreamingUrls {
     /** The {@link #unavailable()} implementation. */
     final class Unavailable implements StreamingUrls {
         static final Unavailable INSTANCE = new Unavailable();
-        private static final String WHY = "streaming is disabled on this fake CRI runtime "
-                + "(configured with StreamingUrls.unavailable())";
+        private static final String WHY =
+                "streaming is disabled on this fake CRI runtime "
+                        + "(configured with StreamingUrls.unavailable())";
 
-        private Unavailable() {
-        }
+        private Unavailable() {}
 
         private static RuntimeException unimplemented(String rpc) {
-            return io.grpc.Status.UNIMPLEMENTED.withDescription(rpc + ": " + WHY).asRuntimeException();
+            return io.grpc.Status.UNIMPLEMENTED
+                    .withDescription(rpc + ": " + WHY)
+                    .asRuntimeException();
         }
 
         @Override

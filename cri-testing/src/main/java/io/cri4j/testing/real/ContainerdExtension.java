@@ -139,8 +139,8 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
 
     @Override
     LocalContainerd start(String owner) {
-        LocalContainerd.Builder b = LocalContainerd.builder().snapshotter(snapshotter)
-                .startTimeout(startTimeout);
+        LocalContainerd.Builder b =
+                LocalContainerd.builder().snapshotter(snapshotter).startTimeout(startTimeout);
         if (nri) {
             b.containerd2WithNri();
         }

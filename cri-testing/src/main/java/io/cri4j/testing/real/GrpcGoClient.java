@@ -39,6 +39,7 @@ public final class GrpcGoClient {
     private static final String SOURCE = "grpcgo/main.go";
     private static final Path DEBIAN_GOPATH = Path.of("/usr/share/gocode");
     private static final Map<Path, GrpcGoClient> BUILT = new ConcurrentHashMap<>();
+
     /** Requests up to this size go on the command line in hex, larger ones in a file. */
     private static final int HEX_UP_TO = 16 * 1024;
 
@@ -62,9 +63,11 @@ public final class GrpcGoClient {
     private static GrpcGoClient compile(Path dir) {
         Path go = Requirements.require("go", "golang-go");
         if (!Files.isDirectory(DEBIAN_GOPATH.resolve("src/google.golang.org/grpc"))) {
-            Requirements.unavailable("grpc-go's sources are not installed under " + DEBIAN_GOPATH
-                    + " (Debian package golang-google-grpc-dev; .ci/install-test-deps.sh installs"
-                    + " everything the real-runtime tests need)");
+            Requirements.unavailable(
+                    "grpc-go's sources are not installed under "
+                            + DEBIAN_GOPATH
+                            + " (Debian package golang-google-grpc-dev; .ci/install-test-deps.sh installs"
+                            + " everything the real-runtime tests need)");
         }
         try {
             Path src = dir.resolve("src/grpcgolatency");
@@ -74,9 +77,19 @@ public final class GrpcGoClient {
                 Files.write(src.resolve("main.go"), in.readAllBytes());
             }
             Path binary = dir.resolve("grpcgolatency");
-            Commands.run(Duration.ofMinutes(3), src, Map.of("GO111MODULE", "off",
-                    "GOPATH", dir + ":" + DEBIAN_GOPATH, "GOCACHE", dir.resolve("cache").toString(),
-                    "GOFLAGS", ""), List.of(go.toString(), "build", "-o", binary.toString(), "."));
+            Commands.run(
+                    Duration.ofMinutes(3),
+                    src,
+                    Map.of(
+                            "GO111MODULE",
+                            "off",
+                            "GOPATH",
+                            dir + ":" + DEBIAN_GOPATH,
+                            "GOCACHE",
+                            dir.resolve("cache").toString(),
+                            "GOFLAGS",
+                            ""),
+                    List.of(go.toString(), "build", "-o", binary.toString(), "."));
             return new GrpcGoClient(binary);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot build the grpc-go client in " + dir, e);
@@ -111,8 +124,19 @@ public final class GrpcGoClient {
         if (each < 1 || calls.length == 0) {
             throw new IllegalArgumentException("nothing to call: " + each + " x " + calls.length);
         }
-        List<String> command = new ArrayList<>(List.of(binary.toString(), "-shared", "-rounds",
-                "1", "-calls", Integer.toString(each), "-warmup", "0", "-timeout", "20s"));
+        List<String> command =
+                new ArrayList<>(
+                        List.of(
+                                binary.toString(),
+                                "-shared",
+                                "-rounds",
+                                "1",
+                                "-calls",
+                                Integer.toString(each),
+                                "-warmup",
+                                "0",
+                                "-timeout",
+                                "20s"));
         List<Path> files = new ArrayList<>();
         try {
             for (int i = 0; i < calls.length; i++) {
@@ -124,8 +148,15 @@ public final class GrpcGoClient {
                     Files.write(f, request);
                     given = f.toAbsolutePath().toString();
                 }
-                command.add("call" + i + "=" + endpoint.path() + "@" + given + "#"
-                        + calls[i].fullMethod());
+                command.add(
+                        "call"
+                                + i
+                                + "="
+                                + endpoint.path()
+                                + "@"
+                                + given
+                                + "#"
+                                + calls[i].fullMethod());
             }
             Commands.Result r = Commands.exec(Duration.ofMinutes(2), null, Map.of(), command);
             return new Run(r.exitCode(), r.output());
@@ -178,8 +209,8 @@ public final class GrpcGoClient {
         /** The size in bytes of the last reply to each kind of call, in the order called. */
         public List<Integer> replySizes() {
             List<Integer> sizes = new ArrayList<>();
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("reply (\\d+) B")
-                    .matcher(output);
+            java.util.regex.Matcher m =
+                    java.util.regex.Pattern.compile("reply (\\d+) B").matcher(output);
             while (m.find()) {
                 sizes.add(Integer.parseInt(m.group(1)));
             }

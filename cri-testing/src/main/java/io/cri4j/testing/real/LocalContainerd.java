@@ -148,6 +148,7 @@ public final class LocalContainerd implements AutoCloseable {
 
     /** Where {@link Builder#containerd2WithNri()} finds containerd 2.1.4 unless told otherwise. */
     public static final String CONTAINERD2_BIN_DEFAULT = "/opt/cri4j/containerd-2.1.4/bin";
+
     /** Environment variable naming another directory of the containerd 2.1.4 binaries. */
     public static final String CONTAINERD2_BIN_ENV = "CRI4J_CONTAINERD2_BIN";
 
@@ -184,14 +185,20 @@ public final class LocalContainerd implements AutoCloseable {
         Requirements.requireRoot("a private containerd");
         StaleHarnessDirs.reapOnce();
         if (nri) {
-            Path bin = Path.of(System.getenv().getOrDefault(CONTAINERD2_BIN_ENV, CONTAINERD2_BIN_DEFAULT));
+            Path bin =
+                    Path.of(
+                            System.getenv()
+                                    .getOrDefault(CONTAINERD2_BIN_ENV, CONTAINERD2_BIN_DEFAULT));
             containerdBinary = bin.resolve("containerd");
             if (!Files.isExecutable(containerdBinary)
                     || !Files.isExecutable(bin.resolve("containerd-shim-runc-v2"))) {
-                Requirements.unavailable("containerd 2.1.4 with NRI is not installed in " + bin
-                        + " (bash ../shared/peers/install-containerd2.sh installs it, "
-                        + ".ci/install-test-deps.sh runs that; " + CONTAINERD2_BIN_ENV
-                        + " names another directory)");
+                Requirements.unavailable(
+                        "containerd 2.1.4 with NRI is not installed in "
+                                + bin
+                                + " (bash ../shared/peers/install-containerd2.sh installs it, "
+                                + ".ci/install-test-deps.sh runs that; "
+                                + CONTAINERD2_BIN_ENV
+                                + " names another directory)");
             }
         } else {
             containerdBinary = Requirements.require("containerd", "containerd");
@@ -200,15 +207,18 @@ public final class LocalContainerd implements AutoCloseable {
         Requirements.require("runc", "runc");
         for (String plugin : List.of("bridge", "host-local", "loopback")) {
             if (!Files.isExecutable(CNI_BIN_DIR.resolve(plugin))) {
-                Requirements.unavailable("CNI plugin " + CNI_BIN_DIR.resolve(plugin)
-                        + " is missing (Debian package containernetworking-plugins)");
+                Requirements.unavailable(
+                        "CNI plugin "
+                                + CNI_BIN_DIR.resolve(plugin)
+                                + " is missing (Debian package containernetworking-plugins)");
             }
         }
         long t0 = System.nanoTime();
         if (registry == null) {
             registry = LocalRegistry.builder().start();
         } else if (!registry.isRunning()) {
-            throw new IllegalStateException(registry + " is not running; start it before containerd");
+            throw new IllegalStateException(
+                    registry + " is not running; start it before containerd");
         }
         PushedImage pause = registry.push(TestImage.pause());
         sandboxImage = pause.reference();
@@ -220,15 +230,24 @@ public final class LocalContainerd implements AutoCloseable {
         writeConfig();
         startDaemon();
         long ready = System.nanoTime();
-        PullImageRequest.Builder pull = PullImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(sandboxImage));
-        registry.basicAuth().ifPresent(a -> pull.setAuth(AuthConfig.newBuilder()
-                .setUsername(a.username()).setPassword(a.password())));
+        PullImageRequest.Builder pull =
+                PullImageRequest.newBuilder()
+                        .setImage(ImageSpec.newBuilder().setImage(sandboxImage));
+        registry.basicAuth()
+                .ifPresent(
+                        a ->
+                                pull.setAuth(
+                                        AuthConfig.newBuilder()
+                                                .setUsername(a.username())
+                                                .setPassword(a.password())));
         ImageServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(startTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .pullImage(pull.build());
-        LOG.info("containerd ready on {} in {} ms (pause image pulled in {} ms more)", socketPath(),
-                (ready - t0) / 1_000_000, (System.nanoTime() - ready) / 1_000_000);
+        LOG.info(
+                "containerd ready on {} in {} ms (pause image pulled in {} ms more)",
+                socketPath(),
+                (ready - t0) / 1_000_000,
+                (System.nanoTime() - ready) / 1_000_000);
     }
 
     private void startDaemon() {
@@ -237,29 +256,46 @@ public final class LocalContainerd implements AutoCloseable {
             // the 2.1.4 shim must come before Debian's 1.6 shim in /usr/bin
             env = java.util.Map.of("PATH", dir.resolve("shimbin") + ":" + System.getenv("PATH"));
         }
-        daemon = Daemon.start("containerd", List.of(containerdBinary.toString(), "--config",
-                dir.resolve("config.toml").toString()), env, dir.resolve("containerd.log"));
+        daemon =
+                Daemon.start(
+                        "containerd",
+                        List.of(
+                                containerdBinary.toString(),
+                                "--config",
+                                dir.resolve("config.toml").toString()),
+                        env,
+                        dir.resolve("containerd.log"));
         Path socket = socketPath();
         try {
-            Await.until("containerd creating " + socket, startTimeout, () -> {
-                daemon.checkAlive();
-                return Files.exists(socket) && (!nri || Files.exists(nriSocket()));
-            });
+            Await.until(
+                    "containerd creating " + socket,
+                    startTimeout,
+                    () -> {
+                        daemon.checkAlive();
+                        return Files.exists(socket) && (!nri || Files.exists(nriSocket()));
+                    });
             if (channel == null) {
                 channel = CriChannels.newChannel(CriEndpoint.unix(socket));
             }
             RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
                     RuntimeServiceGrpc.newBlockingStub(channel);
-            Await.until("containerd answering CRI Version on " + socket, startTimeout, () -> {
-                daemon.checkAlive();
-                channel.resetConnectBackoff();
-                VersionResponse v = runtime.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .version(VersionRequest.newBuilder().setVersion("v1").build());
-                return !v.getRuntimeVersion().isEmpty();
-            });
+            Await.until(
+                    "containerd answering CRI Version on " + socket,
+                    startTimeout,
+                    () -> {
+                        daemon.checkAlive();
+                        channel.resetConnectBackoff();
+                        VersionResponse v =
+                                runtime.withDeadlineAfter(2, TimeUnit.SECONDS)
+                                        .version(
+                                                VersionRequest.newBuilder()
+                                                        .setVersion("v1")
+                                                        .build());
+                        return !v.getRuntimeVersion().isEmpty();
+                    });
         } catch (TimeoutException e) {
-            throw new IllegalStateException(e.getMessage() + "; log:\n"
-                    + Commands.tail(daemon.logFile(), 4000), e);
+            throw new IllegalStateException(
+                    e.getMessage() + "; log:\n" + Commands.tail(daemon.logFile(), 4000), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted starting containerd", e);
@@ -287,7 +323,8 @@ public final class LocalContainerd implements AutoCloseable {
      */
     public Path nriSocket() {
         if (!nri) {
-            throw new IllegalStateException(this + " runs without NRI; build it with containerd2WithNri()");
+            throw new IllegalStateException(
+                    this + " runs without NRI; build it with containerd2WithNri()");
         }
         return dir.resolve("nri.sock");
     }
@@ -304,8 +341,12 @@ public final class LocalContainerd implements AutoCloseable {
      */
     public int nriPluginRegistrations(String fullName) {
         // external plugins, and plugins containerd launched from its plugin directory
-        List<String> needles = List.of("plugin \\\"" + fullName + "\\\" connected and synchronized",
-                "pre-installed NRI plugin \\\"" + fullName + "\\\" synchronization success");
+        List<String> needles =
+                List.of(
+                        "plugin \\\"" + fullName + "\\\" connected and synchronized",
+                        "pre-installed NRI plugin \\\""
+                                + fullName
+                                + "\\\" synchronization success");
         try {
             String log = Files.readString(logFile(), java.nio.charset.StandardCharsets.UTF_8);
             int n = 0;
@@ -327,14 +368,16 @@ public final class LocalContainerd implements AutoCloseable {
      */
     public void awaitNriPluginRegistrations(String fullName, int count, Duration timeout) {
         try {
-            Await.until("containerd registering NRI plugin " + fullName + " (" + count + " times)",
-                    timeout, () -> {
+            Await.until(
+                    "containerd registering NRI plugin " + fullName + " (" + count + " times)",
+                    timeout,
+                    () -> {
                         daemon.checkAlive();
                         return nriPluginRegistrations(fullName) >= count;
                     });
         } catch (TimeoutException e) {
-            throw new IllegalStateException(e.getMessage() + "; log:\n"
-                    + Commands.tail(daemon.logFile(), 4000), e);
+            throw new IllegalStateException(
+                    e.getMessage() + "; log:\n" + Commands.tail(daemon.logFile(), 4000), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
@@ -441,23 +484,38 @@ public final class LocalContainerd implements AutoCloseable {
         RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime =
                 RuntimeServiceGrpc.newBlockingStub(channel);
         try {
-            for (PodSandbox pod : runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
-                    .listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList()) {
+            for (PodSandbox pod :
+                    runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
+                            .listPodSandbox(ListPodSandboxRequest.getDefaultInstance())
+                            .getItemsList()) {
                 try {
                     runtime.withDeadlineAfter(20, TimeUnit.SECONDS)
-                            .stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(pod.getId()).build());
-                    runtime.withDeadlineAfter(20, TimeUnit.SECONDS).removePodSandbox(
-                            RemovePodSandboxRequest.newBuilder().setPodSandboxId(pod.getId()).build());
+                            .stopPodSandbox(
+                                    StopPodSandboxRequest.newBuilder()
+                                            .setPodSandboxId(pod.getId())
+                                            .build());
+                    runtime.withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .removePodSandbox(
+                                    RemovePodSandboxRequest.newBuilder()
+                                            .setPodSandboxId(pod.getId())
+                                            .build());
                 } catch (RuntimeException e) {
                     LOG.warn("cannot remove pod sandbox {}: {}", pod.getId(), e.toString());
                 }
             }
-            for (var c : runtime.withDeadlineAfter(5, TimeUnit.SECONDS).listContainers(
-                    ListContainersRequest.newBuilder().setFilter(ContainerFilter.getDefaultInstance()).build())
-                    .getContainersList()) {
+            for (var c :
+                    runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
+                            .listContainers(
+                                    ListContainersRequest.newBuilder()
+                                            .setFilter(ContainerFilter.getDefaultInstance())
+                                            .build())
+                            .getContainersList()) {
                 try {
-                    runtime.withDeadlineAfter(20, TimeUnit.SECONDS).removeContainer(
-                            RemoveContainerRequest.newBuilder().setContainerId(c.getId()).build());
+                    runtime.withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .removeContainer(
+                                    RemoveContainerRequest.newBuilder()
+                                            .setContainerId(c.getId())
+                                            .build());
                 } catch (RuntimeException e) {
                     LOG.warn("cannot remove container {}: {}", c.getId(), e.toString());
                 }
@@ -478,7 +536,10 @@ public final class LocalContainerd implements AutoCloseable {
     private void writeConfig() {
         String hostPort = registry.hostPort();
         String d = dir.toString();
-        String config = nri ? configV3() : """
+        String config =
+                nri
+                        ? configV3()
+                        : """
                 version = 2
                 root = "%1$s/root"
                 state = "%1$s/state"
@@ -522,14 +583,18 @@ public final class LocalContainerd implements AutoCloseable {
                             conf_dir = "%1$s/cni/net.d"
                         [plugins."io.containerd.grpc.v1.cri".registry]
                             config_path = "%1$s/certs.d"
-                """.formatted(d, sandboxImage, snapshotter, CNI_BIN_DIR);
-        String hosts = """
+                """
+                                .formatted(d, sandboxImage, snapshotter, CNI_BIN_DIR);
+        String hosts =
+                """
                 server = "http://%1$s"
 
                 [host."http://%1$s"]
                     capabilities = ["pull", "resolve", "push"]
-                """.formatted(hostPort);
-        String cni = """
+                """
+                        .formatted(hostPort);
+        String cni =
+                """
                 {
                     "cniVersion": "0.4.0",
                     "name": "%1$s",
@@ -547,7 +612,8 @@ public final class LocalContainerd implements AutoCloseable {
                         }
                     ]
                 }
-                """.formatted(networkName(), bridgeName(), nri ? CNI_SUBNET_2 : CNI_SUBNET, d);
+                """
+                        .formatted(networkName(), bridgeName(), nri ? CNI_SUBNET_2 : CNI_SUBNET, d);
         try {
             Files.writeString(dir.resolve("config.toml"), config);
             Path certs = Files.createDirectories(dir.resolve("certs.d").resolve(hostPort));
@@ -559,7 +625,8 @@ public final class LocalContainerd implements AutoCloseable {
                 Files.createDirectories(dir.resolve("nri").resolve("plugins"));
                 Files.createDirectories(dir.resolve("nri").resolve("conf.d"));
                 Path shims = Files.createDirectories(dir.resolve("shimbin"));
-                Files.createSymbolicLink(shims.resolve("containerd-shim-runc-v2"),
+                Files.createSymbolicLink(
+                        shims.resolve("containerd-shim-runc-v2"),
                         containerdBinary.resolveSibling("containerd-shim-runc-v2"));
             }
         } catch (IOException e) {
@@ -624,6 +691,8 @@ public final class LocalContainerd implements AutoCloseable {
                     plugin_config_path = "%1$s/nri/conf.d"
                     plugin_registration_timeout = "5s"
                     plugin_request_timeout = "%5$dms"
-                """.formatted(dir, sandboxImage, snapshotter, CNI_BIN_DIR, nriRequestTimeout.toMillis());
+                """
+                .formatted(
+                        dir, sandboxImage, snapshotter, CNI_BIN_DIR, nriRequestTimeout.toMillis());
     }
 }

@@ -100,22 +100,37 @@ public final class LocalDockerd implements AutoCloseable {
             throw new UncheckedIOException("cannot write dockerd's daemon.json", e);
         }
         // No --containerd: dockerd starts and supervises its own containerd under exec-root.
-        daemon = Daemon.start("dockerd", List.of(dockerdBinary.toString(),
-                "--data-root", dir.resolve("data").toString(),
-                "--exec-root", dir.resolve("exec").toString(),
-                "--pidfile", dir.resolve("dockerd.pid").toString(),
-                "--config-file", dir.resolve("daemon.json").toString(),
-                "-H", "unix://" + socket(),
-                "--iptables=false", "--ip-masq=false", "--bridge=none"), logFile());
+        daemon =
+                Daemon.start(
+                        "dockerd",
+                        List.of(
+                                dockerdBinary.toString(),
+                                "--data-root",
+                                dir.resolve("data").toString(),
+                                "--exec-root",
+                                dir.resolve("exec").toString(),
+                                "--pidfile",
+                                dir.resolve("dockerd.pid").toString(),
+                                "--config-file",
+                                dir.resolve("daemon.json").toString(),
+                                "-H",
+                                "unix://" + socket(),
+                                "--iptables=false",
+                                "--ip-masq=false",
+                                "--bridge=none"),
+                        logFile());
         Path socket = socket();
         try {
-            Await.until("dockerd answering GET /_ping on " + socket, startTimeout, () -> {
-                daemon.checkAlive();
-                return Files.exists(socket) && ping(socket);
-            });
+            Await.until(
+                    "dockerd answering GET /_ping on " + socket,
+                    startTimeout,
+                    () -> {
+                        daemon.checkAlive();
+                        return Files.exists(socket) && ping(socket);
+                    });
         } catch (TimeoutException e) {
-            throw new IllegalStateException(e.getMessage() + "; log:\n"
-                    + Commands.tail(daemon.logFile(), 4000), e);
+            throw new IllegalStateException(
+                    e.getMessage() + "; log:\n" + Commands.tail(daemon.logFile(), 4000), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted starting dockerd", e);
@@ -127,14 +142,18 @@ public final class LocalDockerd implements AutoCloseable {
     private static boolean ping(Path socket) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(socket));
-            ch.write(ByteBuffer.wrap("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"
-                    .getBytes(StandardCharsets.US_ASCII)));
+            ch.write(
+                    ByteBuffer.wrap(
+                            "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"
+                                    .getBytes(StandardCharsets.US_ASCII)));
             ByteBuffer buf = ByteBuffer.allocate(512);
             while (buf.hasRemaining() && ch.read(buf) >= 0) {
                 // HTTP/1.0: dockerd closes the connection after the answer
             }
             String answer = new String(buf.array(), 0, buf.position(), StandardCharsets.US_ASCII);
-            return answer.startsWith("HTTP/1.") && answer.contains(" 200 ") && answer.endsWith("OK");
+            return answer.startsWith("HTTP/1.")
+                    && answer.contains(" 200 ")
+                    && answer.endsWith("OK");
         }
     }
 
@@ -213,30 +232,45 @@ public final class LocalDockerd implements AutoCloseable {
     private void killLeftovers() {
         // A clean dockerd shutdown stops its containerd; after a SIGKILL it would be orphaned.
         for (long pid : ContainerdLeftovers.processesUsing(dir)) {
-            ProcessHandle.of(pid).ifPresent(h -> {
-                LOG.warn("killing pid {} ({}) left behind by the dockerd in {}", pid,
-                        h.info().command().orElse("?"), dir);
-                h.destroy();
-                try {
-                    h.onExit().get(STOP_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-                } catch (Exception e) {
-                    h.destroyForcibly();
-                }
-            });
+            ProcessHandle.of(pid)
+                    .ifPresent(
+                            h -> {
+                                LOG.warn(
+                                        "killing pid {} ({}) left behind by the dockerd in {}",
+                                        pid,
+                                        h.info().command().orElse("?"),
+                                        dir);
+                                h.destroy();
+                                try {
+                                    h.onExit()
+                                            .get(
+                                                    STOP_GRACE.toMillis(),
+                                                    java.util.concurrent.TimeUnit.MILLISECONDS);
+                                } catch (Exception e) {
+                                    h.destroyForcibly();
+                                }
+                            });
         }
     }
 
     /** Waits (bounded) until the processes seen before stopping are gone, SIGKILLing stragglers. */
     private static void awaitExit(List<Long> pids) {
         for (long pid : pids) {
-            ProcessHandle.of(pid).ifPresent(h -> {
-                try {
-                    h.onExit().get(STOP_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-                } catch (Exception e) {
-                    LOG.warn("pid {} still running after dockerd stopped; killing it", pid);
-                    h.destroyForcibly();
-                }
-            });
+            ProcessHandle.of(pid)
+                    .ifPresent(
+                            h -> {
+                                try {
+                                    h.onExit()
+                                            .get(
+                                                    STOP_GRACE.toMillis(),
+                                                    java.util.concurrent.TimeUnit.MILLISECONDS);
+                                } catch (Exception e) {
+                                    LOG.warn(
+                                            "pid {} still running after dockerd stopped; killing it",
+                                            pid);
+                                    h.destroyForcibly();
+                                }
+                            });
         }
     }
 

@@ -150,8 +150,13 @@ public final class LocalRegistry implements AutoCloseable {
         try {
             Files.createDirectories(dir.resolve("storage"));
             if (basicAuth != null) {
-                String line = Commands.run(Duration.ofSeconds(30), "htpasswd", "-Bbn",
-                        basicAuth.username(), basicAuth.password());
+                String line =
+                        Commands.run(
+                                Duration.ofSeconds(30),
+                                "htpasswd",
+                                "-Bbn",
+                                basicAuth.username(),
+                                basicAuth.password());
                 Files.writeString(dir.resolve("htpasswd"), line.strip() + "\n");
             }
         } catch (IOException e) {
@@ -165,7 +170,8 @@ public final class LocalRegistry implements AutoCloseable {
                 start();
                 return;
             } catch (IllegalStateException e) {
-                boolean portTaken = String.valueOf(e.getMessage()).contains("address already in use");
+                boolean portTaken =
+                        String.valueOf(e.getMessage()).contains("address already in use");
                 if (fixedPort || !portTaken || attempt >= 5) {
                     throw e;
                 }
@@ -189,24 +195,36 @@ public final class LocalRegistry implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         long t0 = System.nanoTime();
-        daemon = Daemon.start("docker-registry", List.of(registryBinary.toString(), "serve",
-                dir.resolve("config.yml").toString()), dir.resolve("registry.log"));
+        daemon =
+                Daemon.start(
+                        "docker-registry",
+                        List.of(
+                                registryBinary.toString(),
+                                "serve",
+                                dir.resolve("config.yml").toString()),
+                        dir.resolve("registry.log"));
         RegistryHttp http = new RegistryHttp(hostPort(), null, null);
         try {
-            Await.until("docker-registry answering on " + hostPort(), startTimeout, () -> {
-                daemon.checkAlive();
-                int status = http.ping();
-                return status == 200 || status == 401;
-            });
+            Await.until(
+                    "docker-registry answering on " + hostPort(),
+                    startTimeout,
+                    () -> {
+                        daemon.checkAlive();
+                        int status = http.ping();
+                        return status == 200 || status == 401;
+                    });
         } catch (TimeoutException e) {
             daemon.stop(Duration.ofSeconds(5));
-            throw new IllegalStateException(e.getMessage() + "; log:\n"
-                    + Commands.tail(daemon.logFile(), 4000), e);
+            throw new IllegalStateException(
+                    e.getMessage() + "; log:\n" + Commands.tail(daemon.logFile(), 4000), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted starting the registry", e);
         }
-        LOG.info("docker-registry ready on {} in {} ms", hostPort(), (System.nanoTime() - t0) / 1_000_000);
+        LOG.info(
+                "docker-registry ready on {} in {} ms",
+                hostPort(),
+                (System.nanoTime() - t0) / 1_000_000);
     }
 
     /** Stops the registry process (clients then get "connection refused"); storage is kept. */
@@ -267,9 +285,14 @@ public final class LocalRegistry implements AutoCloseable {
             return done;
         }
         ImageBuilder.Source source = ImageBuilder.shared().build(image);
-        List<String> command = new ArrayList<>(List.of(
-                Requirements.require("skopeo", "skopeo").toString(), "copy", "--quiet",
-                "--insecure-policy", "--dest-tls-verify=false"));
+        List<String> command =
+                new ArrayList<>(
+                        List.of(
+                                Requirements.require("skopeo", "skopeo").toString(),
+                                "copy",
+                                "--quiet",
+                                "--insecure-policy",
+                                "--dest-tls-verify=false"));
         if (image.format() == TestImage.Format.DOCKER_V2S2) {
             command.addAll(List.of("--format", "v2s2"));
         }
@@ -277,15 +300,24 @@ public final class LocalRegistry implements AutoCloseable {
             command.add("--all");
         }
         if (basicAuth != null) {
-            command.addAll(List.of("--dest-creds", basicAuth.username() + ":" + basicAuth.password()));
+            command.addAll(
+                    List.of("--dest-creds", basicAuth.username() + ":" + basicAuth.password()));
         }
         command.add(source.skopeoReference());
         command.add("docker://" + reference(image));
-        Commands.Result result = Commands.exec(Duration.ofMinutes(5), null,
-                Map.of("TMPDIR", dir.toString()), command);
+        Commands.Result result =
+                Commands.exec(
+                        Duration.ofMinutes(5), null, Map.of("TMPDIR", dir.toString()), command);
         if (!result.ok()) {
-            throw new IllegalStateException("skopeo could not push " + image + " to " + hostPort()
-                    + " (exit " + result.exitCode() + "): " + result.output().strip());
+            throw new IllegalStateException(
+                    "skopeo could not push "
+                            + image
+                            + " to "
+                            + hostPort()
+                            + " (exit "
+                            + result.exitCode()
+                            + "): "
+                            + result.output().strip());
         }
         PushedImage image1 = readBack(image);
         pushed.put(image, image1);
@@ -293,11 +325,14 @@ public final class LocalRegistry implements AutoCloseable {
     }
 
     private PushedImage readBack(TestImage image) {
-        RegistryHttp http = basicAuth == null ? new RegistryHttp(hostPort(), null, null)
-                : new RegistryHttp(hostPort(), basicAuth.username(), basicAuth.password());
+        RegistryHttp http =
+                basicAuth == null
+                        ? new RegistryHttp(hostPort(), null, null)
+                        : new RegistryHttp(hostPort(), basicAuth.username(), basicAuth.password());
         try {
             RegistryHttp.Manifest top = http.manifest(image.repository(), image.tag());
-            PushedImage.Blob topBlob = new PushedImage.Blob(top.mediaType(), top.digest(), top.size());
+            PushedImage.Blob topBlob =
+                    new PushedImage.Blob(top.mediaType(), top.digest(), top.size());
             RegistryHttp.Manifest platform = top;
             List<String> platforms = new ArrayList<>();
             if (top.json().has("manifests")) {
@@ -306,7 +341,8 @@ public final class LocalRegistry implements AutoCloseable {
                 for (JsonElement e : top.json().getAsJsonArray("manifests")) {
                     JsonObject m = e.getAsJsonObject();
                     JsonObject p = m.getAsJsonObject("platform");
-                    String name = p.get("os").getAsString() + "/" + p.get("architecture").getAsString();
+                    String name =
+                            p.get("os").getAsString() + "/" + p.get("architecture").getAsString();
                     platforms.add(name);
                     if (name.equals(want) && chosen == null) {
                         chosen = m.get("digest").getAsString();
@@ -325,9 +361,15 @@ public final class LocalRegistry implements AutoCloseable {
             for (JsonElement e : platform.json().getAsJsonArray("layers")) {
                 layers.add(blob(e.getAsJsonObject()));
             }
-            return new PushedImage(reference(image), image.repository(), image.tag(), topBlob,
+            return new PushedImage(
+                    reference(image),
+                    image.repository(),
+                    image.tag(),
+                    topBlob,
                     new PushedImage.Blob(platform.mediaType(), platform.digest(), platform.size()),
-                    config, layers, platforms);
+                    config,
+                    layers,
+                    platforms);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read back " + image + " from " + hostPort(), e);
         } catch (InterruptedException e) {
@@ -337,8 +379,10 @@ public final class LocalRegistry implements AutoCloseable {
     }
 
     private static PushedImage.Blob blob(JsonObject descriptor) {
-        return new PushedImage.Blob(descriptor.get("mediaType").getAsString(),
-                descriptor.get("digest").getAsString(), descriptor.get("size").getAsLong());
+        return new PushedImage.Blob(
+                descriptor.get("mediaType").getAsString(),
+                descriptor.get("digest").getAsString(),
+                descriptor.get("size").getAsLong());
     }
 
     /** Stops the registry and deletes its directory. Idempotent. */
@@ -378,13 +422,20 @@ public final class LocalRegistry implements AutoCloseable {
         StringBuilder b = new StringBuilder();
         b.append("version: 0.1\n");
         b.append("log:\n  level: warn\n  accesslog:\n    disabled: true\n");
-        b.append("storage:\n  filesystem:\n    rootdirectory: ").append(dir.resolve("storage"))
+        b.append("storage:\n  filesystem:\n    rootdirectory: ")
+                .append(dir.resolve("storage"))
                 .append("\n  delete:\n    enabled: true\n");
-        b.append("http:\n  addr: ").append(HOST).append(':').append(port)
-                .append("\n  secret: ").append(secret).append('\n');
+        b.append("http:\n  addr: ")
+                .append(HOST)
+                .append(':')
+                .append(port)
+                .append("\n  secret: ")
+                .append(secret)
+                .append('\n');
         if (basicAuth != null) {
             b.append("auth:\n  htpasswd:\n    realm: cri4j\n    path: ")
-                    .append(dir.resolve("htpasswd")).append('\n');
+                    .append(dir.resolve("htpasswd"))
+                    .append('\n');
         }
         return b.toString();
     }

@@ -46,12 +46,14 @@ public final class NriGoPlugin implements AutoCloseable {
      * Starts NRI's {@code nri-device-injector} (devices from the pod annotation
      * {@code devices.nri.io/container.NAME}); returns once containerd has registered it.
      */
-    public static NriGoPlugin deviceInjector(LocalContainerd containerd, int index, String... args) {
+    public static NriGoPlugin deviceInjector(
+            LocalContainerd containerd, int index, String... args) {
         return start(containerd, "nri-device-injector", index, args);
     }
 
     /** Starts the plugin binary {@code name} from containerd 2.1.4's directory; see {@link #logger}. */
-    public static NriGoPlugin start(LocalContainerd containerd, String name, int index, String... args) {
+    public static NriGoPlugin start(
+            LocalContainerd containerd, String name, int index, String... args) {
         Path socket = containerd.nriSocket();
         Path binary = containerd.directory().resolve("shimbin").resolve("containerd-shim-runc-v2");
         Path bin;
@@ -62,15 +64,18 @@ public final class NriGoPlugin implements AutoCloseable {
         }
         Path exe = bin.resolve(name);
         if (!Files.isExecutable(exe)) {
-            io.cri4j.testing.real.internal.Requirements.unavailable("NRI's Go plugin " + exe
-                    + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
+            io.cri4j.testing.real.internal.Requirements.unavailable(
+                    "NRI's Go plugin "
+                            + exe
+                            + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
         }
         String full = String.format("%02d-%s", index, name);
         int before = containerd.nriPluginRegistrations(full);
         NriSocketLink.acquire(socket);
         Daemon d = null;
         try {
-            List<String> cmd = new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
+            List<String> cmd =
+                    new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
             cmd.addAll(List.of(args));
             Path log = containerd.directory().resolve(full + ".log");
             d = Daemon.start(name, cmd, log);
@@ -95,18 +100,26 @@ public final class NriGoPlugin implements AutoCloseable {
      *
      * @param logDir where the plugin's log ({@code NN-name.log}) goes
      */
-    public static NriGoPlugin launch(Path nriSocket, Path logDir, String name, int index, String... args) {
-        Path bin = Path.of(System.getenv().getOrDefault(LocalContainerd.CONTAINERD2_BIN_ENV,
-                LocalContainerd.CONTAINERD2_BIN_DEFAULT));
+    public static NriGoPlugin launch(
+            Path nriSocket, Path logDir, String name, int index, String... args) {
+        Path bin =
+                Path.of(
+                        System.getenv()
+                                .getOrDefault(
+                                        LocalContainerd.CONTAINERD2_BIN_ENV,
+                                        LocalContainerd.CONTAINERD2_BIN_DEFAULT));
         Path exe = bin.resolve(name);
         if (!Files.isExecutable(exe)) {
-            io.cri4j.testing.real.internal.Requirements.unavailable("NRI's Go plugin " + exe
-                    + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
+            io.cri4j.testing.real.internal.Requirements.unavailable(
+                    "NRI's Go plugin "
+                            + exe
+                            + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
         }
         String full = String.format("%02d-%s", index, name);
         NriSocketLink.acquire(nriSocket);
         try {
-            List<String> cmd = new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
+            List<String> cmd =
+                    new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
             cmd.addAll(List.of(args));
             Path log = logDir.resolve(full + ".log");
             return new NriGoPlugin(full, Daemon.start(name, cmd, log), log);

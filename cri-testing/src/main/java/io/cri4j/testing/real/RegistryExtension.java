@@ -1,6 +1,5 @@
 package io.cri4j.testing.real;
 
-
 /**
  * JUnit 5 extension running a {@link LocalRegistry} (private Debian {@code docker-registry} on
  * {@code 127.0.0.1} at a free port).

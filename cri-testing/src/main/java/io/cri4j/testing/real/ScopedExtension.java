@@ -16,8 +16,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * @param <T> the resource
  */
-abstract class ScopedExtension<T extends AutoCloseable> implements BeforeAllCallback, AfterAllCallback,
-        BeforeEachCallback, AfterEachCallback, ParameterResolver {
+abstract class ScopedExtension<T extends AutoCloseable>
+        implements BeforeAllCallback,
+                AfterAllCallback,
+                BeforeEachCallback,
+                AfterEachCallback,
+                ParameterResolver {
 
     private final Class<T> type;
     private final String what;
@@ -37,18 +41,19 @@ abstract class ScopedExtension<T extends AutoCloseable> implements BeforeAllCall
     abstract T start(String owner);
 
     /** Runs after the resource of {@code owner} was closed, or failed to start. */
-    void afterClose(String owner) {
-    }
+    void afterClose(String owner) {}
 
     /** Runs before each test with the running resource. */
-    void beforeEachTest(T running) {
-    }
+    void beforeEachTest(T running) {}
 
     /** The running resource; fails outside the tests it serves. */
     final synchronized T resource() {
         if (resource == null) {
-            throw new IllegalStateException(what + " runs only while the tests of the class that registered this "
-                    + getClass().getSimpleName() + " run");
+            throw new IllegalStateException(
+                    what
+                            + " runs only while the tests of the class that registered this "
+                            + getClass().getSimpleName()
+                            + " run");
         }
         return resource;
     }
@@ -74,12 +79,14 @@ abstract class ScopedExtension<T extends AutoCloseable> implements BeforeAllCall
     }
 
     @Override
-    public final boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+    public final boolean supportsParameter(
+            ParameterContext parameterContext, ExtensionContext extensionContext) {
         return parameterContext.getParameter().getType() == type;
     }
 
     @Override
-    public final Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+    public final Object resolveParameter(
+            ParameterContext parameterContext, ExtensionContext extensionContext) {
         return resource();
     }
 
@@ -105,7 +112,8 @@ abstract class ScopedExtension<T extends AutoCloseable> implements BeforeAllCall
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new IllegalStateException("closing " + what + " failed: " + e.getMessage(), e);
+                throw new IllegalStateException(
+                        "closing " + what + " failed: " + e.getMessage(), e);
             } finally {
                 resource = null;
                 startedBy = null;

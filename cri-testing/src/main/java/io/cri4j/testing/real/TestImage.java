@@ -54,8 +54,8 @@ public final class TestImage {
     private final Content content;
     private final long randomBytes;
 
-    private TestImage(String repository, String tag, Format format, Content content,
-            long randomBytes) {
+    private TestImage(
+            String repository, String tag, Format format, Content content, long randomBytes) {
         this.repository = repository;
         this.tag = tag;
         this.format = format;
@@ -94,8 +94,12 @@ public final class TestImage {
             throw new IllegalArgumentException(
                     "random layer size must be between 1 byte and 4 GiB, got " + randomBytes);
         }
-        return new TestImage("cri4j/large", Long.toString(randomBytes), Format.OCI,
-                Content.BUSYBOX_WITH_RANDOM_LAYER, randomBytes);
+        return new TestImage(
+                "cri4j/large",
+                Long.toString(randomBytes),
+                Format.OCI,
+                Content.BUSYBOX_WITH_RANDOM_LAYER,
+                randomBytes);
     }
 
     /** Repository path inside the registry, e.g. {@code cri4j/busybox}. */
@@ -130,8 +134,11 @@ public final class TestImage {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof TestImage other && repository.equals(other.repository)
-                && tag.equals(other.tag) && format == other.format && content == other.content
+        return o instanceof TestImage other
+                && repository.equals(other.repository)
+                && tag.equals(other.tag)
+                && format == other.format
+                && content == other.content
                 && randomBytes == other.randomBytes;
     }
 

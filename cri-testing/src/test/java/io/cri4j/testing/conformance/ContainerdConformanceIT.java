@@ -11,8 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ContainerdConformanceIT extends CriLifecycleConformance {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
     private static String image;
 

@@ -1,5 +1,6 @@
 package io.cri4j.testing.fake;
 
+import com.google.protobuf.ByteString;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ImageSpec;
@@ -7,26 +8,39 @@ import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.Mount;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxMetadata;
-import com.google.protobuf.ByteString;
 import java.util.Map;
 
 /** Request builders shared by the tests. */
 final class Cri {
-    private Cri() {
-    }
+    private Cri() {}
 
     static PodSandboxConfig pod(String name, Map<String, String> labels) {
         return PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("default").setUid("uid-" + name))
-                .setHostname(name).setLogDirectory("/var/log/pods/default_" + name)
-                .putAllLabels(labels).putAnnotations("owner", "test").build();
+                .setMetadata(
+                        PodSandboxMetadata.newBuilder()
+                                .setName(name)
+                                .setNamespace("default")
+                                .setUid("uid-" + name))
+                .setHostname(name)
+                .setLogDirectory("/var/log/pods/default_" + name)
+                .putAllLabels(labels)
+                .putAnnotations("owner", "test")
+                .build();
     }
 
     static ContainerConfig container(String name, String image, Map<String, String> labels) {
-        return ContainerConfig.newBuilder().setMetadata(ContainerMetadata.newBuilder().setName(name))
-                .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("infinity")
-                .addEnvs(KeyValue.newBuilder().setKey("GREETING").setValue(ByteString.copyFromUtf8("hello")))
+        return ContainerConfig.newBuilder()
+                .setMetadata(ContainerMetadata.newBuilder().setName(name))
+                .setImage(ImageSpec.newBuilder().setImage(image))
+                .addCommand("sleep")
+                .addArgs("infinity")
+                .addEnvs(
+                        KeyValue.newBuilder()
+                                .setKey("GREETING")
+                                .setValue(ByteString.copyFromUtf8("hello")))
                 .addMounts(Mount.newBuilder().setContainerPath("/data").setHostPath("/tmp/data"))
-                .setLogPath(name + "/0.log").putAllLabels(labels).build();
+                .setLogPath(name + "/0.log")
+                .putAllLabels(labels)
+                .build();
     }
 }

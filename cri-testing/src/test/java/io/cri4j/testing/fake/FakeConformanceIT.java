@@ -7,8 +7,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The kubelet-like lifecycle against the fake on a real unix socket. */
 class FakeConformanceIT extends CriLifecycleConformance {
 
-    @RegisterExtension
-    static FakeCriExtension cri = FakeCriExtension.unixSocket();
+    @RegisterExtension static FakeCriExtension cri = FakeCriExtension.unixSocket();
 
     @Override
     protected CriEndpoint endpoint() {

@@ -42,8 +42,7 @@ class FakeContentIT {
     private static final String IMAGE = "registry.example:5000/team/app:1.0";
     private static final long RATE = 16L * 1024 * 1024;
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
     private FakeCriServer fake;
     private ManagedChannel channel;
     private Path ctr;
@@ -51,7 +50,12 @@ class FakeContentIT {
     @BeforeEach
     void start() throws Exception {
         ctr = Requirements.require("ctr", "containerd");
-        fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("fake.sock"))).pullRate(RATE).build().start();
+        fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("fake.sock")))
+                        .pullRate(RATE)
+                        .build()
+                        .start();
         channel = fake.newChannel();
     }
 
@@ -62,7 +66,9 @@ class FakeContentIT {
     }
 
     private String ctr(String... args) {
-        List<String> cmd = new ArrayList<>(List.of(ctr.toString(), "--address", dir.resolve("fake.sock").toString()));
+        List<String> cmd =
+                new ArrayList<>(
+                        List.of(ctr.toString(), "--address", dir.resolve("fake.sock").toString()));
         cmd.addAll(List.of(args));
         Commands.Result r = Commands.exec(Duration.ofSeconds(20), null, Map.of(), cmd);
         assertThat(r.exitCode()).as("ctr %s: %s", String.join(" ", args), r.output()).isZero();
@@ -71,22 +77,26 @@ class FakeContentIT {
 
     private CompletableFuture<PullImageResponse> pull(String image) {
         CompletableFuture<PullImageResponse> out = new CompletableFuture<>();
-        ImageServiceGrpc.newStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(PullImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image)).build(), new StreamObserver<>() {
-                    @Override
-                    public void onNext(PullImageResponse value) {
-                        out.complete(value);
-                    }
+        ImageServiceGrpc.newStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .pullImage(
+                        PullImageRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                .build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(PullImageResponse value) {
+                                out.complete(value);
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        out.completeExceptionally(t);
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                out.completeExceptionally(t);
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                    }
-                });
+                            @Override
+                            public void onCompleted() {}
+                        });
         return out;
     }
 
@@ -100,7 +110,8 @@ class FakeContentIT {
                 return out;
             }
         }
-        throw new AssertionError("ctr content active never matched while pulling; last output:\n" + out);
+        throw new AssertionError(
+                "ctr content active never matched while pulling; last output:\n" + out);
     }
 
     @Test
@@ -114,14 +125,24 @@ class FakeContentIT {
 
         String ref = pull.get(60, TimeUnit.SECONDS).getImageRef();
         String manifestDigest = ref.substring(ref.indexOf('@') + 1);
-        assertThat(ctr("--namespace", "k8s.io", "content", "active")).doesNotContain("layer-sha256:");
+        assertThat(ctr("--namespace", "k8s.io", "content", "active"))
+                .doesNotContain("layer-sha256:");
 
-        // containerd's filter syntax, quoted label key and regex, as cri4j's progress poller sends it
-        String listed = ctr("--namespace", "k8s.io", "content", "ls", "--quiet",
-                "labels.\"containerd.io/distribution.source.registry.example\"~=\"(^|,)team/app(,|$)\"");
+        // containerd's filter syntax, quoted label key and regex, as cri4j's progress poller sends
+        // it
+        String listed =
+                ctr(
+                        "--namespace",
+                        "k8s.io",
+                        "content",
+                        "ls",
+                        "--quiet",
+                        "labels.\"containerd.io/distribution.source.registry.example\"~=\"(^|,)team/app(,|$)\"");
         assertThat(listed).contains(manifestDigest);
-        JsonObject manifest = JsonParser.parseString(ctr("--namespace", "k8s.io", "content", "get", manifestDigest))
-                .getAsJsonObject();
+        JsonObject manifest =
+                JsonParser.parseString(
+                                ctr("--namespace", "k8s.io", "content", "get", manifestDigest))
+                        .getAsJsonObject();
         long sum = 0;
         List<String> layers = new ArrayList<>();
         for (var l : manifest.getAsJsonArray("layers")) {
@@ -129,24 +150,53 @@ class FakeContentIT {
             layers.add(l.getAsJsonObject().get("digest").getAsString());
         }
         assertThat(listed).contains(layers);
-        long size = ImageServiceGrpc.newBlockingStub(channel).imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(IMAGE)).build()).getImage().getSize();
+        long size =
+                ImageServiceGrpc.newBlockingStub(channel)
+                        .imageStatus(
+                                ImageStatusRequest.newBuilder()
+                                        .setImage(ImageSpec.newBuilder().setImage(IMAGE))
+                                        .build())
+                        .getImage()
+                        .getSize();
         assertThat(sum).isEqualTo(size);
-        String labelled = ctr("--namespace", "k8s.io", "content", "ls",
-                "labels.\"containerd.io/gc.ref.content.l.0\"");
-        assertThat(labelled).contains(manifestDigest).contains("containerd.io/gc.ref.content.l.0=" + layers.get(0));
+        String labelled =
+                ctr(
+                        "--namespace",
+                        "k8s.io",
+                        "content",
+                        "ls",
+                        "labels.\"containerd.io/gc.ref.content.l.0\"");
+        assertThat(labelled)
+                .contains(manifestDigest)
+                .contains("containerd.io/gc.ref.content.l.0=" + layers.get(0));
 
         // another namespace is empty; removing the image removes its blobs
         assertThat(ctr("--namespace", "default", "content", "ls", "--quiet")).isBlank();
-        ImageServiceGrpc.newBlockingStub(channel).removeImage(RemoveImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(IMAGE)).build());
-        assertThat(ctr("--namespace", "k8s.io", "content", "ls", "--quiet")).doesNotContain(manifestDigest);
+        ImageServiceGrpc.newBlockingStub(channel)
+                .removeImage(
+                        RemoveImageRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(IMAGE))
+                                .build());
+        assertThat(ctr("--namespace", "k8s.io", "content", "ls", "--quiet"))
+                .doesNotContain(manifestDigest);
     }
 
     @Test
     void aFilterThatDoesNotParseIsInvalidArgument() {
-        Commands.Result r = Commands.exec(Duration.ofSeconds(20), null, Map.of(), List.of(ctr.toString(), "--address",
-                dir.resolve("fake.sock").toString(), "--namespace", "k8s.io", "content", "ls", "labels.\"unterminated"));
+        Commands.Result r =
+                Commands.exec(
+                        Duration.ofSeconds(20),
+                        null,
+                        Map.of(),
+                        List.of(
+                                ctr.toString(),
+                                "--address",
+                                dir.resolve("fake.sock").toString(),
+                                "--namespace",
+                                "k8s.io",
+                                "content",
+                                "ls",
+                                "labels.\"unterminated"));
         assertThat(r.exitCode()).isNotZero();
         assertThat(r.output()).contains("quoted literal not terminated");
     }
@@ -157,8 +207,12 @@ class FakeContentIT {
         CompletableFuture<PullImageResponse> pull = ctx.call(() -> pull(IMAGE));
         awaitActive(o -> o.contains("layer-sha256:"), pull);
         ctx.cancel(null);
-        assertThat(pull).failsWithin(10, TimeUnit.SECONDS).withThrowableThat().havingRootCause()
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThat(pull)
+                .failsWithin(10, TimeUnit.SECONDS)
+                .withThrowableThat()
+                .havingRootCause()
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.CANCELLED));
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         String active = ctr("--namespace", "k8s.io", "content", "active");
@@ -166,7 +220,13 @@ class FakeContentIT {
             active = ctr("--namespace", "k8s.io", "content", "active");
         }
         assertThat(active).doesNotContain("layer-sha256:");
-        assertThat(ImageServiceGrpc.newBlockingStub(channel).imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(IMAGE)).build()).hasImage()).isFalse();
+        assertThat(
+                        ImageServiceGrpc.newBlockingStub(channel)
+                                .imageStatus(
+                                        ImageStatusRequest.newBuilder()
+                                                .setImage(ImageSpec.newBuilder().setImage(IMAGE))
+                                                .build())
+                                .hasImage())
+                .isFalse();
     }
 }

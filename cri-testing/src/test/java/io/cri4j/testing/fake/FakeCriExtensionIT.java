@@ -24,31 +24,49 @@ class FakeCriExtensionIT {
 
     static final List<CriEndpoint> seen = new ArrayList<>();
 
-    @RegisterExtension
-    FakeCriExtension cri = FakeCriExtension.unixSocket();
+    @RegisterExtension FakeCriExtension cri = FakeCriExtension.unixSocket();
 
     @Test
     @Order(1)
-    void resolvesParametersAndServesARealSocket(CriEndpoint endpoint, FakeRuntime runtime, CallLog calls,
-                                                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt,
-                                                ImageServiceGrpc.ImageServiceBlockingStub images) {
+    void resolvesParametersAndServesARealSocket(
+            CriEndpoint endpoint,
+            FakeRuntime runtime,
+            CallLog calls,
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt,
+            ImageServiceGrpc.ImageServiceBlockingStub images) {
         assertThat(endpoint.isUnix()).isTrue();
         assertThat(Files.exists(endpoint.path())).isTrue();
         seen.add(endpoint);
-        assertThat(rt.version(VersionRequest.getDefaultInstance()).getRuntimeName()).isEqualTo("cri4j-fake");
-        images.pullImage(PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage("busybox")).build());
+        assertThat(rt.version(VersionRequest.getDefaultInstance()).getRuntimeName())
+                .isEqualTo("cri4j-fake");
+        images.pullImage(
+                PullImageRequest.newBuilder()
+                        .setImage(ImageSpec.newBuilder().setImage("busybox"))
+                        .build());
         runtime.addImage("alpine");
-        assertThat(cri.imageService().listImages(ListImagesRequest.getDefaultInstance()).getImagesCount()).isEqualTo(2);
+        assertThat(
+                        cri.imageService()
+                                .listImages(ListImagesRequest.getDefaultInstance())
+                                .getImagesCount())
+                .isEqualTo(2);
         calls.assertExactly("Version", "PullImage", "ListImages");
     }
 
     @Test
     @Order(2)
     void arrangesRunningPodsWithoutRecordingCalls() {
-        String pod = cri.fakeRuntime().runPodSandbox(Cri.pod("arranged", java.util.Map.of("app", "a")));
-        String c = cri.fakeRuntime().runContainer(pod, Cri.container("main", "nginx:1.27", java.util.Map.of()));
-        var status = cri.runtimeService().containerStatus(io.cri4j.cri.v1.ContainerStatusRequest.newBuilder()
-                .setContainerId(c).build()).getStatus();
+        String pod =
+                cri.fakeRuntime().runPodSandbox(Cri.pod("arranged", java.util.Map.of("app", "a")));
+        String c =
+                cri.fakeRuntime()
+                        .runContainer(pod, Cri.container("main", "nginx:1.27", java.util.Map.of()));
+        var status =
+                cri.runtimeService()
+                        .containerStatus(
+                                io.cri4j.cri.v1.ContainerStatusRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .build())
+                        .getStatus();
         assertThat(status.getState()).isEqualTo(io.cri4j.cri.v1.ContainerState.CONTAINER_RUNNING);
         assertThat(status.getImage().getImage()).isEqualTo("docker.io/library/nginx:1.27");
         cri.calls().assertExactly("ContainerStatus");
@@ -60,7 +78,11 @@ class FakeCriExtensionIT {
         assertThat(seen).hasSize(1); // the first test's endpoint
         assertThat(Files.exists(seen.get(0).path())).as("previous socket removed").isFalse();
         assertThat(cri.endpoint()).isNotEqualTo(seen.get(0));
-        assertThat(cri.imageService().listImages(ListImagesRequest.getDefaultInstance()).getImagesCount()).isZero();
+        assertThat(
+                        cri.imageService()
+                                .listImages(ListImagesRequest.getDefaultInstance())
+                                .getImagesCount())
+                .isZero();
         cri.calls().assertExactly("ListImages");
     }
 }

@@ -17,18 +17,21 @@ import org.junit.jupiter.api.io.TempDir;
 /** Starting and closing the fake (socket, streaming server, exec threads) leaves no threads or fds behind. */
 class FakeCriServerLeakIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     void cycle(int i) throws Exception {
-        try (FakeCriServer fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("c" + i + ".sock")))
-                .build().start()) {
+        try (FakeCriServer fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("c" + i + ".sock")))
+                        .build()
+                        .start()) {
             ManagedChannel ch = fake.newChannel();
             try {
                 var rt = RuntimeServiceGrpc.newBlockingStub(ch);
                 rt.version(VersionRequest.getDefaultInstance());
                 String pod = fake.runtime().runPodSandbox(Cri.pod("leak", Map.of()));
-                String c = fake.runtime().runContainer(pod, Cri.container("c", "busybox", Map.of()));
+                String c =
+                        fake.runtime().runContainer(pod, Cri.container("c", "busybox", Map.of()));
                 rt.execSync(ExecSyncRequest.newBuilder().setContainerId(c).addCmd("true").build());
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -50,11 +53,15 @@ class FakeCriServerLeakIT {
             cycle(i);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        // Netty event loops and pooled threads end asynchronously after close: wait for the counts to settle
-        while ((Thread.activeCount() > threads + 2 || fds() > fds + 4) && System.nanoTime() < deadline) {
+        // Netty event loops and pooled threads end asynchronously after close: wait for the counts
+        // to settle
+        while ((Thread.activeCount() > threads + 2 || fds() > fds + 4)
+                && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(50);
         }
-        assertThat(Thread.activeCount()).as("threads after 5 start/close cycles").isLessThanOrEqualTo(threads + 2);
+        assertThat(Thread.activeCount())
+                .as("threads after 5 start/close cycles")
+                .isLessThanOrEqualTo(threads + 2);
         assertThat(fds()).as("open fds after 5 start/close cycles").isLessThanOrEqualTo(fds + 4);
     }
 }

@@ -23,8 +23,8 @@ import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerEviction;
 import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxCPU;
+import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
 import io.grpc.ManagedChannel;
@@ -47,8 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FakeHookProviderIT {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     /** A provider whose hooks a test sets. */
     static final class TestProvider implements HookProvider {
@@ -74,12 +73,29 @@ class FakeHookProviderIT {
 
     static AsyncHook envHook(String name, int index, String key) {
         return new AsyncHook() {
-            @Override public String name() { return name; }
-            @Override public HookPolicy policy() { return HookPolicy.DEFAULT.withIndex(index); }
-            @Override public Set<HookEvent> events() { return Set.of(HookEvent.CREATE_CONTAINER); }
-            @Override public CompletionStage<HookResult> createContainer(PodSandbox pod, Container c) {
-                return CompletableFuture.completedFuture(HookResult.adjust(Adjustments.create()
-                        .addEnv(key, name).addAnnotation("provided-by", name).build()));
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public HookPolicy policy() {
+                return HookPolicy.DEFAULT.withIndex(index);
+            }
+
+            @Override
+            public Set<HookEvent> events() {
+                return Set.of(HookEvent.CREATE_CONTAINER);
+            }
+
+            @Override
+            public CompletionStage<HookResult> createContainer(PodSandbox pod, Container c) {
+                return CompletableFuture.completedFuture(
+                        HookResult.adjust(
+                                Adjustments.create()
+                                        .addEnv(key, name)
+                                        .addAnnotation("provided-by", name)
+                                        .build()));
             }
         };
     }
@@ -88,20 +104,33 @@ class FakeHookProviderIT {
     void aProvidersHooksRunWithTheInProcessHooksAndItsHostIsTheFake() throws Exception {
         TestProvider provider = new TestProvider();
         AtomicReference<List<String>> seenByInProcess = new AtomicReference<>();
-        Hook inProcess = new Hook() {
-            @Override public String name() { return "in-process"; }
-            @Override public HookResult createContainer(PodSandbox pod, Container c) {
-                seenByInProcess.set(c.getEnvList());
-                return HookResult.none();
-            }
-        };
-        try (FakeCriServer fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("cri.sock")))
-                .runtime("fake-with-plugins", "9.9").addHook(inProcess).addHookProvider(provider).build().start()) {
+        Hook inProcess =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "in-process";
+                    }
+
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container c) {
+                        seenByInProcess.set(c.getEnvList());
+                        return HookResult.none();
+                    }
+                };
+        try (FakeCriServer fake =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("cri.sock")))
+                        .runtime("fake-with-plugins", "9.9")
+                        .addHook(inProcess)
+                        .addHookProvider(provider)
+                        .build()
+                        .start()) {
             fake.runtime().addImage(IMAGE);
             ManagedChannel ch = fake.newChannel();
             try {
-                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = RuntimeServiceGrpc.newBlockingStub(ch)
-                        .withDeadlineAfter(20, TimeUnit.SECONDS);
+                RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                        RuntimeServiceGrpc.newBlockingStub(ch)
+                                .withDeadlineAfter(20, TimeUnit.SECONDS);
                 assertThat(provider.host.runtimeName()).isEqualTo("fake-with-plugins");
                 assertThat(provider.host.runtimeVersion()).isEqualTo("9.9");
 
@@ -109,40 +138,80 @@ class FakeHookProviderIT {
                 String before = create(rt, pod, "web", "before");
                 assertThat(status(rt, before).getAnnotationsMap()).doesNotContainKey("provided-by");
 
-                // a plugin comes: index 10 runs before the in-process hook (index 50), which sees its env
+                // a plugin comes: index 10 runs before the in-process hook (index 50), which sees
+                // its env
                 provider.hooks = List.of(envHook("plugin-a", 10, "FROM_PLUGIN"));
                 String app = create(rt, pod, "web", "app");
                 rt.startContainer(StartContainerRequest.newBuilder().setContainerId(app).build());
-                assertThat(status(rt, app).getAnnotationsMap()).containsEntry("provided-by", "plugin-a");
-                String env = rt.execSync(ExecSyncRequest.newBuilder().setContainerId(app).addCmd("env")
-                        .setTimeout(10).build()).getStdout().toString(StandardCharsets.UTF_8);
+                assertThat(status(rt, app).getAnnotationsMap())
+                        .containsEntry("provided-by", "plugin-a");
+                String env =
+                        rt.execSync(
+                                        ExecSyncRequest.newBuilder()
+                                                .setContainerId(app)
+                                                .addCmd("env")
+                                                .setTimeout(10)
+                                                .build())
+                                .getStdout()
+                                .toString(StandardCharsets.UTF_8);
                 assertThat(env).contains("FROM_PLUGIN=plugin-a");
                 assertThat(seenByInProcess.get()).contains("FROM_PLUGIN=plugin-a");
 
                 // the snapshot a new plugin is synchronized with is the fake's state in NRI's model
-                RuntimeSnapshot snap = provider.host.snapshot().toCompletableFuture().get(5, TimeUnit.SECONDS);
-                assertThat(snap.pods()).extracting(PodSandbox::getId, PodSandbox::getName)
+                RuntimeSnapshot snap =
+                        provider.host.snapshot().toCompletableFuture().get(5, TimeUnit.SECONDS);
+                assertThat(snap.pods())
+                        .extracting(PodSandbox::getId, PodSandbox::getName)
                         .containsExactly(org.assertj.core.groups.Tuple.tuple(pod, "web"));
-                assertThat(snap.containers()).extracting(Container::getId).containsExactlyInAnyOrder(before, app);
-                assertThat(snap.containers()).filteredOn(c -> c.getId().equals(app)).singleElement()
-                        .satisfies(c -> {
-                            assertThat(c.getState()).isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_RUNNING);
-                            assertThat(c.getEnvList()).contains("FROM_PLUGIN=plugin-a");
-                        });
+                assertThat(snap.containers())
+                        .extracting(Container::getId)
+                        .containsExactlyInAnyOrder(before, app);
+                assertThat(snap.containers())
+                        .filteredOn(c -> c.getId().equals(app))
+                        .singleElement()
+                        .satisfies(
+                                c -> {
+                                    assertThat(c.getState())
+                                            .isEqualTo(
+                                                    io.cri4j.nri.api.ContainerState
+                                                            .CONTAINER_RUNNING);
+                                    assertThat(c.getEnvList()).contains("FROM_PLUGIN=plugin-a");
+                                });
 
                 // a plugin's own updates and evictions change the fake's containers
-                rt.startContainer(StartContainerRequest.newBuilder().setContainerId(before).build());
-                ContainerUpdate cpus = ContainerUpdate.newBuilder().setContainerId(app)
-                        .setLinux(LinuxContainerUpdate.newBuilder().setResources(LinuxResources.newBuilder()
-                                .setCpu(LinuxCPU.newBuilder().setCpus("0-1")))).build();
-                List<ContainerUpdate> failed = provider.host.runtime().updateContainers(List.of(cpus),
-                        List.of(ContainerEviction.newBuilder().setContainerId(before).setReason("test").build()))
-                        .toCompletableFuture().get(5, TimeUnit.SECONDS);
+                rt.startContainer(
+                        StartContainerRequest.newBuilder().setContainerId(before).build());
+                ContainerUpdate cpus =
+                        ContainerUpdate.newBuilder()
+                                .setContainerId(app)
+                                .setLinux(
+                                        LinuxContainerUpdate.newBuilder()
+                                                .setResources(
+                                                        LinuxResources.newBuilder()
+                                                                .setCpu(
+                                                                        LinuxCPU.newBuilder()
+                                                                                .setCpus("0-1"))))
+                                .build();
+                List<ContainerUpdate> failed =
+                        provider.host
+                                .runtime()
+                                .updateContainers(
+                                        List.of(cpus),
+                                        List.of(
+                                                ContainerEviction.newBuilder()
+                                                        .setContainerId(before)
+                                                        .setReason("test")
+                                                        .build()))
+                                .toCompletableFuture()
+                                .get(5, TimeUnit.SECONDS);
                 assertThat(failed).isEmpty();
-                assertThat(status(rt, app).getResources().getLinux().getCpusetCpus()).isEqualTo("0-1");
-                assertThat(status(rt, before).getState()).isEqualTo(ContainerState.CONTAINER_EXITED);
+                assertThat(status(rt, app).getResources().getLinux().getCpusetCpus())
+                        .isEqualTo("0-1");
+                assertThat(status(rt, before).getState())
+                        .isEqualTo(ContainerState.CONTAINER_EXITED);
 
-                // a plugin named like an in-process hook is not run; a plugin that goes no longer adjusts
+                // a plugin named like an in-process hook is not run; a plugin that goes no longer
+                // adjusts
                 provider.hooks = List.of(envHook("in-process", 5, "IMPOSTOR"));
                 String after = create(rt, pod, "web", "after");
                 assertThat(status(rt, after).getAnnotationsMap()).doesNotContainKey("provided-by");
@@ -160,19 +229,24 @@ class FakeHookProviderIT {
     @Test
     void theExtensionStartsAFreshProviderForEachFake() throws Exception {
         List<TestProvider> made = new java.util.concurrent.CopyOnWriteArrayList<>();
-        FakeCriExtension ext = FakeCriExtension.inProcess().addHookProvider(() -> {
-            TestProvider p = new TestProvider();
-            p.hooks = List.of(envHook("from-extension", 20, "EXT"));
-            made.add(p);
-            return p;
-        });
+        FakeCriExtension ext =
+                FakeCriExtension.inProcess()
+                        .addHookProvider(
+                                () -> {
+                                    TestProvider p = new TestProvider();
+                                    p.hooks = List.of(envHook("from-extension", 20, "EXT"));
+                                    made.add(p);
+                                    return p;
+                                });
         ext.beforeEach(null);
         try {
             ext.fakeRuntime().addImage(IMAGE);
-            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = ext.runtimeService().withDeadlineAfter(20, TimeUnit.SECONDS);
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                    ext.runtimeService().withDeadlineAfter(20, TimeUnit.SECONDS);
             String pod = runPod(rt, "ext");
             String c = create(rt, pod, "ext", "app");
-            assertThat(status(rt, c).getAnnotationsMap()).containsEntry("provided-by", "from-extension");
+            assertThat(status(rt, c).getAnnotationsMap())
+                    .containsEntry("provided-by", "from-extension");
             assertThat(made).hasSize(1);
             assertThat(made.get(0).host).isNotNull();
         } finally {

@@ -72,23 +72,27 @@ class FakeHooksIT {
 
         @Override
         public HookResult createContainer(PodSandbox pod, Container container) {
-            return HookResult.adjust(Adjustments.create()
-                    .addEnv("INJECTED", pod.getLabelsOrDefault("tier", "none") + "-" + container.getName())
-                    .removeEnv("GREETING")
-                    .addAnnotation("example.com/hooked", "true")
-                    .addMount("/cache", "bind", "/var/cache", "rbind", "ro")
-                    .addDevice(Adjustments.device("/dev/injected-null", "c", 1, 3))
-                    .setLinuxCpuSetCpus("0")
-                    .setLinuxMemoryLimit(64L << 20)
-                    .build());
+            return HookResult.adjust(
+                    Adjustments.create()
+                            .addEnv(
+                                    "INJECTED",
+                                    pod.getLabelsOrDefault("tier", "none")
+                                            + "-"
+                                            + container.getName())
+                            .removeEnv("GREETING")
+                            .addAnnotation("example.com/hooked", "true")
+                            .addMount("/cache", "bind", "/var/cache", "rbind", "ro")
+                            .addDevice(Adjustments.device("/dev/injected-null", "c", 1, 3))
+                            .setLinuxCpuSetCpus("0")
+                            .setLinuxMemoryLimit(64L << 20)
+                            .build());
         }
     }
 
     @RegisterExtension
     static FakeCriExtension cri = FakeCriExtension.unixSocket().addHook(new InjectingHook());
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private final List<FakeCriServer> servers = new ArrayList<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
@@ -102,8 +106,9 @@ class FakeHooksIT {
     }
 
     RuntimeServiceGrpc.RuntimeServiceBlockingStub fake(Object... hooks) throws Exception {
-        FakeCriServer.Builder b = FakeCriServer.builder()
-                .listen(CriEndpoint.unix(dir.resolve("cri" + servers.size() + ".sock")));
+        FakeCriServer.Builder b =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("cri" + servers.size() + ".sock")));
         for (Object h : hooks) {
             if (h instanceof AsyncHook a) {
                 b.addHook(a);
@@ -120,26 +125,49 @@ class FakeHooksIT {
     }
 
     static String runPod(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String name) {
-        return rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod(name, Map.of("app", name)))
-                .build()).getPodSandboxId();
+        return rt.runPodSandbox(
+                        RunPodSandboxRequest.newBuilder()
+                                .setConfig(pod(name, Map.of("app", name)))
+                                .build())
+                .getPodSandboxId();
     }
 
-    static String create(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String pod, String podName,
-                         String name) {
-        return rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(pod)
-                .setConfig(container(name, IMAGE, Map.of())).setSandboxConfig(pod(podName, Map.of())).build())
+    static String create(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt,
+            String pod,
+            String podName,
+            String name) {
+        return rt.createContainer(
+                        CreateContainerRequest.newBuilder()
+                                .setPodSandboxId(pod)
+                                .setConfig(container(name, IMAGE, Map.of()))
+                                .setSandboxConfig(pod(podName, Map.of()))
+                                .build())
                 .getContainerId();
     }
 
     static ContainerStatus status(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String id) {
-        return rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(id).build()).getStatus();
+        return rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(id).build())
+                .getStatus();
     }
 
-    static Hook creating(String name, HookPolicy policy, BiFunction<PodSandbox, Container, HookResult> f) {
+    static Hook creating(
+            String name, HookPolicy policy, BiFunction<PodSandbox, Container, HookResult> f) {
         return new Hook() {
-            @Override public String name() { return name; }
-            @Override public HookPolicy policy() { return policy; }
-            @Override public HookResult createContainer(PodSandbox pod, Container c) { return f.apply(pod, c); }
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public HookPolicy policy() {
+                return policy;
+            }
+
+            @Override
+            public HookResult createContainer(PodSandbox pod, Container c) {
+                return f.apply(pod, c);
+            }
         };
     }
 
@@ -148,56 +176,107 @@ class FakeHooksIT {
     @Test
     void aHookUnderTheExtensionAdjustsPodAndContainerVisiblyInStatusExecAndConfig() {
         cri.fakeRuntime().addImage(IMAGE);
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = cri.runtimeService().withDeadlineAfter(20,
-                TimeUnit.SECONDS);
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                cri.runtimeService().withDeadlineAfter(20, TimeUnit.SECONDS);
         String pod = runPod(rt, "web");
-        assertThat(rt.podSandboxStatus(PodSandboxStatusRequest.newBuilder().setPodSandboxId(pod).build())
-                .getStatus().getLabelsMap()).containsEntry("tier", "gold").containsEntry("app", "web");
+        assertThat(
+                        rt.podSandboxStatus(
+                                        PodSandboxStatusRequest.newBuilder()
+                                                .setPodSandboxId(pod)
+                                                .build())
+                                .getStatus()
+                                .getLabelsMap())
+                .containsEntry("tier", "gold")
+                .containsEntry("app", "web");
         String c = create(rt, pod, "web", "app");
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(c).build());
 
         ContainerStatus s = status(rt, c);
         assertThat(s.getAnnotationsMap()).containsEntry("example.com/hooked", "true");
-        assertThat(s.getMountsList()).extracting(m -> m.getContainerPath() + "<-" + m.getHostPath() + ":"
-                + m.getReadonly()).contains("/cache<-/var/cache:true", "/data<-/tmp/data:false");
+        assertThat(s.getMountsList())
+                .extracting(
+                        m -> m.getContainerPath() + "<-" + m.getHostPath() + ":" + m.getReadonly())
+                .contains("/cache<-/var/cache:true", "/data<-/tmp/data:false");
         assertThat(s.getResources().getLinux().getCpusetCpus()).isEqualTo("0");
         assertThat(s.getResources().getLinux().getMemoryLimitInBytes()).isEqualTo(64L << 20);
 
-        String env = rt.execSync(ExecSyncRequest.newBuilder().setContainerId(c).addCmd("env").setTimeout(10)
-                .build()).getStdout().toString(StandardCharsets.UTF_8);
+        String env =
+                rt.execSync(
+                                ExecSyncRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .addCmd("env")
+                                        .setTimeout(10)
+                                        .build())
+                        .getStdout()
+                        .toString(StandardCharsets.UTF_8);
         assertThat(env).contains("INJECTED=gold-app").doesNotContain("GREETING=hello");
 
         ContainerConfig stored = cri.fakeRuntime().containerConfig(c);
-        assertThat(stored.getDevicesList()).extracting(Device::getContainerPath, Device::getHostPath)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("/dev/injected-null", "/dev/null"));
-        assertThat(cri.calls().lastRequest(CreateContainerRequest.class).toString()).doesNotContain("INJECTED");
+        assertThat(stored.getDevicesList())
+                .extracting(Device::getContainerPath, Device::getHostPath)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("/dev/injected-null", "/dev/null"));
+        assertThat(cri.calls().lastRequest(CreateContainerRequest.class).toString())
+                .doesNotContain("INJECTED");
     }
 
     @Test
     void eventsReachAHookInLifecycleOrder() throws Exception {
         List<String> events = new CopyOnWriteArrayList<>();
-        Hook recorder = new Hook() {
-            @Override public HookPolicy policy() { return FAIL; }
-            @Override public void runPodSandbox(PodSandbox pod) { events.add("RunPodSandbox " + pod.getName()); }
-            @Override public HookResult createContainer(PodSandbox pod, Container c) {
-                events.add("CreateContainer " + c.getName() + " in " + pod.getName());
-                return HookResult.none();
-            }
-            @Override public void postCreateContainer(PodSandbox pod, Container c) {
-                events.add("PostCreateContainer " + c.getState());
-            }
-            @Override public void startContainer(PodSandbox pod, Container c) { events.add("StartContainer"); }
-            @Override public void postStartContainer(PodSandbox pod, Container c) {
-                events.add("PostStartContainer " + c.getState());
-            }
-            @Override public HookResult stopContainer(PodSandbox pod, Container c) {
-                events.add("StopContainer " + c.getState());
-                return HookResult.none();
-            }
-            @Override public void removeContainer(PodSandbox pod, Container c) { events.add("RemoveContainer"); }
-            @Override public void stopPodSandbox(PodSandbox pod) { events.add("StopPodSandbox"); }
-            @Override public void removePodSandbox(PodSandbox pod) { events.add("RemovePodSandbox"); }
-        };
+        Hook recorder =
+                new Hook() {
+                    @Override
+                    public HookPolicy policy() {
+                        return FAIL;
+                    }
+
+                    @Override
+                    public void runPodSandbox(PodSandbox pod) {
+                        events.add("RunPodSandbox " + pod.getName());
+                    }
+
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container c) {
+                        events.add("CreateContainer " + c.getName() + " in " + pod.getName());
+                        return HookResult.none();
+                    }
+
+                    @Override
+                    public void postCreateContainer(PodSandbox pod, Container c) {
+                        events.add("PostCreateContainer " + c.getState());
+                    }
+
+                    @Override
+                    public void startContainer(PodSandbox pod, Container c) {
+                        events.add("StartContainer");
+                    }
+
+                    @Override
+                    public void postStartContainer(PodSandbox pod, Container c) {
+                        events.add("PostStartContainer " + c.getState());
+                    }
+
+                    @Override
+                    public HookResult stopContainer(PodSandbox pod, Container c) {
+                        events.add("StopContainer " + c.getState());
+                        return HookResult.none();
+                    }
+
+                    @Override
+                    public void removeContainer(PodSandbox pod, Container c) {
+                        events.add("RemoveContainer");
+                    }
+
+                    @Override
+                    public void stopPodSandbox(PodSandbox pod) {
+                        events.add("StopPodSandbox");
+                    }
+
+                    @Override
+                    public void removePodSandbox(PodSandbox pod) {
+                        events.add("RemovePodSandbox");
+                    }
+                };
         RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(recorder);
         String pod = runPod(rt, "p");
         String c = create(rt, pod, "p", "app");
@@ -206,73 +285,148 @@ class FakeHooksIT {
         rt.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(c).build());
         rt.stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(pod).build());
         rt.removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(pod).build());
-        assertThat(events).containsExactly("RunPodSandbox p", "CreateContainer app in p",
-                "PostCreateContainer CONTAINER_CREATED", "StartContainer", "PostStartContainer CONTAINER_RUNNING",
-                "StopContainer CONTAINER_STOPPED", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox");
+        assertThat(events)
+                .containsExactly(
+                        "RunPodSandbox p",
+                        "CreateContainer app in p",
+                        "PostCreateContainer CONTAINER_CREATED",
+                        "StartContainer",
+                        "PostStartContainer CONTAINER_RUNNING",
+                        "StopContainer CONTAINER_STOPPED",
+                        "RemoveContainer",
+                        "StopPodSandbox",
+                        "RemovePodSandbox");
     }
 
     // ---------------------------------------------------------------- failures become statuses
 
     @Test
     void aFailingFailHookFailsCreateContainerWithAStatusNamingIt() throws Exception {
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(creating("quota-check", FAIL, (p, c) -> {
-            throw new IllegalStateException("team over quota");
-        }));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                fake(
+                        creating(
+                                "quota-check",
+                                FAIL,
+                                (p, c) -> {
+                                    throw new IllegalStateException("team over quota");
+                                }));
         String pod = runPod(rt, "p");
         assertThatThrownBy(() -> create(rt, pod, "p", "app"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
-                    assertThat(e.getStatus().getDescription())
-                            .isEqualTo("CreateContainer: hook \"quota-check\" failed: team over quota");
-                });
-        assertThat(rt.listContainers(ListContainersRequest.getDefaultInstance()).getContainersList()).isEmpty();
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+                            assertThat(e.getStatus().getDescription())
+                                    .isEqualTo(
+                                            "CreateContainer: hook \"quota-check\" failed: team over quota");
+                        });
+        assertThat(
+                        rt.listContainers(ListContainersRequest.getDefaultInstance())
+                                .getContainersList())
+                .isEmpty();
     }
 
     @Test
     void aRunPodSandboxHookFailureLeavesNoPod() throws Exception {
-        Hook refusing = new Hook() {
-            @Override public String name() { return "admission"; }
-            @Override public HookPolicy policy() { return FAIL; }
-            @Override public void runPodSandbox(PodSandbox pod) {
-                throw new IllegalArgumentException("namespace not allowed");
-            }
-        };
+        Hook refusing =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "admission";
+                    }
+
+                    @Override
+                    public HookPolicy policy() {
+                        return FAIL;
+                    }
+
+                    @Override
+                    public void runPodSandbox(PodSandbox pod) {
+                        throw new IllegalArgumentException("namespace not allowed");
+                    }
+                };
         RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(refusing);
-        assertThatThrownBy(() -> runPod(rt, "p")).isInstanceOfSatisfying(StatusRuntimeException.class,
-                e -> assertThat(e.getStatus().getDescription()).contains("\"admission\"", "namespace not allowed"));
-        assertThat(rt.listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList()).isEmpty();
+        assertThatThrownBy(() -> runPod(rt, "p"))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e ->
+                                assertThat(e.getStatus().getDescription())
+                                        .contains("\"admission\"", "namespace not allowed"));
+        assertThat(rt.listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList())
+                .isEmpty();
     }
 
     @Test
     void twoHooksSettingOneFieldFailTheCallNamingBoth() throws Exception {
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(
-                creating("cpu-a", IGNORE.withIndex(1), (p, c) -> HookResult.adjust(Adjustments.create()
-                        .setLinuxCpuSetCpus("0").build())),
-                creating("cpu-b", IGNORE.withIndex(2), (p, c) -> HookResult.adjust(Adjustments.create()
-                        .setLinuxCpuSetCpus("1").build())));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                fake(
+                        creating(
+                                "cpu-a",
+                                IGNORE.withIndex(1),
+                                (p, c) ->
+                                        HookResult.adjust(
+                                                Adjustments.create()
+                                                        .setLinuxCpuSetCpus("0")
+                                                        .build())),
+                        creating(
+                                "cpu-b",
+                                IGNORE.withIndex(2),
+                                (p, c) ->
+                                        HookResult.adjust(
+                                                Adjustments.create()
+                                                        .setLinuxCpuSetCpus("1")
+                                                        .build())));
         String pod = runPod(rt, "p");
-        assertThatThrownBy(() -> create(rt, pod, "p", "app")).isInstanceOfSatisfying(StatusRuntimeException.class,
-                e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                    assertThat(e.getStatus().getDescription()).isEqualTo("CreateContainer: hooks \"cpu-a\" and"
-                            + " \"cpu-b\" both tried to set CPUSetCPUs of container \"app\"");
-                });
+        assertThatThrownBy(() -> create(rt, pod, "p", "app"))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> {
+                            assertThat(e.getStatus().getCode())
+                                    .isEqualTo(Status.Code.FAILED_PRECONDITION);
+                            assertThat(e.getStatus().getDescription())
+                                    .isEqualTo(
+                                            "CreateContainer: hooks \"cpu-a\" and"
+                                                    + " \"cpu-b\" both tried to set CPUSetCPUs of container \"app\"");
+                        });
     }
 
     @Test
     void whatCriCannotCarryFailsAFailHookAndIsDroppedForAnIgnoreHook() throws Exception {
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub strict = fake(creating("limits", FAIL, (p, c) ->
-                HookResult.adjust(Adjustments.create().addEnv("A", "1").addRlimit("RLIMIT_NOFILE", 64, 64).build())));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub strict =
+                fake(
+                        creating(
+                                "limits",
+                                FAIL,
+                                (p, c) ->
+                                        HookResult.adjust(
+                                                Adjustments.create()
+                                                        .addEnv("A", "1")
+                                                        .addRlimit("RLIMIT_NOFILE", 64, 64)
+                                                        .build())));
         String pod = runPod(strict, "p");
-        assertThatThrownBy(() -> create(strict, pod, "p", "app")).isInstanceOfSatisfying(
-                StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                    assertThat(e.getStatus().getDescription()).isEqualTo("CreateContainer: hook \"limits\" asked for"
-                            + " changes the runtime interface cannot carry: Rlimits RLIMIT_NOFILE (CRI has no rlimits)");
-                });
+        assertThatThrownBy(() -> create(strict, pod, "p", "app"))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> {
+                            assertThat(e.getStatus().getCode())
+                                    .isEqualTo(Status.Code.FAILED_PRECONDITION);
+                            assertThat(e.getStatus().getDescription())
+                                    .isEqualTo(
+                                            "CreateContainer: hook \"limits\" asked for"
+                                                    + " changes the runtime interface cannot carry: Rlimits RLIMIT_NOFILE (CRI has no rlimits)");
+                        });
 
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub lenient = fake(creating("limits", IGNORE, (p, c) ->
-                HookResult.adjust(Adjustments.create().addEnv("A", "1").addRlimit("RLIMIT_NOFILE", 64, 64).build())));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub lenient =
+                fake(
+                        creating(
+                                "limits",
+                                IGNORE,
+                                (p, c) ->
+                                        HookResult.adjust(
+                                                Adjustments.create()
+                                                        .addEnv("A", "1")
+                                                        .addRlimit("RLIMIT_NOFILE", 64, 64)
+                                                        .build())));
         String pod2 = runPod(lenient, "p");
         String c = create(lenient, pod2, "p", "app");
         assertThat(servers.get(1).runtime().containerConfig(c).getEnvsList())
@@ -285,16 +439,28 @@ class FakeHooksIT {
     void aHooksUpdatesAndEvictionsChangeOtherFakeContainers() throws Exception {
         AtomicReference<String> victim = new AtomicReference<>();
         AtomicReference<String> neighbour = new AtomicReference<>();
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(creating("rebalancer", FAIL, (p, c) ->
-                c.getName().equals("big") ? HookResult.builder()
-                        .addUpdate(ContainerUpdates.of(neighbour.get()).setLinuxCpuShares(128).build())
-                        .evict(victim.get(), "make room for big").build() : HookResult.none()));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                fake(
+                        creating(
+                                "rebalancer",
+                                FAIL,
+                                (p, c) ->
+                                        c.getName().equals("big")
+                                                ? HookResult.builder()
+                                                        .addUpdate(
+                                                                ContainerUpdates.of(neighbour.get())
+                                                                        .setLinuxCpuShares(128)
+                                                                        .build())
+                                                        .evict(victim.get(), "make room for big")
+                                                        .build()
+                                                : HookResult.none()));
         String pod = runPod(rt, "p");
         neighbour.set(create(rt, pod, "p", "neighbour"));
         victim.set(create(rt, pod, "p", "victim"));
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(victim.get()).build());
         create(rt, pod, "p", "big");
-        assertThat(status(rt, neighbour.get()).getResources().getLinux().getCpuShares()).isEqualTo(128);
+        assertThat(status(rt, neighbour.get()).getResources().getLinux().getCpuShares())
+                .isEqualTo(128);
         ContainerStatus evicted = status(rt, victim.get());
         assertThat(evicted.getState()).isEqualTo(ContainerState.CONTAINER_EXITED);
         assertThat(evicted.getExitCode()).isEqualTo(137);
@@ -302,21 +468,42 @@ class FakeHooksIT {
 
     @Test
     void anUpdateContainerHookReplacesTheRequestedResources() throws Exception {
-        Hook capper = new Hook() {
-            @Override public String name() { return "capper"; }
-            @Override public HookPolicy policy() { return FAIL; }
-            @Override public HookResult updateContainer(PodSandbox pod, Container c, LinuxResources r) {
-                long asked = r.getMemory().getLimit().getValue();
-                return asked > (256L << 20) ? HookResult.update(List.of(ContainerUpdates.of(c.getId())
-                        .setLinuxMemoryLimit(256L << 20).build())) : HookResult.none();
-            }
-        };
+        Hook capper =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "capper";
+                    }
+
+                    @Override
+                    public HookPolicy policy() {
+                        return FAIL;
+                    }
+
+                    @Override
+                    public HookResult updateContainer(
+                            PodSandbox pod, Container c, LinuxResources r) {
+                        long asked = r.getMemory().getLimit().getValue();
+                        return asked > (256L << 20)
+                                ? HookResult.update(
+                                        List.of(
+                                                ContainerUpdates.of(c.getId())
+                                                        .setLinuxMemoryLimit(256L << 20)
+                                                        .build()))
+                                : HookResult.none();
+                    }
+                };
         RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(capper);
         String pod = runPod(rt, "p");
         String c = create(rt, pod, "p", "app");
-        rt.updateContainerResources(UpdateContainerResourcesRequest.newBuilder().setContainerId(c)
-                .setLinux(LinuxContainerResources.newBuilder().setMemoryLimitInBytes(1L << 30).setCpuShares(300))
-                .build());
+        rt.updateContainerResources(
+                UpdateContainerResourcesRequest.newBuilder()
+                        .setContainerId(c)
+                        .setLinux(
+                                LinuxContainerResources.newBuilder()
+                                        .setMemoryLimitInBytes(1L << 30)
+                                        .setCpuShares(300))
+                        .build());
         LinuxContainerResources r = status(rt, c).getResources().getLinux();
         assertThat(r.getMemoryLimitInBytes()).isEqualTo(256L << 20);
         assertThat(r.getCpuShares()).isEqualTo(300);
@@ -325,8 +512,8 @@ class FakeHooksIT {
     @Test
     void closingTheFakeStopsItsHookThreads() throws Exception {
         java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(creating("blocking", FAIL,
-                (p, c) -> HookResult.none()));
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
+                fake(creating("blocking", FAIL, (p, c) -> HookResult.none()));
         create(rt, runPod(rt, "p"), "p", "app");
         List<Thread> started = new ArrayList<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
@@ -345,23 +532,39 @@ class FakeHooksIT {
     @Test
     void aHookUpdatesContainersOnItsOwnThroughTheRuntimeHandle() throws Exception {
         CompletableFuture<HookConfiguration> configured = new CompletableFuture<>();
-        AsyncHook background = new AsyncHook() {
-            @Override public String name() { return "background"; }
-            @Override public CompletionStage<Void> configure(HookConfiguration c) {
-                configured.complete(c);
-                return CompletableFuture.completedFuture(null);
-            }
-        };
+        AsyncHook background =
+                new AsyncHook() {
+                    @Override
+                    public String name() {
+                        return "background";
+                    }
+
+                    @Override
+                    public CompletionStage<Void> configure(HookConfiguration c) {
+                        configured.complete(c);
+                        return CompletableFuture.completedFuture(null);
+                    }
+                };
         RuntimeServiceGrpc.RuntimeServiceBlockingStub rt = fake(background);
         HookConfiguration c = configured.get(10, TimeUnit.SECONDS);
         assertThat(c.runtimeName()).isEqualTo("cri4j-fake");
         String pod = runPod(rt, "p");
         String id = create(rt, pod, "p", "app");
-        assertThat(c.runtime().updateContainers(List.of(
-                ContainerUpdates.of(id).setLinuxCpuSetCpus("3").build(),
-                ContainerUpdates.of(id).setLinuxPidLimits(5).build()), List.of())
-                .toCompletableFuture().get(10, TimeUnit.SECONDS))
-                .singleElement().satisfies(u -> assertThat(u.getLinux().getResources().hasPids()).isTrue());
+        assertThat(
+                        c.runtime()
+                                .updateContainers(
+                                        List.of(
+                                                ContainerUpdates.of(id)
+                                                        .setLinuxCpuSetCpus("3")
+                                                        .build(),
+                                                ContainerUpdates.of(id)
+                                                        .setLinuxPidLimits(5)
+                                                        .build()),
+                                        List.of())
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS))
+                .singleElement()
+                .satisfies(u -> assertThat(u.getLinux().getResources().hasPids()).isTrue());
         assertThat(status(rt, id).getResources().getLinux().getCpusetCpus()).isEqualTo("3");
     }
 }

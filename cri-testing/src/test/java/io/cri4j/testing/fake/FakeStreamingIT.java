@@ -38,38 +38,56 @@ class FakeStreamingIT {
     static final ExecutorService echoThreads = Executors.newCachedThreadPool();
 
     @RegisterExtension
-    static FakeCriExtension cri = FakeCriExtension.unixSocket()
-            .configure(b -> b.portForward(80, new InetSocketAddress(InetAddress.getLoopbackAddress(),
-                    echoServer.getLocalPort())));
+    static FakeCriExtension cri =
+            FakeCriExtension.unixSocket()
+                    .configure(
+                            b ->
+                                    b.portForward(
+                                            80,
+                                            new InetSocketAddress(
+                                                    InetAddress.getLoopbackAddress(),
+                                                    echoServer.getLocalPort())));
 
-    // opened in a static initialiser: the extension's configure lambda reads its port when the server starts
+    // opened in a static initialiser: the extension's configure lambda reads its port when the
+    // server starts
     static {
         try {
             echoServer = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        echoThreads.execute(() -> {
-            while (!echoServer.isClosed()) {
-                try {
-                    Socket s = echoServer.accept();
-                    echoThreads.execute(() -> {
-                        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
-                            byte[] b = new byte[1024];
-                            int n;
-                            while ((n = in.read(b)) >= 0) {
-                                out.write(("echo:" + new String(b, 0, n, StandardCharsets.UTF_8))
-                                        .getBytes(StandardCharsets.UTF_8));
-                            }
-                        } catch (IOException ignored) {
-                            // client went away
+        echoThreads.execute(
+                () -> {
+                    while (!echoServer.isClosed()) {
+                        try {
+                            Socket s = echoServer.accept();
+                            echoThreads.execute(
+                                    () -> {
+                                        try (s;
+                                                InputStream in = s.getInputStream();
+                                                OutputStream out = s.getOutputStream()) {
+                                            byte[] b = new byte[1024];
+                                            int n;
+                                            while ((n = in.read(b)) >= 0) {
+                                                out.write(
+                                                        ("echo:"
+                                                                        + new String(
+                                                                                b,
+                                                                                0,
+                                                                                n,
+                                                                                StandardCharsets
+                                                                                        .UTF_8))
+                                                                .getBytes(StandardCharsets.UTF_8));
+                                            }
+                                        } catch (IOException ignored) {
+                                            // client went away
+                                        }
+                                    });
+                        } catch (IOException e) {
+                            return;
                         }
-                    });
-                } catch (IOException e) {
-                    return;
-                }
-            }
-        });
+                    }
+                });
     }
 
     @AfterAll
@@ -81,7 +99,8 @@ class FakeStreamingIT {
 
     /** Collects the frames of one channel-protocol WebSocket session. */
     static final class Session implements WebSocket.Listener {
-        final Map<Integer, ByteArrayOutputStream> channels = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<Integer, ByteArrayOutputStream> channels =
+                new java.util.concurrent.ConcurrentHashMap<>();
         final CompletableFuture<Integer> closed = new CompletableFuture<>();
         private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
         WebSocket ws;
@@ -132,22 +151,28 @@ class FakeStreamingIT {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!text(channel).endsWith(suffix)) {
                 long left = deadline - System.nanoTime();
-                assertThat(left).as("channel %d ends with %s, has %s", channel, suffix, text(channel)).isPositive();
+                assertThat(left)
+                        .as("channel %d ends with %s, has %s", channel, suffix, text(channel))
+                        .isPositive();
                 TimeUnit.NANOSECONDS.timedWait(this, left);
             }
         }
 
         void send(int channel, String text) {
             byte[] data = text.getBytes(StandardCharsets.UTF_8);
-            ByteBuffer frame = ByteBuffer.allocate(data.length + 1).put((byte) channel).put(data).flip();
+            ByteBuffer frame =
+                    ByteBuffer.allocate(data.length + 1).put((byte) channel).put(data).flip();
             ws.sendBinary(frame, true).join();
         }
     }
 
     static Session open(HttpClient http, String url, String protocol) {
         Session s = new Session();
-        s.ws = http.newWebSocketBuilder().subprotocols(protocol)
-                .buildAsync(URI.create(url.replaceFirst("^http", "ws")), s).join();
+        s.ws =
+                http.newWebSocketBuilder()
+                        .subprotocols(protocol)
+                        .buildAsync(URI.create(url.replaceFirst("^http", "ws")), s)
+                        .join();
         return s;
     }
 
@@ -159,14 +184,25 @@ class FakeStreamingIT {
     @Test
     void execRunsAHostProcessWithStdinStdoutStderrAndExitCode() throws Exception {
         String c = runningContainer();
-        String url = cri.runtimeService().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("sh").addCmd("-c")
-                .addCmd("cat; echo $GREETING >&2; exit 3").setStdin(true).setStdout(true).setStderr(true).build())
-                .getUrl();
+        String url =
+                cri.runtimeService()
+                        .exec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .addCmd("sh")
+                                        .addCmd("-c")
+                                        .addCmd("cat; echo $GREETING >&2; exit 3")
+                                        .setStdin(true)
+                                        .setStdout(true)
+                                        .setStderr(true)
+                                        .build())
+                        .getUrl();
         assertThat(url).startsWith(cri.server().streamingBaseUrl().orElseThrow().toString());
         HttpClient http = HttpClient.newHttpClient();
         Session s = open(http, url, "v5.channel.k8s.io");
         s.send(0, "hello\n");
-        s.ws.sendBinary(ByteBuffer.wrap(new byte[] {(byte) 255, 0}), true).join(); // v5: close stdin
+        s.ws.sendBinary(ByteBuffer.wrap(new byte[] {(byte) 255, 0}), true)
+                .join(); // v5: close stdin
         s.closed.get(10, TimeUnit.SECONDS);
         assertThat(s.text(1)).isEqualTo("hello\n");
         assertThat(s.text(2)).isEqualTo("hello\n"); // $GREETING from the container's environment
@@ -176,16 +212,32 @@ class FakeStreamingIT {
     @Test
     void spdyExecWithCri4jStreamingClientAsKubeletWould() throws Exception {
         String c = runningContainer();
-        java.net.URI url = java.net.URI.create(cri.runtimeService().exec(ExecRequest.newBuilder().setContainerId(c)
-                .addCmd("sh").addCmd("-c").addCmd("tr a-z A-Z; exit 4").setStdin(true).setStdout(true)
-                .setStderr(true).build()).getUrl());
-        try (io.cri4j.streaming.StreamingClient client = io.cri4j.streaming.StreamingClient.builder()
-                .transport(io.cri4j.streaming.StreamingClient.Transport.SPDY).build();
-                io.cri4j.streaming.RemoteCommand cmd = client.exec(url,
-                        new io.cri4j.streaming.CommandOptions(true, true, true, false))) {
+        java.net.URI url =
+                java.net.URI.create(
+                        cri.runtimeService()
+                                .exec(
+                                        ExecRequest.newBuilder()
+                                                .setContainerId(c)
+                                                .addCmd("sh")
+                                                .addCmd("-c")
+                                                .addCmd("tr a-z A-Z; exit 4")
+                                                .setStdin(true)
+                                                .setStdout(true)
+                                                .setStderr(true)
+                                                .build())
+                                .getUrl());
+        try (io.cri4j.streaming.StreamingClient client =
+                        io.cri4j.streaming.StreamingClient.builder()
+                                .transport(io.cri4j.streaming.StreamingClient.Transport.SPDY)
+                                .build();
+                io.cri4j.streaming.RemoteCommand cmd =
+                        client.exec(
+                                url,
+                                new io.cri4j.streaming.CommandOptions(true, true, true, false))) {
             cmd.stdin().write("shout\n".getBytes(StandardCharsets.UTF_8));
             cmd.stdin().close();
-            assertThat(new String(cmd.stdout().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("SHOUT\n");
+            assertThat(new String(cmd.stdout().readAllBytes(), StandardCharsets.UTF_8))
+                    .isEqualTo("SHOUT\n");
             assertThat(cmd.exitCode().get(10, TimeUnit.SECONDS)).isEqualTo(4);
         }
     }
@@ -193,8 +245,16 @@ class FakeStreamingIT {
     @Test
     void execExitZeroReportsSuccess() throws Exception {
         String c = runningContainer();
-        String url = cri.runtimeService().exec(ExecRequest.newBuilder().setContainerId(c).addCmd("echo")
-                .addCmd("plain").setStdout(true).build()).getUrl();
+        String url =
+                cri.runtimeService()
+                        .exec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .addCmd("echo")
+                                        .addCmd("plain")
+                                        .setStdout(true)
+                                        .build())
+                        .getUrl();
         Session s = open(HttpClient.newHttpClient(), url, "v4.channel.k8s.io");
         s.closed.get(10, TimeUnit.SECONDS);
         assertThat(s.text(1)).isEqualTo("plain\n");
@@ -204,8 +264,15 @@ class FakeStreamingIT {
     @Test
     void attachEchoesStdinUntilTheContainerStops() throws Exception {
         String c = runningContainer();
-        String url = cri.runtimeService().attach(AttachRequest.newBuilder().setContainerId(c).setStdin(true)
-                .setStdout(true).build()).getUrl();
+        String url =
+                cri.runtimeService()
+                        .attach(
+                                AttachRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .setStdin(true)
+                                        .setStdout(true)
+                                        .build())
+                        .getUrl();
         Session s = open(HttpClient.newHttpClient(), url, "v5.channel.k8s.io");
         s.send(0, "ping\n");
         s.awaitEnding(1, "ping\n");
@@ -217,15 +284,23 @@ class FakeStreamingIT {
     @Test
     void portForwardConnectsToTheMappedLocalPort() throws Exception {
         String pod = cri.fakeRuntime().runPodSandbox(Cri.pod("pf", Map.of()));
-        String url = cri.runtimeService().portForward(PortForwardRequest.newBuilder().setPodSandboxId(pod).addPort(80)
-                .build()).getUrl();
+        String url =
+                cri.runtimeService()
+                        .portForward(
+                                PortForwardRequest.newBuilder()
+                                        .setPodSandboxId(pod)
+                                        .addPort(80)
+                                        .build())
+                        .getUrl();
         Session s = open(HttpClient.newHttpClient(), url, "v4.channel.k8s.io");
         s.send(0, "knock");
-        // channel 0 starts with the port (2 bytes, little endian) then carries the echo server's answer
+        // channel 0 starts with the port (2 bytes, little endian) then carries the echo server's
+        // answer
         s.awaitEnding(0, "echo:knock");
         byte[] data = s.bytes(0);
         assertThat(data[0] & 0xff | (data[1] & 0xff) << 8).isEqualTo(80);
-        assertThat(new String(data, 2, data.length - 2, StandardCharsets.UTF_8)).isEqualTo("echo:knock");
+        assertThat(new String(data, 2, data.length - 2, StandardCharsets.UTF_8))
+                .isEqualTo("echo:knock");
         s.ws.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
     }
 }

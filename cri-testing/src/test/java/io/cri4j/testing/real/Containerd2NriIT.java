@@ -28,45 +28,79 @@ import org.junit.jupiter.api.io.TempDir;
 class Containerd2NriIT {
 
     @RegisterExtension
-    static final ContainerdExtension CONTAINERD = ContainerdExtension.builder().containerd2WithNri().build();
+    static final ContainerdExtension CONTAINERD =
+            ContainerdExtension.builder().containerd2WithNri().build();
 
-    @TempDir
-    Path logs;
+    @TempDir Path logs;
 
     @Test
     void runsContainerd214WithNrisGoLoggerAndSurvivesARestart() throws Exception {
         LocalContainerd containerd = CONTAINERD.containerd();
         assertThat(containerd.hasNri()).isTrue();
-        assertThat(containerd.nriSocket()).isEqualTo(containerd.directory().resolve("nri.sock")).exists();
+        assertThat(containerd.nriSocket())
+                .isEqualTo(containerd.directory().resolve("nri.sock"))
+                .exists();
         ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
         try {
             CriCalls cri = new CriCalls(channel);
-            assertThat(cri.runtime.version(VersionRequest.newBuilder().setVersion("v1").build()).getRuntimeVersion())
+            assertThat(
+                            cri.runtime
+                                    .version(VersionRequest.newBuilder().setVersion("v1").build())
+                                    .getRuntimeVersion())
                     .startsWith("2.1.4");
             String image = containerd.registry().push(TestImage.busybox()).reference();
             cri.pull(image);
             PodSandboxConfig pod = CriCalls.podConfig("nri", true, logs);
             String podId = cri.runPod(pod);
             String id;
-            try (NriGoPlugin logger = NriGoPlugin.logger(containerd, 20, "-add-env", "CRI4J_FROM_GO")) {
+            try (NriGoPlugin logger =
+                    NriGoPlugin.logger(containerd, 20, "-add-env", "CRI4J_FROM_GO")) {
                 assertThat(logger.fullName()).isEqualTo("20-nri-logger");
-                assertThat(Files.readSymbolicLink(Path.of(NriSocketLink.LINK))).isEqualTo(containerd.nriSocket());
-                id = cri.runtime.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(CreateContainerRequest
-                        .newBuilder().setPodSandboxId(podId).setSandboxConfig(pod).setConfig(ContainerConfig.newBuilder()
-                                .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                                .setImage(ImageSpec.newBuilder().setImage(image)).addCommand("sleep").addArgs("60")
-                                .setLogPath("app.log")).build()).getContainerId();
-                String info = cri.runtime.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(id)
-                        .setVerbose(true).build()).getInfoOrThrow("info");
+                assertThat(Files.readSymbolicLink(Path.of(NriSocketLink.LINK)))
+                        .isEqualTo(containerd.nriSocket());
+                id =
+                        cri.runtime
+                                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .createContainer(
+                                        CreateContainerRequest.newBuilder()
+                                                .setPodSandboxId(podId)
+                                                .setSandboxConfig(pod)
+                                                .setConfig(
+                                                        ContainerConfig.newBuilder()
+                                                                .setMetadata(
+                                                                        ContainerMetadata
+                                                                                .newBuilder()
+                                                                                .setName("app"))
+                                                                .setImage(
+                                                                        ImageSpec.newBuilder()
+                                                                                .setImage(image))
+                                                                .addCommand("sleep")
+                                                                .addArgs("60")
+                                                                .setLogPath("app.log"))
+                                                .build())
+                                .getContainerId();
+                String info =
+                        cri.runtime
+                                .containerStatus(
+                                        ContainerStatusRequest.newBuilder()
+                                                .setContainerId(id)
+                                                .setVerbose(true)
+                                                .build())
+                                .getInfoOrThrow("info");
                 assertThat(info).containsPattern("CRI4J_FROM_GO=logger-pid-\\d+");
             }
-            assertThat(Path.of(NriSocketLink.LINK)).as("link removed with the last Go plugin")
+            assertThat(Path.of(NriSocketLink.LINK))
+                    .as("link removed with the last Go plugin")
                     .matches(p -> !Files.exists(p, LinkOption.NOFOLLOW_LINKS));
 
             containerd.restart();
-            assertThat(cri.runtime.withDeadlineAfter(30, TimeUnit.SECONDS)
-                    .listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList())
-                    .extracting(p -> p.getId()).contains(podId);
+            assertThat(
+                            cri.runtime
+                                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .listPodSandbox(ListPodSandboxRequest.getDefaultInstance())
+                                    .getItemsList())
+                    .extracting(p -> p.getId())
+                    .contains(podId);
             assertThat(containerd.nriSocket()).exists();
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

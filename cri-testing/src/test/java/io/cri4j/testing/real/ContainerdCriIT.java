@@ -54,15 +54,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ContainerdCriIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
     private static ManagedChannel channel;
     private static RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime;
     private static ImageServiceGrpc.ImageServiceBlockingStub images;
 
-    @TempDir
-    Path logs;
+    @TempDir Path logs;
 
     @BeforeAll
     static void connect() {
@@ -80,8 +78,9 @@ class ContainerdCriIT {
 
     @Test
     void versionAnswersOnV1() {
-        VersionResponse v = runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
-                .version(VersionRequest.newBuilder().setVersion("v1").build());
+        VersionResponse v =
+                runtime.withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .version(VersionRequest.newBuilder().setVersion("v1").build());
         assertThat(v.getRuntimeName()).isEqualTo("containerd");
         assertThat(v.getRuntimeVersion()).isNotBlank();
         assertThat(v.getRuntimeApiVersion()).isEqualTo("v1");
@@ -92,8 +91,10 @@ class ContainerdCriIT {
         io.cri4j.cri.v1alpha2.VersionResponse v =
                 io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(channel)
                         .withDeadlineAfter(5, TimeUnit.SECONDS)
-                        .version(io.cri4j.cri.v1alpha2.VersionRequest.newBuilder().setVersion("v1alpha2")
-                                .build());
+                        .version(
+                                io.cri4j.cri.v1alpha2.VersionRequest.newBuilder()
+                                        .setVersion("v1alpha2")
+                                        .build());
         assertThat(v.getRuntimeName()).isEqualTo("containerd");
         assertThat(v.getRuntimeApiVersion()).isEqualTo("v1alpha2");
     }
@@ -101,77 +102,144 @@ class ContainerdCriIT {
     @Test
     void hostNetworkPodRunsAContainerFromTheLocalRegistry() throws Exception {
         String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-        String imageRef = images.withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build())
-                .getImageRef();
+        String imageRef =
+                images.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .pullImage(
+                                PullImageRequest.newBuilder()
+                                        .setImage(ImageSpec.newBuilder().setImage(image))
+                                        .build())
+                        .getImageRef();
         assertThat(imageRef).startsWith("sha256:");
 
-        PodSandboxConfig podConfig = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName("it-host-net")
-                        .setNamespace("cri4j").setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(logs.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(
-                        LinuxSandboxSecurityContext.newBuilder().setNamespaceOptions(
-                                NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
-                .build();
-        String podId = runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
-                .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
-                .getPodSandboxId();
-        assertThat(runtime.podSandboxStatus(PodSandboxStatusRequest.newBuilder()
-                .setPodSandboxId(podId).build()).getStatus().getState())
+        PodSandboxConfig podConfig =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName("it-host-net")
+                                        .setNamespace("cri4j")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .setLogDirectory(logs.toString())
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode
+                                                                                        .NODE))))
+                        .build();
+        String podId =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .runPodSandbox(
+                                RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
+                        .getPodSandboxId();
+        assertThat(
+                        runtime.podSandboxStatus(
+                                        PodSandboxStatusRequest.newBuilder()
+                                                .setPodSandboxId(podId)
+                                                .build())
+                                .getStatus()
+                                .getState())
                 .isEqualTo(PodSandboxState.SANDBOX_READY);
 
-        ContainerConfig containerConfig = ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
-                .setImage(ImageSpec.newBuilder().setImage(image))
-                .addCommand("sh").addArgs("-c")
-                .addArgs("trap 'echo bye; exit 0' TERM; echo started; sleep 3600 & wait")
-                .setLogPath("sleeper.log")
-                .build();
-        String containerId = runtime.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(
-                CreateContainerRequest.newBuilder().setPodSandboxId(podId).setConfig(containerConfig)
-                        .setSandboxConfig(podConfig).build()).getContainerId();
-        runtime.withDeadlineAfter(60, TimeUnit.SECONDS).startContainer(
-                StartContainerRequest.newBuilder().setContainerId(containerId).build());
+        ContainerConfig containerConfig =
+                ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
+                        .setImage(ImageSpec.newBuilder().setImage(image))
+                        .addCommand("sh")
+                        .addArgs("-c")
+                        .addArgs("trap 'echo bye; exit 0' TERM; echo started; sleep 3600 & wait")
+                        .setLogPath("sleeper.log")
+                        .build();
+        String containerId =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setConfig(containerConfig)
+                                        .setSandboxConfig(podConfig)
+                                        .build())
+                        .getContainerId();
+        runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .startContainer(
+                        StartContainerRequest.newBuilder().setContainerId(containerId).build());
 
-        var listed = runtime.listContainers(ListContainersRequest.newBuilder().setFilter(
-                ContainerFilter.newBuilder().setPodSandboxId(podId)).build()).getContainersList();
+        var listed =
+                runtime.listContainers(
+                                ListContainersRequest.newBuilder()
+                                        .setFilter(
+                                                ContainerFilter.newBuilder().setPodSandboxId(podId))
+                                        .build())
+                        .getContainersList();
         assertThat(listed).hasSize(1);
         assertThat(listed.get(0).getId()).isEqualTo(containerId);
         assertThat(listed.get(0).getState()).isEqualTo(ContainerState.CONTAINER_RUNNING);
         assertThat(listed.get(0).getImageRef()).isEqualTo(imageRef);
 
         Path log = logs.resolve("sleeper.log");
-        Await.until("the container logging 'started'", Duration.ofSeconds(10),
+        Await.until(
+                "the container logging 'started'",
+                Duration.ofSeconds(10),
                 () -> Files.exists(log) && Files.readString(log).contains(" stdout F started"));
 
         long t0 = System.nanoTime();
-        runtime.withDeadlineAfter(60, TimeUnit.SECONDS).stopContainer(
-                StopContainerRequest.newBuilder().setContainerId(containerId).setTimeout(30).build());
+        runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .stopContainer(
+                        StopContainerRequest.newBuilder()
+                                .setContainerId(containerId)
+                                .setTimeout(30)
+                                .build());
         long stopMillis = (System.nanoTime() - t0) / 1_000_000;
-        ContainerStatusResponse status = runtime.containerStatus(
-                ContainerStatusRequest.newBuilder().setContainerId(containerId).build());
+        ContainerStatusResponse status =
+                runtime.containerStatus(
+                        ContainerStatusRequest.newBuilder().setContainerId(containerId).build());
         assertThat(status.getStatus().getState()).isEqualTo(ContainerState.CONTAINER_EXITED);
         assertThat(status.getStatus().getExitCode()).as("exit code after SIGTERM").isZero();
         assertThat(stopMillis).as("SIGTERM handled, no 30 s kill timeout").isLessThan(10_000);
         assertThat(Files.readString(log)).contains(" stdout F bye");
-        assertThat(runtime.listContainers(ListContainersRequest.newBuilder().setFilter(
-                        ContainerFilter.newBuilder().setPodSandboxId(podId)).build()).getContainers(0)
-                .getState()).isEqualTo(ContainerState.CONTAINER_EXITED);
+        assertThat(
+                        runtime.listContainers(
+                                        ListContainersRequest.newBuilder()
+                                                .setFilter(
+                                                        ContainerFilter.newBuilder()
+                                                                .setPodSandboxId(podId))
+                                                .build())
+                                .getContainers(0)
+                                .getState())
+                .isEqualTo(ContainerState.CONTAINER_EXITED);
 
-        runtime.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(containerId)
-                .build());
-        assertThat(runtime.listContainers(ListContainersRequest.newBuilder().setFilter(
-                ContainerFilter.newBuilder().setPodSandboxId(podId)).build()).getContainersList())
+        runtime.removeContainer(
+                RemoveContainerRequest.newBuilder().setContainerId(containerId).build());
+        assertThat(
+                        runtime.listContainers(
+                                        ListContainersRequest.newBuilder()
+                                                .setFilter(
+                                                        ContainerFilter.newBuilder()
+                                                                .setPodSandboxId(podId))
+                                                .build())
+                                .getContainersList())
                 .isEmpty();
-        runtime.withDeadlineAfter(60, TimeUnit.SECONDS).stopPodSandbox(
-                StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-        runtime.withDeadlineAfter(60, TimeUnit.SECONDS).removePodSandbox(
-                RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-        assertThat(runtime.listPodSandbox(ListPodSandboxRequest.newBuilder().setFilter(
-                PodSandboxFilter.newBuilder().setId(podId)).build()).getItemsList()).isEmpty();
-        assertThat(images.imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image)).build()).getImage().getId())
+        runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+        runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .removePodSandbox(
+                        RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+        assertThat(
+                        runtime.listPodSandbox(
+                                        ListPodSandboxRequest.newBuilder()
+                                                .setFilter(
+                                                        PodSandboxFilter.newBuilder().setId(podId))
+                                                .build())
+                                .getItemsList())
+                .isEmpty();
+        assertThat(
+                        images.imageStatus(
+                                        ImageStatusRequest.newBuilder()
+                                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                                .build())
+                                .getImage()
+                                .getId())
                 .isEqualTo(imageRef);
     }
 }

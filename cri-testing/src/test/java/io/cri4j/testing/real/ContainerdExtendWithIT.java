@@ -24,8 +24,11 @@ class ContainerdExtendWithIT {
         assertThat(containerd.namespace()).isEqualTo("k8s.io");
         ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
         try {
-            assertThat(RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                    .version(VersionRequest.newBuilder().setVersion("v1").build()).getRuntimeName())
+            assertThat(
+                            RuntimeServiceGrpc.newBlockingStub(channel)
+                                    .withDeadlineAfter(5, TimeUnit.SECONDS)
+                                    .version(VersionRequest.newBuilder().setVersion("v1").build())
+                                    .getRuntimeName())
                     .isEqualTo("containerd");
         } finally {
             channel.shutdownNow();

@@ -35,19 +35,33 @@ final class CriCalls {
     }
 
     String pull(String image) {
-        return images.withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(PullImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image)).build()).getImageRef();
+        return images.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .pullImage(
+                        PullImageRequest.newBuilder()
+                                .setImage(ImageSpec.newBuilder().setImage(image))
+                                .build())
+                .getImageRef();
     }
 
     static PodSandboxConfig podConfig(String name, boolean hostNetwork, Path logDir) {
         return PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("cri4j")
-                        .setUid(UUID.randomUUID().toString()))
+                .setMetadata(
+                        PodSandboxMetadata.newBuilder()
+                                .setName(name)
+                                .setNamespace("cri4j")
+                                .setUid(UUID.randomUUID().toString()))
                 .setLogDirectory(logDir.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(
-                        LinuxSandboxSecurityContext.newBuilder().setNamespaceOptions(
-                                NamespaceOption.newBuilder().setNetwork(
-                                        hostNetwork ? NamespaceMode.NODE : NamespaceMode.POD))))
+                .setLinux(
+                        LinuxPodSandboxConfig.newBuilder()
+                                .setSecurityContext(
+                                        LinuxSandboxSecurityContext.newBuilder()
+                                                .setNamespaceOptions(
+                                                        NamespaceOption.newBuilder()
+                                                                .setNetwork(
+                                                                        hostNetwork
+                                                                                ? NamespaceMode.NODE
+                                                                                : NamespaceMode
+                                                                                        .POD))))
                 .build();
     }
 
@@ -59,15 +73,23 @@ final class CriCalls {
 
     /** Creates and starts a container running {@code sleep 3600} from {@code image}. */
     String startSleeper(String podId, PodSandboxConfig podConfig, String image) {
-        ContainerConfig config = ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
-                .setImage(ImageSpec.newBuilder().setImage(image))
-                .addCommand("sleep").addArgs("3600")
-                .setLogPath("sleeper.log")
-                .build();
-        String id = runtime.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(
-                CreateContainerRequest.newBuilder().setPodSandboxId(podId).setConfig(config)
-                        .setSandboxConfig(podConfig).build()).getContainerId();
+        ContainerConfig config =
+                ContainerConfig.newBuilder()
+                        .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
+                        .setImage(ImageSpec.newBuilder().setImage(image))
+                        .addCommand("sleep")
+                        .addArgs("3600")
+                        .setLogPath("sleeper.log")
+                        .build();
+        String id =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setConfig(config)
+                                        .setSandboxConfig(podConfig)
+                                        .build())
+                        .getContainerId();
         runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
                 .startContainer(StartContainerRequest.newBuilder().setContainerId(id).build());
         return id;
@@ -75,15 +97,25 @@ final class CriCalls {
 
     /** The host pid of a container's init process, from containerd's verbose status. */
     long containerPid(String containerId) {
-        String info = runtime.containerStatus(ContainerStatusRequest.newBuilder()
-                .setContainerId(containerId).setVerbose(true).build()).getInfoOrThrow("info");
+        String info =
+                runtime.containerStatus(
+                                ContainerStatusRequest.newBuilder()
+                                        .setContainerId(containerId)
+                                        .setVerbose(true)
+                                        .build())
+                        .getInfoOrThrow("info");
         return JsonParser.parseString(info).getAsJsonObject().get("pid").getAsLong();
     }
 
     /** The host pid of a sandbox's pause process, from containerd's verbose status. */
     long sandboxPid(String podId) {
-        String info = runtime.podSandboxStatus(PodSandboxStatusRequest.newBuilder()
-                .setPodSandboxId(podId).setVerbose(true).build()).getInfoOrThrow("info");
+        String info =
+                runtime.podSandboxStatus(
+                                PodSandboxStatusRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setVerbose(true)
+                                        .build())
+                        .getInfoOrThrow("info");
         return JsonParser.parseString(info).getAsJsonObject().get("pid").getAsLong();
     }
 }

@@ -30,8 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LocalContainerdLifecycleIT {
 
-    @TempDir
-    Path logs;
+    @TempDir Path logs;
 
     @Test
     void closeRemovesRunningPodsProcessesShimsMountsAndTheTempDir() throws Exception {
@@ -82,7 +81,9 @@ class LocalContainerdLifecycleIT {
             Files.writeString(containerd.directory().resolve("owner"), gone.pid() + " " + started);
 
             StaleHarnessDirs.reap(tmp);
-            Await.until("containerd killed", Duration.ofSeconds(5),
+            Await.until(
+                    "containerd killed",
+                    Duration.ofSeconds(5),
                     () -> isGoneOrZombie(containerd.pid()));
         } finally {
             containerd.close();
@@ -99,22 +100,30 @@ class LocalContainerdLifecycleIT {
         assertThat(registry.isRunning()).isFalse();
         assertThat(registry.directory()).doesNotExist();
         assertThatThrownBy(() -> registry.push(TestImage.busybox()))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test
     void aRegistryPassedInStaysOwnedByTheCaller() {
         try (LocalRegistry registry = LocalRegistry.builder().start()) {
-            try (LocalContainerd containerd = LocalContainerd.builder().registry(registry).start()) {
+            try (LocalContainerd containerd =
+                    LocalContainerd.builder().registry(registry).start()) {
                 assertThat(containerd.registry()).isSameAs(registry);
-                assertThat(containerd.sandboxImage()).isEqualTo(registry.reference(TestImage.pause()));
+                assertThat(containerd.sandboxImage())
+                        .isEqualTo(registry.reference(TestImage.pause()));
             }
             assertThat(registry.isRunning()).isTrue();
         }
     }
 
-    private record Leftovers(Path dir, Path socket, List<Long> pids, List<Path> shimSockets,
-            String podId, String bridge) {}
+    private record Leftovers(
+            Path dir,
+            Path socket,
+            List<Long> pids,
+            List<Path> shimSockets,
+            String podId,
+            String bridge) {}
 
     private Leftovers runPodWithOwnNetworkAndKeepIt(LocalContainerd containerd) throws Exception {
         ManagedChannel channel = CriChannels.newChannel(containerd.endpoint());
@@ -124,14 +133,29 @@ class LocalContainerdLifecycleIT {
             cri.pull(image);
             PodSandboxConfig pod = CriCalls.podConfig("it-own-net", false, logs);
             String podId = cri.runPod(pod);
-            String ip = cri.runtime.podSandboxStatus(PodSandboxStatusRequest.newBuilder()
-                    .setPodSandboxId(podId).build()).getStatus().getNetwork().getIp();
+            String ip =
+                    cri.runtime
+                            .podSandboxStatus(
+                                    PodSandboxStatusRequest.newBuilder()
+                                            .setPodSandboxId(podId)
+                                            .build())
+                            .getStatus()
+                            .getNetwork()
+                            .getIp();
             assertThat(ip).as("pod IP from the private CNI bridge").startsWith("10.254.254.");
             String containerId = cri.startSleeper(podId, pod, image);
-            String bridge = JsonParser.parseString(Files.readString(
-                            containerd.directory().resolve("cni/net.d/10-cri4j.conflist")))
-                    .getAsJsonObject().getAsJsonArray("plugins").get(0).getAsJsonObject()
-                    .get("bridge").getAsString();
+            String bridge =
+                    JsonParser.parseString(
+                                    Files.readString(
+                                            containerd
+                                                    .directory()
+                                                    .resolve("cni/net.d/10-cri4j.conflist")))
+                            .getAsJsonObject()
+                            .getAsJsonArray("plugins")
+                            .get(0)
+                            .getAsJsonObject()
+                            .get("bridge")
+                            .getAsString();
             assertThat(Path.of("/sys/class/net", bridge)).as("CNI bridge").exists();
             List<Long> pids = List.of(cri.sandboxPid(podId), cri.containerPid(containerId));
             for (long pid : pids) {
@@ -139,8 +163,13 @@ class LocalContainerdLifecycleIT {
             }
             assertThat(shimPids(containerd.socketPath())).isNotEmpty();
             assertThat(TempDirs.mountsUnder(containerd.directory())).isNotEmpty();
-            return new Leftovers(containerd.directory(), containerd.socketPath(), pids,
-                    shimSockets(containerd.directory()), podId, bridge);
+            return new Leftovers(
+                    containerd.directory(),
+                    containerd.socketPath(),
+                    pids,
+                    shimSockets(containerd.directory()),
+                    podId,
+                    bridge);
         } finally {
             channel.shutdownNow();
         }
@@ -162,7 +191,8 @@ class LocalContainerdLifecycleIT {
         if (Files.isDirectory(cniResults)) {
             try (Stream<Path> results = Files.list(cniResults)) {
                 assertThat(results.map(p -> p.getFileName().toString()))
-                        .as("CNI results cache").noneMatch(n -> n.contains(before.podId()));
+                        .as("CNI results cache")
+                        .noneMatch(n -> n.contains(before.podId()));
             }
         }
         assertThat(before.dir()).doesNotExist();
@@ -200,9 +230,12 @@ class LocalContainerdLifecycleIT {
         try (DirectoryStream<Path> proc = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path p : proc) {
                 try {
-                    String cmdline = new String(Files.readAllBytes(p.resolve("cmdline")),
-                            StandardCharsets.UTF_8);
-                    if (cmdline.contains("containerd-shim") && cmdline.contains("\0" + socket + "\0")) {
+                    String cmdline =
+                            new String(
+                                    Files.readAllBytes(p.resolve("cmdline")),
+                                    StandardCharsets.UTF_8);
+                    if (cmdline.contains("containerd-shim")
+                            && cmdline.contains("\0" + socket + "\0")) {
                         pids.add(Long.parseLong(p.getFileName().toString()));
                     }
                 } catch (IOException ignored) {

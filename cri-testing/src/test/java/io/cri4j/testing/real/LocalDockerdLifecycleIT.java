@@ -24,8 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class LocalDockerdLifecycleIT {
 
-    @RegisterExtension
-    static final DockerdExtension DOCKERD = new DockerdExtension();
+    @RegisterExtension static final DockerdExtension DOCKERD = new DockerdExtension();
 
     @Test
     void extensionServesTheEngineApiOnItsSocket(LocalDockerd dockerd) throws IOException {
@@ -42,9 +41,12 @@ class LocalDockerdLifecycleIT {
         List<Long> running;
         try {
             running = dockerd.processes();
-            assertThat(running).as("dockerd and the containerd it started").contains(dockerd.pid())
+            assertThat(running)
+                    .as("dockerd and the containerd it started")
+                    .contains(dockerd.pid())
                     .hasSizeGreaterThanOrEqualTo(2);
-            assertThat(running).anyMatch(pid -> command(pid).contains("containerd --config " + dir));
+            assertThat(running)
+                    .anyMatch(pid -> command(pid).contains("containerd --config " + dir));
             assertThat(TempDirs.mountsUnder(dir)).as("dockerd mounts its data root").isNotEmpty();
         } finally {
             dockerd.close();
@@ -70,7 +72,8 @@ class LocalDockerdLifecycleIT {
         assertAllGone(dockerd, dir, running);
     }
 
-    private static void assertAllGone(LocalDockerd dockerd, Path dir, List<Long> before) throws Exception {
+    private static void assertAllGone(LocalDockerd dockerd, Path dir, List<Long> before)
+            throws Exception {
         assertThat(dockerd.processes()).isEmpty();
         for (long pid : before) {
             // a killed process may stay a zombie until its new parent reaps it: bounded wait
@@ -81,7 +84,8 @@ class LocalDockerdLifecycleIT {
         }
         assertThat(TempDirs.mountsUnder(dir)).isEmpty();
         assertThat(Files.exists(dir)).isFalse();
-        assertThatThrownBy(() -> get(dir.resolve("docker.sock"), "/_ping")).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> get(dir.resolve("docker.sock"), "/_ping"))
+                .isInstanceOf(IOException.class);
     }
 
     private static String command(long pid) {
@@ -91,8 +95,10 @@ class LocalDockerdLifecycleIT {
     private static String get(Path socket, String path) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(socket));
-            ch.write(ByteBuffer.wrap(("GET " + path + " HTTP/1.0\r\nHost: docker\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII)));
+            ch.write(
+                    ByteBuffer.wrap(
+                            ("GET " + path + " HTTP/1.0\r\nHost: docker\r\n\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII)));
             ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
             while (buf.hasRemaining() && ch.read(buf) >= 0) {
                 // until dockerd closes the HTTP/1.0 connection

@@ -23,8 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class PushedImagesIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static ManagedChannel channel;
@@ -44,12 +43,19 @@ class PushedImagesIT {
     @Test
     void busyboxIsAnOciImageThatContainerdPulls() throws Exception {
         PushedImage image = CONTAINERD.registry().push(TestImage.busybox());
-        assertThat(image.reference()).isEqualTo(CONTAINERD.registry().hostPort() + "/cri4j/busybox:1.0");
-        assertThat(image.manifest().mediaType()).isEqualTo("application/vnd.oci.image.manifest.v1+json");
+        assertThat(image.reference())
+                .isEqualTo(CONTAINERD.registry().hostPort() + "/cri4j/busybox:1.0");
+        assertThat(image.manifest().mediaType())
+                .isEqualTo("application/vnd.oci.image.manifest.v1+json");
         assertThat(image.platformManifest()).isEqualTo(image.manifest());
-        assertThat(image.config().mediaType()).isEqualTo("application/vnd.oci.image.config.v1+json");
-        assertThat(image.layers()).singleElement().satisfies(layer ->
-                assertThat(layer.mediaType()).isEqualTo("application/vnd.oci.image.layer.v1.tar+gzip"));
+        assertThat(image.config().mediaType())
+                .isEqualTo("application/vnd.oci.image.config.v1+json");
+        assertThat(image.layers())
+                .singleElement()
+                .satisfies(
+                        layer ->
+                                assertThat(layer.mediaType())
+                                        .isEqualTo("application/vnd.oci.image.layer.v1.tar+gzip"));
         assertLayersServedWithRecordedSizes(image);
         assertPullable(image);
     }
@@ -61,8 +67,13 @@ class PushedImagesIT {
                 .isEqualTo("application/vnd.docker.distribution.manifest.v2+json");
         assertThat(image.config().mediaType())
                 .isEqualTo("application/vnd.docker.container.image.v1+json");
-        assertThat(image.layers()).singleElement().satisfies(layer -> assertThat(layer.mediaType())
-                .isEqualTo("application/vnd.docker.image.rootfs.diff.tar.gzip"));
+        assertThat(image.layers())
+                .singleElement()
+                .satisfies(
+                        layer ->
+                                assertThat(layer.mediaType())
+                                        .isEqualTo(
+                                                "application/vnd.docker.image.rootfs.diff.tar.gzip"));
         assertLayersServedWithRecordedSizes(image);
         assertPullable(image);
     }
@@ -70,7 +81,8 @@ class PushedImagesIT {
     @Test
     void multiPlatformIsAnIndexAndContainerdPicksThisHostsManifest() throws Exception {
         PushedImage image = CONTAINERD.registry().push(TestImage.busyboxMultiPlatform());
-        assertThat(image.manifest().mediaType()).isEqualTo("application/vnd.oci.image.index.v1+json");
+        assertThat(image.manifest().mediaType())
+                .isEqualTo("application/vnd.oci.image.index.v1+json");
         assertThat(image.platforms()).hasSize(2).contains("linux/" + hostArch());
         assertThat(image.platformManifest().digest()).isNotEqualTo(image.manifest().digest());
         assertLayersServedWithRecordedSizes(image);
@@ -82,8 +94,14 @@ class PushedImagesIT {
     void pauseImageIsTheSandboxImageAndAlreadyInContainerd() {
         PushedImage pause = CONTAINERD.registry().push(TestImage.pause());
         assertThat(CONTAINERD.containerd().sandboxImage()).isEqualTo(pause.reference());
-        Image status = cri.images.imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(pause.reference())).build()).getImage();
+        Image status =
+                cri.images
+                        .imageStatus(
+                                ImageStatusRequest.newBuilder()
+                                        .setImage(
+                                                ImageSpec.newBuilder().setImage(pause.reference()))
+                                        .build())
+                        .getImage();
         assertThat(status.getId()).isEqualTo(pause.config().digest());
         assertThat(status.getSize()).isPositive();
     }
@@ -109,8 +127,9 @@ class PushedImagesIT {
         assertThat(image.layers().get(1).size()).isGreaterThanOrEqualTo(64L << 20);
         long t0 = System.nanoTime();
         Image pulled = assertPullable(image);
-        System.out.printf("pulled %s (%d layer bytes) through CRI in %d ms%n", image.reference(),
-                image.layersSize(), (System.nanoTime() - t0) / 1_000_000);
+        System.out.printf(
+                "pulled %s (%d layer bytes) through CRI in %d ms%n",
+                image.reference(), image.layersSize(), (System.nanoTime() - t0) / 1_000_000);
         assertThat(pulled.getSize()).isGreaterThan(64L << 20);
     }
 
@@ -123,8 +142,14 @@ class PushedImagesIT {
     private static Image assertPullable(PushedImage image) {
         String ref = cri.pull(image.reference());
         assertThat(ref).isEqualTo(image.config().digest());
-        Image status = cri.images.imageStatus(ImageStatusRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image.reference())).build()).getImage();
+        Image status =
+                cri.images
+                        .imageStatus(
+                                ImageStatusRequest.newBuilder()
+                                        .setImage(
+                                                ImageSpec.newBuilder().setImage(image.reference()))
+                                        .build())
+                        .getImage();
         assertThat(status.getId()).isEqualTo(image.config().digest());
         assertThat(status.getSize()).isPositive();
         assertThat(status.getRepoTagsList()).contains(image.reference());
@@ -135,13 +160,21 @@ class PushedImagesIT {
     /** HEAD each blob: the registry's Content-Length is the size the record claims. */
     private static void assertLayersServedWithRecordedSizes(PushedImage image) throws Exception {
         for (PushedImage.Blob blob : image.layers()) {
-            HttpResponse<Void> response = HTTP.send(HttpRequest.newBuilder(URI.create(
-                            CONTAINERD.registry().url() + "/v2/" + image.repository() + "/blobs/" + blob.digest()))
-                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10))
-                    .build(), HttpResponse.BodyHandlers.discarding());
+            HttpResponse<Void> response =
+                    HTTP.send(
+                            HttpRequest.newBuilder(
+                                            URI.create(
+                                                    CONTAINERD.registry().url()
+                                                            + "/v2/"
+                                                            + image.repository()
+                                                            + "/blobs/"
+                                                            + blob.digest()))
+                                    .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                                    .timeout(Duration.ofSeconds(10))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding());
             assertThat(response.statusCode()).isEqualTo(200);
-            assertThat(response.headers().firstValueAsLong("Content-Length"))
-                    .hasValue(blob.size());
+            assertThat(response.headers().firstValueAsLong("Content-Length")).hasValue(blob.size());
         }
     }
 

@@ -52,25 +52,35 @@ class RegistryExtensionIT {
     void containerdUsesTheRegisteredRegistry(LocalRegistry injected) {
         assertThat(CONTAINERD.registry()).isSameAs(REGISTRY.registry()).isSameAs(injected);
         assertThat(REGISTRY.hostPort()).startsWith("127.0.0.1:");
-        assertThat(REGISTRY.registry().basicAuth()).hasValueSatisfying(a -> {
-            assertThat(a.username()).isEqualTo("alice");
-            assertThat(a.toString()).doesNotContain("s3cret");
-        });
+        assertThat(REGISTRY.registry().basicAuth())
+                .hasValueSatisfying(
+                        a -> {
+                            assertThat(a.username()).isEqualTo("alice");
+                            assertThat(a.toString()).doesNotContain("s3cret");
+                        });
     }
 
     @Test
     void anonymousRequestsAreRefusedAndPullsNeedCredentials() throws Exception {
         assertThat(get("/v2/")).isEqualTo(401);
         String ref = REGISTRY.push(TestImage.busybox()).reference();
-        assertThatThrownBy(() -> pull(ref, null)).isInstanceOf(StatusRuntimeException.class)
+        assertThatThrownBy(() -> pull(ref, null))
+                .isInstanceOf(StatusRuntimeException.class)
                 .hasMessageContaining("401");
-        assertThat(pull(ref, AuthConfig.newBuilder().setUsername("alice").setPassword("s3cret!")
-                .build())).startsWith("sha256:");
+        assertThat(
+                        pull(
+                                ref,
+                                AuthConfig.newBuilder()
+                                        .setUsername("alice")
+                                        .setPassword("s3cret!")
+                                        .build()))
+                .startsWith("sha256:");
     }
 
     @Test
     void stoppedRegistryRefusesConnectionsUntilRestartedOnTheSamePort() throws Exception {
-        AuthConfig auth = AuthConfig.newBuilder().setUsername("alice").setPassword("s3cret!").build();
+        AuthConfig auth =
+                AuthConfig.newBuilder().setUsername("alice").setPassword("s3cret!").build();
         LocalRegistry registry = REGISTRY.registry();
         int port = registry.port();
         String ref = registry.push(TestImage.busyboxDocker()).reference();
@@ -78,14 +88,16 @@ class RegistryExtensionIT {
         registry.stop();
         assertThat(registry.isRunning()).isFalse();
         assertThatThrownBy(() -> get("/v2/")).isInstanceOf(ConnectException.class);
-        assertThatThrownBy(() -> pull(ref, auth)).isInstanceOf(StatusRuntimeException.class)
+        assertThatThrownBy(() -> pull(ref, auth))
+                .isInstanceOf(StatusRuntimeException.class)
                 .hasMessageContaining("connection refused");
 
         registry.start();
         assertThat(registry.isRunning()).isTrue();
         assertThat(registry.port()).isEqualTo(port);
         assertThat(get("/v2/")).isEqualTo(401);
-        assertThat(pull(ref, auth)).isEqualTo(REGISTRY.push(TestImage.busyboxDocker()).config().digest());
+        assertThat(pull(ref, auth))
+                .isEqualTo(REGISTRY.push(TestImage.busyboxDocker()).config().digest());
     }
 
     @Test
@@ -102,18 +114,23 @@ class RegistryExtensionIT {
     }
 
     private static int get(String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(REGISTRY.registry().url() + path))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding())
+        return HTTP.send(
+                        HttpRequest.newBuilder(URI.create(REGISTRY.registry().url() + path))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding())
                 .statusCode();
     }
 
     private static String pull(String image, AuthConfig auth) {
-        PullImageRequest.Builder request = PullImageRequest.newBuilder()
-                .setImage(ImageSpec.newBuilder().setImage(image));
+        PullImageRequest.Builder request =
+                PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image));
         if (auth != null) {
             request.setAuth(auth);
         }
         return io.cri4j.cri.v1.ImageServiceGrpc.newBlockingStub(channel)
-                .withDeadlineAfter(30, TimeUnit.SECONDS).pullImage(request.build()).getImageRef();
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .pullImage(request.build())
+                .getImageRef();
     }
 }

@@ -54,11 +54,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StreamingClientContainerdIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
-    @TempDir
-    static Path logs;
+    @TempDir static Path logs;
 
     static ManagedChannel channel;
     static RuntimeServiceGrpc.RuntimeServiceBlockingStub runtime;
@@ -70,36 +68,67 @@ class StreamingClientContainerdIT {
         channel = CriChannels.newChannel(CONTAINERD.endpoint());
         runtime = RuntimeServiceGrpc.newBlockingStub(channel);
         String image = CONTAINERD.registry().push(TestImage.busybox()).reference();
-        ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).pullImage(
-                PullImageRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build());
-        PodSandboxConfig pod = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName("streaming")
-                        .setNamespace("cri4j").setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(logs.toString())
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(
-                        LinuxSandboxSecurityContext.newBuilder().setNamespaceOptions(
-                                NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE))))
-                .build();
-        podId = runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
-                .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
-        containerId = runtime.withDeadlineAfter(60, TimeUnit.SECONDS).createContainer(
-                CreateContainerRequest.newBuilder().setPodSandboxId(podId).setSandboxConfig(pod)
-                        .setConfig(ContainerConfig.newBuilder()
-                                .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
+        ImageServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .pullImage(
+                        PullImageRequest.newBuilder()
                                 .setImage(ImageSpec.newBuilder().setImage(image))
-                                .addCommand("sleep").addArgs("3600").setLogPath("sleeper.log"))
-                        .build()).getContainerId();
-        runtime.withDeadlineAfter(60, TimeUnit.SECONDS).startContainer(
-                StartContainerRequest.newBuilder().setContainerId(containerId).build());
+                                .build());
+        PodSandboxConfig pod =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName("streaming")
+                                        .setNamespace("cri4j")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .setLogDirectory(logs.toString())
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode
+                                                                                        .NODE))))
+                        .build();
+        podId =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                        .getPodSandboxId();
+        containerId =
+                runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setSandboxConfig(pod)
+                                        .setConfig(
+                                                ContainerConfig.newBuilder()
+                                                        .setMetadata(
+                                                                ContainerMetadata.newBuilder()
+                                                                        .setName("sleeper"))
+                                                        .setImage(
+                                                                ImageSpec.newBuilder()
+                                                                        .setImage(image))
+                                                        .addCommand("sleep")
+                                                        .addArgs("3600")
+                                                        .setLogPath("sleeper.log"))
+                                        .build())
+                        .getContainerId();
+        runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .startContainer(
+                        StartContainerRequest.newBuilder().setContainerId(containerId).build());
     }
 
     @AfterAll
     static void cleanUp() {
         if (podId != null) {
-            runtime.withDeadlineAfter(60, TimeUnit.SECONDS).stopPodSandbox(
-                    StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-            runtime.withDeadlineAfter(60, TimeUnit.SECONDS).removePodSandbox(
-                    RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+            runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .stopPodSandbox(
+                            StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
+            runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .removePodSandbox(
+                            RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
         }
         if (channel != null) {
             channel.shutdownNow();
@@ -107,29 +136,49 @@ class StreamingClientContainerdIT {
     }
 
     static URI exec(boolean stdin, boolean tty, String... cmd) {
-        return URI.create(runtime.withDeadlineAfter(10, TimeUnit.SECONDS).exec(ExecRequest.newBuilder()
-                .setContainerId(containerId).addAllCmd(List.of(cmd)).setStdin(stdin).setStdout(true)
-                .setStderr(!tty).setTty(tty).build()).getUrl());
+        return URI.create(
+                runtime.withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .exec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId(containerId)
+                                        .addAllCmd(List.of(cmd))
+                                        .setStdin(stdin)
+                                        .setStdout(true)
+                                        .setStderr(!tty)
+                                        .setTty(tty)
+                                        .build())
+                        .getUrl());
     }
 
     @Test
     void webSocketV4ExecWithoutStdin() throws Exception {
         // containerd 1.6 refuses v5 (403) and v4 cannot signal stdin EOF, so no stdin here.
-        try (StreamingClient client = StreamingClient.builder()
-                .transport(StreamingClient.Transport.WEBSOCKET)
-                .webSocketProtocols(List.of("v5.channel.k8s.io", "v4.channel.k8s.io")).build();
-                RemoteCommand cmd = client.exec(exec(false, false, "sh", "-c", "echo out; echo err >&2; exit 7"),
-                        new CommandOptions(false, true, true, false))) {
+        try (StreamingClient client =
+                        StreamingClient.builder()
+                                .transport(StreamingClient.Transport.WEBSOCKET)
+                                .webSocketProtocols(
+                                        List.of("v5.channel.k8s.io", "v4.channel.k8s.io"))
+                                .build();
+                RemoteCommand cmd =
+                        client.exec(
+                                exec(false, false, "sh", "-c", "echo out; echo err >&2; exit 7"),
+                                new CommandOptions(false, true, true, false))) {
             assertThat(cmd.protocol()).isEqualTo("v4.channel.k8s.io");
-            assertThat(new String(cmd.stdout().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("out\n");
-            assertThat(new String(cmd.stderr().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("err\n");
+            assertThat(new String(cmd.stdout().readAllBytes(), StandardCharsets.UTF_8))
+                    .isEqualTo("out\n");
+            assertThat(new String(cmd.stderr().readAllBytes(), StandardCharsets.UTF_8))
+                    .isEqualTo("err\n");
             assertThat(cmd.exitCode().get(30, TimeUnit.SECONDS)).isEqualTo(7);
         }
-        try (StreamingClient client = StreamingClient.builder()
-                .transport(StreamingClient.Transport.WEBSOCKET).build()) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> client.exec(exec(false, false, "true"),
-                    new CommandOptions(false, true, true, false)))
-                    .isInstanceOfSatisfying(io.cri4j.streaming.StreamingException.class,
+        try (StreamingClient client =
+                StreamingClient.builder().transport(StreamingClient.Transport.WEBSOCKET).build()) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () ->
+                                    client.exec(
+                                            exec(false, false, "true"),
+                                            new CommandOptions(false, true, true, false)))
+                    .isInstanceOfSatisfying(
+                            io.cri4j.streaming.StreamingException.class,
                             e -> assertThat(e.httpStatus()).isEqualTo(403));
         }
     }
@@ -138,28 +187,35 @@ class StreamingClientContainerdIT {
     void spdyExecWithStdinAndExitCode() throws Exception {
         for (StreamingClient.Transport t : List.of(StreamingClient.Transport.SPDY)) {
             try (StreamingClient client = StreamingClient.builder().transport(t).build();
-                    RemoteCommand cmd = client.exec(exec(true, false, "sh", "-c", "cat; echo err >&2; exit 42"),
-                            new CommandOptions(true, true, true, false))) {
+                    RemoteCommand cmd =
+                            client.exec(
+                                    exec(true, false, "sh", "-c", "cat; echo err >&2; exit 42"),
+                                    new CommandOptions(true, true, true, false))) {
                 byte[] in = new byte[200_000];
                 new Random(3).nextBytes(in);
-                CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return cmd.stdout().readAllBytes();
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                });
-                CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return cmd.stderr().readAllBytes();
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                });
+                CompletableFuture<byte[]> out =
+                        CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        return cmd.stdout().readAllBytes();
+                                    } catch (IOException e) {
+                                        throw new RuntimeException(e);
+                                    }
+                                });
+                CompletableFuture<byte[]> err =
+                        CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        return cmd.stderr().readAllBytes();
+                                    } catch (IOException e) {
+                                        throw new RuntimeException(e);
+                                    }
+                                });
                 cmd.stdin().write(in);
                 cmd.stdin().close();
                 assertThat(out.get(30, TimeUnit.SECONDS)).as(t.name()).isEqualTo(in);
-                assertThat(new String(err.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("err\n");
+                assertThat(new String(err.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8))
+                        .isEqualTo("err\n");
                 assertThat(cmd.exitCode().get(30, TimeUnit.SECONDS)).as(t.name()).isEqualTo(42);
                 assertThat(cmd.protocol()).isEqualTo("v4.channel.k8s.io");
             }
@@ -168,11 +224,14 @@ class StreamingClientContainerdIT {
 
     @Test
     void ttyExecSeesTheResize() throws Exception {
-        String script = "echo ready; i=0; while [ \"$(stty size)\" != \"40 100\" ] && [ $i -lt 100 ]; "
-                + "do sleep 0.1; i=$((i+1)); done; stty size";
+        String script =
+                "echo ready; i=0; while [ \"$(stty size)\" != \"40 100\" ] && [ $i -lt 100 ]; "
+                        + "do sleep 0.1; i=$((i+1)); done; stty size";
         try (StreamingClient client = StreamingClient.builder().build();
-                RemoteCommand cmd = client.exec(exec(true, true, "sh", "-c", script),
-                        new CommandOptions(true, true, false, true))) {
+                RemoteCommand cmd =
+                        client.exec(
+                                exec(true, true, "sh", "-c", script),
+                                new CommandOptions(true, true, false, true))) {
             StringBuilder out = new StringBuilder();
             byte[] buf = new byte[256];
             while (!out.toString().contains("ready")) {
@@ -193,28 +252,44 @@ class StreamingClientContainerdIT {
     void portForwardToAHostNetworkPod() throws Exception {
         try (ServerSocket target = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
                 StreamingClient client = StreamingClient.builder().build()) {
-            CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
-                try (Socket s = target.accept()) {
-                    s.getInputStream().transferTo(s.getOutputStream());
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            });
-            URI url = URI.create(runtime.withDeadlineAfter(10, TimeUnit.SECONDS).portForward(
-                    PortForwardRequest.newBuilder().setPodSandboxId(podId).build()).getUrl());
-            try (LocalPortForward fwd = client.forwardLocal(url, target.getLocalPort(),
-                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-                    Socket s = new Socket(InetAddress.getLoopbackAddress(), fwd.localAddress().getPort())) {
+            CompletableFuture<Void> echo =
+                    CompletableFuture.runAsync(
+                            () -> {
+                                try (Socket s = target.accept()) {
+                                    s.getInputStream().transferTo(s.getOutputStream());
+                                } catch (IOException e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+            URI url =
+                    URI.create(
+                            runtime.withDeadlineAfter(10, TimeUnit.SECONDS)
+                                    .portForward(
+                                            PortForwardRequest.newBuilder()
+                                                    .setPodSandboxId(podId)
+                                                    .build())
+                                    .getUrl());
+            try (LocalPortForward fwd =
+                            client.forwardLocal(
+                                    url,
+                                    target.getLocalPort(),
+                                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                    Socket s =
+                            new Socket(
+                                    InetAddress.getLoopbackAddress(),
+                                    fwd.localAddress().getPort())) {
                 s.setSoTimeout(30_000);
                 byte[] payload = new byte[100_000];
                 new Random(5).nextBytes(payload);
-                CompletableFuture<byte[]> back = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return s.getInputStream().readAllBytes();
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                });
+                CompletableFuture<byte[]> back =
+                        CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        return s.getInputStream().readAllBytes();
+                                    } catch (IOException e) {
+                                        throw new RuntimeException(e);
+                                    }
+                                });
                 s.getOutputStream().write(payload);
                 s.shutdownOutput();
                 assertThat(back.get(30, TimeUnit.SECONDS)).isEqualTo(payload);

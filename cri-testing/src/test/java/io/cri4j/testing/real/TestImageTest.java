@@ -21,14 +21,17 @@ class TestImageTest {
 
     @Test
     void equalityFollowsContent() {
-        assertThat(TestImage.large(10)).isEqualTo(TestImage.large(10))
-                .hasSameHashCodeAs(TestImage.large(10)).isNotEqualTo(TestImage.large(11));
+        assertThat(TestImage.large(10))
+                .isEqualTo(TestImage.large(10))
+                .hasSameHashCodeAs(TestImage.large(10))
+                .isNotEqualTo(TestImage.large(11));
         assertThat(TestImage.busybox()).isNotEqualTo(TestImage.busyboxDocker());
     }
 
     @Test
     void largeRejectsNonsenseSizes() {
-        assertThatThrownBy(() -> TestImage.large(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> TestImage.large(0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("got 0");
         assertThatThrownBy(() -> TestImage.large(5L << 30))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -37,11 +40,18 @@ class TestImageTest {
     @Test
     void pushedImageSumsLayersAndPinsDigests() {
         PushedImage.Blob manifest = new PushedImage.Blob("m", "sha256:aa", 10);
-        PushedImage image = new PushedImage("127.0.0.1:5/cri4j/busybox:1.0", "cri4j/busybox", "1.0",
-                manifest, manifest, new PushedImage.Blob("c", "sha256:cc", 3),
-                List.of(new PushedImage.Blob("l", "sha256:l1", 100),
-                        new PushedImage.Blob("l", "sha256:l2", 23)),
-                List.of("linux/amd64"));
+        PushedImage image =
+                new PushedImage(
+                        "127.0.0.1:5/cri4j/busybox:1.0",
+                        "cri4j/busybox",
+                        "1.0",
+                        manifest,
+                        manifest,
+                        new PushedImage.Blob("c", "sha256:cc", 3),
+                        List.of(
+                                new PushedImage.Blob("l", "sha256:l1", 100),
+                                new PushedImage.Blob("l", "sha256:l2", 23)),
+                        List.of("linux/amd64"));
         assertThat(image.layersSize()).isEqualTo(123);
         assertThat(image.digestReference()).isEqualTo("127.0.0.1:5/cri4j/busybox@sha256:aa");
         assertThatThrownBy(() -> new PushedImage.Blob("l", "sha256:x", -1))
@@ -51,7 +61,8 @@ class TestImageTest {
     @Test
     void credentialsAreNotPrinted() {
         assertThat(new LocalRegistry.BasicAuth("bob", "hunter2").toString())
-                .contains("bob").doesNotContain("hunter2");
+                .contains("bob")
+                .doesNotContain("hunter2");
         assertThatThrownBy(() -> new LocalRegistry.BasicAuth("a:b", "x"))
                 .isInstanceOf(IllegalArgumentException.class);
     }

@@ -18,16 +18,18 @@ public final class OwnerTeamHook implements Hook {
 
     /** The pod label read. */
     public static final String TEAM_LABEL = "team";
+
     /** The environment variable added to each container. */
     public static final String ENV = "CRI4J_TEAM";
+
     /** The annotation added to each container. */
     public static final String ANNOTATION = "cri4j.io/owner-team";
+
     /** The value for pods without a team label. */
     public static final String UNASSIGNED = "unassigned";
 
     /** Used by {@link java.util.ServiceLoader}. */
-    public OwnerTeamHook() {
-    }
+    public OwnerTeamHook() {}
 
     @Override
     public String name() {
@@ -37,9 +39,7 @@ public final class OwnerTeamHook implements Hook {
     @Override
     public HookResult createContainer(PodSandbox pod, Container container) {
         String team = pod.getLabelsMap().getOrDefault(TEAM_LABEL, UNASSIGNED);
-        return HookResult.adjust(Adjustments.create()
-                .addEnv(ENV, team)
-                .addAnnotation(ANNOTATION, team)
-                .build());
+        return HookResult.adjust(
+                Adjustments.create().addEnv(ENV, team).addAnnotation(ANNOTATION, team).build());
     }
 }

@@ -15,26 +15,35 @@ class OwnerTeamHookTest {
 
     @Test
     void isFoundByServiceLoaderAndSubscribesToContainerCreationOnly() {
-        assertThat(Hooks.loadBlocking(getClass().getClassLoader())).hasAtLeastOneElementOfType(OwnerTeamHook.class);
+        assertThat(Hooks.loadBlocking(getClass().getClassLoader()))
+                .hasAtLeastOneElementOfType(OwnerTeamHook.class);
         assertThat(new OwnerTeamHook().events()).containsExactly(HookEvent.CREATE_CONTAINER);
     }
 
     @Test
     void addsThePodsTeamAsEnvAndAnnotation() {
-        HookResult r = new OwnerTeamHook().createContainer(
-                PodSandbox.newBuilder().putLabels("team", "storage").build(), Container.getDefaultInstance());
-        assertThat(r.adjustment().getEnvList()).containsExactly(
-                KeyValue.newBuilder().setKey("CRI4J_TEAM").setValue("storage").build());
-        assertThat(r.adjustment().getAnnotationsMap()).containsEntry("cri4j.io/owner-team", "storage");
+        HookResult r =
+                new OwnerTeamHook()
+                        .createContainer(
+                                PodSandbox.newBuilder().putLabels("team", "storage").build(),
+                                Container.getDefaultInstance());
+        assertThat(r.adjustment().getEnvList())
+                .containsExactly(
+                        KeyValue.newBuilder().setKey("CRI4J_TEAM").setValue("storage").build());
+        assertThat(r.adjustment().getAnnotationsMap())
+                .containsEntry("cri4j.io/owner-team", "storage");
     }
 
     @Test
     void marksContainersOfPodsWithoutATeam() {
         Hook hook = new OwnerTeamHook();
-        HookResult r = new OwnerTeamHook().createContainer(PodSandbox.getDefaultInstance(),
-                Container.getDefaultInstance());
+        HookResult r =
+                new OwnerTeamHook()
+                        .createContainer(
+                                PodSandbox.getDefaultInstance(), Container.getDefaultInstance());
         assertThat(r.adjustment().getEnvList().get(0).getValue()).isEqualTo("unassigned");
-        assertThat(r.adjustment().getAnnotationsMap()).containsEntry("cri4j.io/owner-team", "unassigned");
+        assertThat(r.adjustment().getAnnotationsMap())
+                .containsEntry("cri4j.io/owner-team", "unassigned");
         assertThat(hook.name()).isEqualTo("owner-team");
     }
 }

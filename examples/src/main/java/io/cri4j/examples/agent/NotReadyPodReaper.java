@@ -40,12 +40,20 @@ public final class NotReadyPodReaper {
     public List<String> reapOnce() {
         Instant cutoff = clock.instant().minus(grace);
         List<String> removed = new ArrayList<>();
-        var request = ListPodSandboxRequest.newBuilder().setFilter(PodSandboxFilter.newBuilder()
-                .setState(PodSandboxStateValue.newBuilder().setState(PodSandboxState.SANDBOX_NOTREADY))).build();
+        var request =
+                ListPodSandboxRequest.newBuilder()
+                        .setFilter(
+                                PodSandboxFilter.newBuilder()
+                                        .setState(
+                                                PodSandboxStateValue.newBuilder()
+                                                        .setState(
+                                                                PodSandboxState.SANDBOX_NOTREADY)))
+                        .build();
         for (PodSandbox pod : runtime.listPodSandbox(request).getItemsList()) {
             Instant created = Instant.ofEpochSecond(0, pod.getCreatedAt());
             if (created.isBefore(cutoff)) {
-                runtime.removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(pod.getId()).build());
+                runtime.removePodSandbox(
+                        RemovePodSandboxRequest.newBuilder().setPodSandboxId(pod.getId()).build());
                 removed.add(pod.getId());
             }
         }

@@ -31,9 +31,9 @@ import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.imagepull.CriImagePullBackend;
 import io.cri4j.imagepull.ImagePrewarmer;
 import io.cri4j.imagepull.ImagePuller;
+import io.cri4j.imagepull.LayerProgress;
 import io.cri4j.imagepull.PrewarmStatus;
 import io.cri4j.imagepull.PrewarmTag;
-import io.cri4j.imagepull.LayerProgress;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgress;
 import io.cri4j.proxy.CriProxy;
@@ -85,13 +85,21 @@ public final class DemoAgent {
     public static final long FAKE_PULL_RATE = 48L << 20;
 
     /** Images pre-warmed by default: the fake pulls any reference. */
-    public static final List<String> DEFAULT_IMAGES = List.of("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
+    public static final List<String> DEFAULT_IMAGES =
+            List.of("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
 
     /** What the demo did, for the summary and for tests. */
-    public record Summary(String runtime, String proxyEndpoint, List<String> imagesPresent, String podStamp,
-                          String hookedEnv, String cpuset, String execOutput, int execExitCode, String execProtocol,
-                          Duration elapsed) {
-    }
+    public record Summary(
+            String runtime,
+            String proxyEndpoint,
+            List<String> imagesPresent,
+            String podStamp,
+            String hookedEnv,
+            String cpuset,
+            String execOutput,
+            int execExitCode,
+            String execProtocol,
+            Duration elapsed) {}
 
     private final PrintWriter out;
     private final Optional<CriEndpoint> runtime;
@@ -104,7 +112,8 @@ public final class DemoAgent {
      * @param images two (or more) images to pre-warm; the first runs the container
      * @param timeout bound for each step
      */
-    public DemoAgent(PrintWriter out, Optional<CriEndpoint> runtime, List<String> images, Duration timeout) {
+    public DemoAgent(
+            PrintWriter out, Optional<CriEndpoint> runtime, List<String> images, Duration timeout) {
         this.out = Objects.requireNonNull(out, "out");
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         if (images.isEmpty()) {
@@ -130,19 +139,41 @@ public final class DemoAgent {
                 backend = runtime.get();
                 step("1", "runtime: " + backend);
             } else {
-                fake = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("fake.sock")))
-                        .streamingAddress("127.0.0.1", 0).pullRate(FAKE_PULL_RATE).build().start();
+                fake =
+                        FakeCriServer.builder()
+                                .listen(CriEndpoint.unix(dir.resolve("fake.sock")))
+                                .streamingAddress("127.0.0.1", 0)
+                                .pullRate(FAKE_PULL_RATE)
+                                .build()
+                                .start();
                 backend = fake.endpoint();
-                step("1", "runtime: embedded fake CRI server on " + backend
-                        + fake.streamingBaseUrl().map(a -> ", streaming on " + a).orElse(""));
+                step(
+                        "1",
+                        "runtime: embedded fake CRI server on "
+                                + backend
+                                + fake.streamingBaseUrl()
+                                        .map(a -> ", streaming on " + a)
+                                        .orElse(""));
             }
             try (PullObserver pulls = PullObserver.builder(backend).build();
-                 CriProxy proxy = CriProxy.builder().listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
-                    .backend(backend).addInterceptor(new PodStampInterceptor())
-                    .addHook(new EnvAndCpusetHook("yes")).observePulls(pulls).build().start()) {
+                    CriProxy proxy =
+                            CriProxy.builder()
+                                    .listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
+                                    .backend(backend)
+                                    .addInterceptor(new PodStampInterceptor())
+                                    .addHook(new EnvAndCpusetHook("yes"))
+                                    .observePulls(pulls)
+                                    .build()
+                                    .start()) {
                 CriEndpoint front = proxy.listenEndpoint();
-                step("2", "proxy on " + front + " -> " + backend + ", interceptor labelling pods at RunPodSandbox,"
-                        + " in-process hook 'demo-env-cpuset' at CreateContainer, following every image pull");
+                step(
+                        "2",
+                        "proxy on "
+                                + front
+                                + " -> "
+                                + backend
+                                + ", interceptor labelling pods at RunPodSandbox,"
+                                + " in-process hook 'demo-env-cpuset' at CreateContainer, following every image pull");
                 ManagedChannel channel = CriChannels.newChannel(front);
                 try {
                     return drive(front, channel, pulls, t0);
@@ -158,79 +189,191 @@ public final class DemoAgent {
         }
     }
 
-    private Summary drive(CriEndpoint front, ManagedChannel channel, PullObserver pulls, long t0) throws Exception {
+    private Summary drive(CriEndpoint front, ManagedChannel channel, PullObserver pulls, long t0)
+            throws Exception {
         var rt = RuntimeServiceGrpc.newBlockingStub(channel);
-        VersionResponse version = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                .version(VersionRequest.newBuilder().setVersion("0.1.0").build());
+        VersionResponse version =
+                rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                        .version(VersionRequest.newBuilder().setVersion("0.1.0").build());
         String runtimeName = version.getRuntimeName() + " " + version.getRuntimeVersion();
-        out.println("   runtime answers through the proxy: " + runtimeName + " (" + version.getRuntimeApiVersion() + ")");
+        out.println(
+                "   runtime answers through the proxy: "
+                        + runtimeName
+                        + " ("
+                        + version.getRuntimeApiVersion()
+                        + ")");
 
         List<String> present = prewarm(front, pulls);
 
         step("4", "run a pod and a container through the proxy");
         String podName = "cri4j-demo-" + UUID.randomUUID().toString().substring(0, 8);
-        PodSandboxConfig pod = PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(podName).setNamespace("default")
-                        .setUid(UUID.randomUUID().toString()))
-                .putAnnotations(EnvAndCpusetHook.CPUSET_ANNOTATION, "0")
-                .putLabels("app", "cri4j-demo")
-                .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext.newBuilder()
-                        .setNamespaceOptions(NamespaceOption.newBuilder().setNetwork(NamespaceMode.NODE)
-                                .setPid(NamespaceMode.POD).setIpc(NamespaceMode.POD))))
-                .build();
+        PodSandboxConfig pod =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName(podName)
+                                        .setNamespace("default")
+                                        .setUid(UUID.randomUUID().toString()))
+                        .putAnnotations(EnvAndCpusetHook.CPUSET_ANNOTATION, "0")
+                        .putLabels("app", "cri4j-demo")
+                        .setLinux(
+                                LinuxPodSandboxConfig.newBuilder()
+                                        .setSecurityContext(
+                                                LinuxSandboxSecurityContext.newBuilder()
+                                                        .setNamespaceOptions(
+                                                                NamespaceOption.newBuilder()
+                                                                        .setNetwork(
+                                                                                NamespaceMode.NODE)
+                                                                        .setPid(NamespaceMode.POD)
+                                                                        .setIpc(
+                                                                                NamespaceMode
+                                                                                        .POD))))
+                        .build();
         var deadlined = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        String podId = deadlined.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build()).getPodSandboxId();
+        String podId =
+                deadlined
+                        .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
+                        .getPodSandboxId();
         String containerId = null;
         try {
-            out.println("   pod " + podName + " (" + shortId(podId) + ") annotated " + EnvAndCpusetHook.CPUSET_ANNOTATION + "=0");
-            String podStamp = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .podSandboxStatus(PodSandboxStatusRequest.newBuilder().setPodSandboxId(podId).build())
-                    .getStatus().getLabelsMap().getOrDefault(PodStampInterceptor.LABEL, "");
-            out.println("   PodSandboxStatus label " + PodStampInterceptor.LABEL + ": " + quote(podStamp)
-                    + " (set by the interceptor)");
-            ContainerConfig config = ContainerConfig.newBuilder()
-                    .setMetadata(ContainerMetadata.newBuilder().setName("demo"))
-                    .setImage(ImageSpec.newBuilder().setImage(images.get(0)))
-                    .addAllCommand(List.of("sleep", "3600"))
-                    .addEnvs(KeyValue.newBuilder().setKey("DEMO_USER").setValue(com.google.protobuf.ByteString.copyFromUtf8("node-engineer")))
-                    .build();
-            containerId = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId).setConfig(config)
-                            .setSandboxConfig(pod).build()).getContainerId();
+            out.println(
+                    "   pod "
+                            + podName
+                            + " ("
+                            + shortId(podId)
+                            + ") annotated "
+                            + EnvAndCpusetHook.CPUSET_ANNOTATION
+                            + "=0");
+            String podStamp =
+                    rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .podSandboxStatus(
+                                    PodSandboxStatusRequest.newBuilder()
+                                            .setPodSandboxId(podId)
+                                            .build())
+                            .getStatus()
+                            .getLabelsMap()
+                            .getOrDefault(PodStampInterceptor.LABEL, "");
+            out.println(
+                    "   PodSandboxStatus label "
+                            + PodStampInterceptor.LABEL
+                            + ": "
+                            + quote(podStamp)
+                            + " (set by the interceptor)");
+            ContainerConfig config =
+                    ContainerConfig.newBuilder()
+                            .setMetadata(ContainerMetadata.newBuilder().setName("demo"))
+                            .setImage(ImageSpec.newBuilder().setImage(images.get(0)))
+                            .addAllCommand(List.of("sleep", "3600"))
+                            .addEnvs(
+                                    KeyValue.newBuilder()
+                                            .setKey("DEMO_USER")
+                                            .setValue(
+                                                    com.google.protobuf.ByteString.copyFromUtf8(
+                                                            "node-engineer")))
+                            .build();
+            containerId =
+                    rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .createContainer(
+                                    CreateContainerRequest.newBuilder()
+                                            .setPodSandboxId(podId)
+                                            .setConfig(config)
+                                            .setSandboxConfig(pod)
+                                            .build())
+                            .getContainerId();
             rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .startContainer(StartContainerRequest.newBuilder().setContainerId(containerId).build());
-            ContainerStatus status = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .containerStatus(ContainerStatusRequest.newBuilder().setContainerId(containerId).build()).getStatus();
-            out.println("   container demo (" + shortId(containerId) + ") from " + images.get(0) + ": " + status.getState());
+                    .startContainer(
+                            StartContainerRequest.newBuilder().setContainerId(containerId).build());
+            ContainerStatus status =
+                    rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .containerStatus(
+                                    ContainerStatusRequest.newBuilder()
+                                            .setContainerId(containerId)
+                                            .build())
+                            .getStatus();
+            out.println(
+                    "   container demo ("
+                            + shortId(containerId)
+                            + ") from "
+                            + images.get(0)
+                            + ": "
+                            + status.getState());
 
             step("5", "the hook's effect");
-            ExecSyncResponse env = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .execSync(ExecSyncRequest.newBuilder().setContainerId(containerId)
-                            .addAllCmd(List.of("sh", "-c", "echo $" + EnvAndCpusetHook.ENV_NAME))
-                            .setTimeout((int) Math.max(1, timeout.toSeconds())).build());
+            ExecSyncResponse env =
+                    rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .execSync(
+                                    ExecSyncRequest.newBuilder()
+                                            .setContainerId(containerId)
+                                            .addAllCmd(
+                                                    List.of(
+                                                            "sh",
+                                                            "-c",
+                                                            "echo $" + EnvAndCpusetHook.ENV_NAME))
+                                            .setTimeout((int) Math.max(1, timeout.toSeconds()))
+                                            .build());
             String hooked = env.getStdout().toStringUtf8().strip();
-            out.println("   ExecSync 'echo $" + EnvAndCpusetHook.ENV_NAME + "' in the container: " + quote(hooked)
-                    + " (exit " + env.getExitCode() + ")");
-            String cpuset = status.hasResources() && status.getResources().hasLinux()
-                    ? status.getResources().getLinux().getCpusetCpus() : "";
-            out.println("   ContainerStatus resources.linux.cpuset_cpus: "
-                    + (cpuset.isEmpty() ? "(not reported by this runtime)" : quote(cpuset)));
+            out.println(
+                    "   ExecSync 'echo $"
+                            + EnvAndCpusetHook.ENV_NAME
+                            + "' in the container: "
+                            + quote(hooked)
+                            + " (exit "
+                            + env.getExitCode()
+                            + ")");
+            String cpuset =
+                    status.hasResources() && status.getResources().hasLinux()
+                            ? status.getResources().getLinux().getCpusetCpus()
+                            : "";
+            out.println(
+                    "   ContainerStatus resources.linux.cpuset_cpus: "
+                            + (cpuset.isEmpty()
+                                    ? "(not reported by this runtime)"
+                                    : quote(cpuset)));
 
             step("6", "live exec through the streaming server with the Java client");
-            String url = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .exec(ExecRequest.newBuilder().setContainerId(containerId)
-                            .addAllCmd(List.of("sh", "-c", "read who; echo \"hello $who, hooked=$" + EnvAndCpusetHook.ENV_NAME + "\"; exit 7"))
-                            .setStdin(true).setStdout(true).setStderr(true).build()).getUrl();
+            String url =
+                    rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .exec(
+                                    ExecRequest.newBuilder()
+                                            .setContainerId(containerId)
+                                            .addAllCmd(
+                                                    List.of(
+                                                            "sh",
+                                                            "-c",
+                                                            "read who; echo \"hello $who, hooked=$"
+                                                                    + EnvAndCpusetHook.ENV_NAME
+                                                                    + "\"; exit 7"))
+                                            .setStdin(true)
+                                            .setStdout(true)
+                                            .setStderr(true)
+                                            .build())
+                            .getUrl();
             out.println("   Exec answered a streaming URL on " + URI.create(url).getAuthority());
             String[] exec = execLive(url);
-            out.println("   stdin 'cri4j' -> stdout " + quote(exec[0]) + ", exit code " + exec[1] + " over " + exec[2]);
+            out.println(
+                    "   stdin 'cri4j' -> stdout "
+                            + quote(exec[0])
+                            + ", exit code "
+                            + exec[1]
+                            + " over "
+                            + exec[2]);
 
             stopAndRemove(rt, podId, containerId);
             containerId = null;
             podId = null;
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
-            Summary summary = new Summary(runtimeName, front.toString(), present, podStamp, hooked, cpuset, exec[0],
-                    Integer.parseInt(exec[1]), exec[2], elapsed);
+            Summary summary =
+                    new Summary(
+                            runtimeName,
+                            front.toString(),
+                            present,
+                            podStamp,
+                            hooked,
+                            cpuset,
+                            exec[0],
+                            Integer.parseInt(exec[1]),
+                            exec[2],
+                            elapsed);
             printSummary(summary);
             return summary;
         } finally {
@@ -245,8 +388,12 @@ public final class DemoAgent {
     }
 
     private List<String> prewarm(CriEndpoint front, PullObserver pulls) throws Exception {
-        step("3", "pre-warm " + images.size() + " images through the proxy (bars: the puller's own progress;"
-                + " 'proxy saw': the same pulls as the proxy follows them, per layer)");
+        step(
+                "3",
+                "pre-warm "
+                        + images.size()
+                        + " images through the proxy (bars: the puller's own progress;"
+                        + " 'proxy saw': the same pulls as the proxy follows them, per layer)");
         Map<String, List<PrewarmTag>> desired = new LinkedHashMap<>();
         for (String image : images) {
             int slash = image.lastIndexOf('/');
@@ -258,56 +405,91 @@ public final class DemoAgent {
         CompletableFuture<PrewarmStatus> done = new CompletableFuture<>();
         Map<String, String> lastLine = new LinkedHashMap<>();
         Map<String, Integer> observedStep = new LinkedHashMap<>();
-        // what the proxy saw of the same pulls: a line with per-layer bytes every quarter, and at the end
-        PullObserver.Watch watch = pulls.watch(null, p -> {
-            int quarter = p.phase().terminal() ? 4 : Math.max(0, p.percent()) / 25;
-            synchronized (lastLine) {
-                Integer before = observedStep.put(p.image(), quarter);
-                if (before == null || before < quarter) {
-                    out.println("   proxy saw " + observed(p));
-                    out.flush();
-                }
-                lastLine.notifyAll();
-            }
-        });
-        try (watch; ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(front).build()).build();
-             ImagePrewarmer prewarmer = ImagePrewarmer.create(puller)) {
-            prewarmer.addListener(status -> {
-                synchronized (lastLine) {
-                    for (List<PrewarmStatus.TagStatus> tags : status.images().values()) {
-                        for (PrewarmStatus.TagStatus t : tags) {
-                            // a line when the bar moves by a tenth, or the phase changes
-                            String line = "   " + bar(t.progress()) + " " + t.image() + ":" + t.tag() + " " + t.phase()
-                                    + (t.message().isEmpty() || t.phase() == PrewarmStatus.Phase.SUCCEEDED ? "" : " (" + t.message() + ")");
-                            String key = t.image() + ":" + t.tag();
-                            String change = t.phase() + "/" + (t.progress() < 0 ? -1 : t.progress() / 10);
-                            if (!change.equals(lastLine.get(key))) {
-                                lastLine.put(key, change);
-                                out.println(line);
-                                out.flush();
+        // what the proxy saw of the same pulls: a line with per-layer bytes every quarter, and at
+        // the end
+        PullObserver.Watch watch =
+                pulls.watch(
+                        null,
+                        p -> {
+                            int quarter = p.phase().terminal() ? 4 : Math.max(0, p.percent()) / 25;
+                            synchronized (lastLine) {
+                                Integer before = observedStep.put(p.image(), quarter);
+                                if (before == null || before < quarter) {
+                                    out.println("   proxy saw " + observed(p));
+                                    out.flush();
+                                }
+                                lastLine.notifyAll();
+                            }
+                        });
+        try (watch;
+                ImagePuller puller =
+                        ImagePuller.builder(CriImagePullBackend.builder(front).build()).build();
+                ImagePrewarmer prewarmer = ImagePrewarmer.create(puller)) {
+            prewarmer.addListener(
+                    status -> {
+                        synchronized (lastLine) {
+                            for (List<PrewarmStatus.TagStatus> tags : status.images().values()) {
+                                for (PrewarmStatus.TagStatus t : tags) {
+                                    // a line when the bar moves by a tenth, or the phase changes
+                                    String line =
+                                            "   "
+                                                    + bar(t.progress())
+                                                    + " "
+                                                    + t.image()
+                                                    + ":"
+                                                    + t.tag()
+                                                    + " "
+                                                    + t.phase()
+                                                    + (t.message().isEmpty()
+                                                                    || t.phase()
+                                                                            == PrewarmStatus.Phase
+                                                                                    .SUCCEEDED
+                                                            ? ""
+                                                            : " (" + t.message() + ")");
+                                    String key = t.image() + ":" + t.tag();
+                                    String change =
+                                            t.phase()
+                                                    + "/"
+                                                    + (t.progress() < 0 ? -1 : t.progress() / 10);
+                                    if (!change.equals(lastLine.get(key))) {
+                                        lastLine.put(key, change);
+                                        out.println(line);
+                                        out.flush();
+                                    }
+                                }
                             }
                         }
-                    }
-                }
-                if (status.desired() > 0 && status.succeeded() + status.failed() == status.desired()) {
-                    done.complete(status);
-                }
-            });
+                        if (status.desired() > 0
+                                && status.succeeded() + status.failed() == status.desired()) {
+                            done.complete(status);
+                        }
+                    });
             prewarmer.apply(desired);
             PrewarmStatus finalStatus;
             try {
                 finalStatus = done.get(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
-                throw new IllegalStateException("pre-warming did not finish in " + timeout.multipliedBy(2).toSeconds()
-                        + " s: " + prewarmer.status());
+                throw new IllegalStateException(
+                        "pre-warming did not finish in "
+                                + timeout.multipliedBy(2).toSeconds()
+                                + " s: "
+                                + prewarmer.status());
             }
             if (finalStatus.failed() > 0) {
                 throw new IllegalStateException("pre-warming failed: " + finalStatus.images());
             }
             awaitObservedEnds(lastLine, observedStep);
             List<String> present = new ArrayList<>();
-            finalStatus.images().values().forEach(tags -> tags.forEach(t -> present.add(t.image() + ":" + t.tag())));
-            out.println("   " + finalStatus.succeeded() + "/" + finalStatus.desired() + " images present");
+            finalStatus
+                    .images()
+                    .values()
+                    .forEach(tags -> tags.forEach(t -> present.add(t.image() + ":" + t.tag())));
+            out.println(
+                    "   "
+                            + finalStatus.succeeded()
+                            + "/"
+                            + finalStatus.desired()
+                            + " images present");
             return present;
         }
     }
@@ -316,7 +498,8 @@ public final class DemoAgent {
      * The proxy follows a pull from beside it, so its last word on a pull may come a moment after the puller's:
      * waits (a few seconds at most) until every pull the proxy reported on has ended there too.
      */
-    private static void awaitObservedEnds(Object lock, Map<String, Integer> observedStep) throws InterruptedException {
+    private static void awaitObservedEnds(Object lock, Map<String, Integer> observedStep)
+            throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         synchronized (lock) {
             while (observedStep.values().stream().anyMatch(quarter -> quarter < 4)) {
@@ -329,16 +512,24 @@ public final class DemoAgent {
         }
     }
 
-    private String[] execLive(String url) throws IOException, InterruptedException, ExecutionException, TimeoutException {
+    private String[] execLive(String url)
+            throws IOException, InterruptedException, ExecutionException, TimeoutException {
         try (StreamingClient client = StreamingClient.builder().timeout(timeout).build();
-             RemoteCommand command = client.exec(URI.create(url), new CommandOptions(true, true, true, false))) {
-            CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readAll(command.stdout()));
-            CompletableFuture<byte[]> stderr = CompletableFuture.supplyAsync(() -> readAll(command.stderr()));
+                RemoteCommand command =
+                        client.exec(URI.create(url), new CommandOptions(true, true, true, false))) {
+            CompletableFuture<byte[]> stdout =
+                    CompletableFuture.supplyAsync(() -> readAll(command.stdout()));
+            CompletableFuture<byte[]> stderr =
+                    CompletableFuture.supplyAsync(() -> readAll(command.stderr()));
             try (OutputStream stdin = command.stdin()) {
                 stdin.write("cri4j\n".getBytes(StandardCharsets.UTF_8));
             }
             int exit = command.exitCode().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            String text = new String(stdout.get(timeout.toMillis(), TimeUnit.MILLISECONDS), StandardCharsets.UTF_8).strip();
+            String text =
+                    new String(
+                                    stdout.get(timeout.toMillis(), TimeUnit.MILLISECONDS),
+                                    StandardCharsets.UTF_8)
+                            .strip();
             stderr.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return new String[] {text, Integer.toString(exit), command.protocol()};
         }
@@ -352,11 +543,17 @@ public final class DemoAgent {
         }
     }
 
-    private void stopAndRemove(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String podId, String containerId) {
+    private void stopAndRemove(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String podId, String containerId) {
         var d = rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (containerId != null) {
-            d.stopContainer(StopContainerRequest.newBuilder().setContainerId(containerId).setTimeout(0).build());
-            d.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(containerId).build());
+            d.stopContainer(
+                    StopContainerRequest.newBuilder()
+                            .setContainerId(containerId)
+                            .setTimeout(0)
+                            .build());
+            d.removeContainer(
+                    RemoveContainerRequest.newBuilder().setContainerId(containerId).build());
         }
         d.stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
         d.removePodSandbox(RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
@@ -366,14 +563,40 @@ public final class DemoAgent {
     private void printSummary(Summary s) {
         out.println();
         out.println("Summary");
-        out.println("  runtime            " + s.runtime() + (runtime.isPresent() ? "" : " (embedded fake)"));
-        out.println("  proxy              " + s.proxyEndpoint() + " with an interceptor and hook demo-env-cpuset");
-        out.println("  interceptor        pod label " + PodStampInterceptor.LABEL + "=" + quote(s.podStamp()));
+        out.println(
+                "  runtime            "
+                        + s.runtime()
+                        + (runtime.isPresent() ? "" : " (embedded fake)"));
+        out.println(
+                "  proxy              "
+                        + s.proxyEndpoint()
+                        + " with an interceptor and hook demo-env-cpuset");
+        out.println(
+                "  interceptor        pod label "
+                        + PodStampInterceptor.LABEL
+                        + "="
+                        + quote(s.podStamp()));
         out.println("  images pre-warmed  " + String.join(", ", s.imagesPresent()));
-        out.println("  hook: env          " + EnvAndCpusetHook.ENV_NAME + "=" + quote(s.hookedEnv()) + " seen inside the container");
-        out.println("  hook: cpuset       " + (s.cpuset().isEmpty() ? "(runtime does not report it)" : s.cpuset()));
-        out.println("  live exec          " + quote(s.execOutput()) + ", exit " + s.execExitCode() + " over " + s.execProtocol());
-        out.println("  took               " + String.format(java.util.Locale.ROOT, "%.1f s", s.elapsed().toMillis() / 1000.0));
+        out.println(
+                "  hook: env          "
+                        + EnvAndCpusetHook.ENV_NAME
+                        + "="
+                        + quote(s.hookedEnv())
+                        + " seen inside the container");
+        out.println(
+                "  hook: cpuset       "
+                        + (s.cpuset().isEmpty() ? "(runtime does not report it)" : s.cpuset()));
+        out.println(
+                "  live exec          "
+                        + quote(s.execOutput())
+                        + ", exit "
+                        + s.execExitCode()
+                        + " over "
+                        + s.execProtocol());
+        out.println(
+                "  took               "
+                        + String.format(
+                                java.util.Locale.ROOT, "%.1f s", s.elapsed().toMillis() / 1000.0));
         out.flush();
     }
 
@@ -384,16 +607,29 @@ public final class DemoAgent {
 
     /** A pull as the proxy followed it: percent, bytes and each layer's bytes. */
     private static String observed(PullProgress p) {
-        StringBuilder sb = new StringBuilder(p.image()).append(' ')
-                .append(p.percentKnown() ? p.percent() + "%" : "?%");
+        StringBuilder sb =
+                new StringBuilder(p.image())
+                        .append(' ')
+                        .append(p.percentKnown() ? p.percent() + "%" : "?%");
         if (p.bytesTotal() > 0) {
-            sb.append(' ').append(mib(p.bytesDone())).append('/').append(mib(p.bytesTotal())).append(" MiB");
+            sb.append(' ')
+                    .append(mib(p.bytesDone()))
+                    .append('/')
+                    .append(mib(p.bytesTotal()))
+                    .append(" MiB");
         }
         if (!p.layers().isEmpty()) {
             sb.append(", layers");
             for (LayerProgress l : p.layers()) {
-                String id = l.id().startsWith("sha256:") ? l.id().substring(7, Math.min(19, l.id().length())) : l.id();
-                sb.append(' ').append(id).append(' ').append(mib(l.done())).append('/')
+                String id =
+                        l.id().startsWith("sha256:")
+                                ? l.id().substring(7, Math.min(19, l.id().length()))
+                                : l.id();
+                sb.append(' ')
+                        .append(id)
+                        .append(' ')
+                        .append(mib(l.done()))
+                        .append('/')
                         .append(l.total() < 0 ? "?" : mib(l.total()));
             }
         }
@@ -412,7 +648,11 @@ public final class DemoAgent {
             return "[" + "?".repeat(20) + "]  ?%";
         }
         int filled = Math.min(20, percent / 5);
-        return "[" + "#".repeat(filled) + ".".repeat(20 - filled) + "] " + String.format("%3d%%", percent);
+        return "["
+                + "#".repeat(filled)
+                + ".".repeat(20 - filled)
+                + "] "
+                + String.format("%3d%%", percent);
     }
 
     private static String quote(String s) {
@@ -425,13 +665,15 @@ public final class DemoAgent {
 
     private static void deleteTree(Path dir) {
         try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // best effort: temp files
-                }
-            });
+            walk.sorted(Comparator.reverseOrder())
+                    .forEach(
+                            p -> {
+                                try {
+                                    Files.deleteIfExists(p);
+                                } catch (IOException e) {
+                                    // best effort: temp files
+                                }
+                            });
         } catch (IOException e) {
             // already gone
         }

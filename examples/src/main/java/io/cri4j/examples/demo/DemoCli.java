@@ -9,8 +9,7 @@ import io.cri4j.cli.Cri4jCli;
  */
 public final class DemoCli {
 
-    private DemoCli() {
-    }
+    private DemoCli() {}
 
     /**
      * Runs the command line and exits with the command's exit code.

@@ -19,6 +19,7 @@ public final class EnvAndCpusetHook implements AsyncHook {
 
     /** Pod annotation naming the CPUs to pin containers to, e.g. {@code 0-1}. */
     public static final String CPUSET_ANNOTATION = "cri4j.io/cpuset";
+
     /** Environment variable injected into every container. */
     public static final String ENV_NAME = "CRI4J_HOOKED";
 

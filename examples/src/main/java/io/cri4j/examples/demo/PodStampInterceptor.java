@@ -15,13 +15,17 @@ public final class PodStampInterceptor extends ForwardingAsyncCriInterceptor {
 
     /** The label set on every pod. */
     public static final String LABEL = "cri4j.io/created-through";
+
     /** Its value. */
     public static final String VALUE = "cri4j-proxy";
 
     @Override
-    public CompletionStage<RunPodSandboxResponse> runPodSandbox(RunPodSandboxRequest request,
+    public CompletionStage<RunPodSandboxResponse> runPodSandbox(
+            RunPodSandboxRequest request,
             AsyncUnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain) {
-        return chain.proceed(request.toBuilder()
-                .setConfig(request.getConfig().toBuilder().putLabels(LABEL, VALUE)).build());
+        return chain.proceed(
+                request.toBuilder()
+                        .setConfig(request.getConfig().toBuilder().putLabels(LABEL, VALUE))
+                        .build());
     }
 }

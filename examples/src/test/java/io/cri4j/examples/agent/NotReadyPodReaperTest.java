@@ -19,8 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** A user's unit test: the agent against the fake CRI runtime on a real unix socket, in a few lines. */
 class NotReadyPodReaperTest {
 
-    @RegisterExtension
-    static FakeCriExtension cri = FakeCriExtension.unixSocket();
+    @RegisterExtension static FakeCriExtension cri = FakeCriExtension.unixSocket();
 
     @Test
     void removesOnlyStoppedPodsOlderThanTheGracePeriod(RuntimeServiceBlockingStub runtime) {
@@ -30,24 +29,39 @@ class NotReadyPodReaperTest {
         cri.calls().clear();
 
         Clock inAnHour = Clock.fixed(Instant.now().plus(Duration.ofHours(1)), ZoneOffset.UTC);
-        assertThat(new NotReadyPodReaper(runtime, Duration.ofMinutes(10), inAnHour).reapOnce()).containsExactly(stopped);
+        assertThat(new NotReadyPodReaper(runtime, Duration.ofMinutes(10), inAnHour).reapOnce())
+                .containsExactly(stopped);
 
         cri.calls().assertExactly("ListPodSandbox", "RemovePodSandbox");
-        assertThat(runtime.listPodSandbox(ListPodSandboxRequest.getDefaultInstance()).getItemsList())
-                .extracting(p -> p.getId()).containsExactly(running);
+        assertThat(
+                        runtime.listPodSandbox(ListPodSandboxRequest.getDefaultInstance())
+                                .getItemsList())
+                .extracting(p -> p.getId())
+                .containsExactly(running);
     }
 
     @Test
     void keepsStoppedPodsWithinTheGracePeriod(RuntimeServiceBlockingStub runtime) {
         String stopped = run(runtime, "fresh");
         runtime.stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(stopped).build());
-        assertThat(new NotReadyPodReaper(runtime, Duration.ofMinutes(10), Clock.systemUTC()).reapOnce()).isEmpty();
+        assertThat(
+                        new NotReadyPodReaper(runtime, Duration.ofMinutes(10), Clock.systemUTC())
+                                .reapOnce())
+                .isEmpty();
         cri.calls().assertNotCalled("RemovePodSandbox");
     }
 
     private static String run(RuntimeServiceBlockingStub runtime, String name) {
-        return runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("default").setUid(name)))
-                .build()).getPodSandboxId();
+        return runtime.runPodSandbox(
+                        RunPodSandboxRequest.newBuilder()
+                                .setConfig(
+                                        PodSandboxConfig.newBuilder()
+                                                .setMetadata(
+                                                        PodSandboxMetadata.newBuilder()
+                                                                .setName(name)
+                                                                .setNamespace("default")
+                                                                .setUid(name)))
+                                .build())
+                .getPodSandboxId();
     }
 }

@@ -31,8 +31,7 @@ class UserAgentTest {
 
     static final List<Hook> PLUGIN_HOOKS = Hooks.loadBlocking(UserAgentTest.class.getClassLoader());
 
-    @RegisterExtension
-    static FakeCriExtension cri = withPluginHooks(FakeCriExtension.unixSocket());
+    @RegisterExtension static FakeCriExtension cri = withPluginHooks(FakeCriExtension.unixSocket());
 
     private static FakeCriExtension withPluginHooks(FakeCriExtension extension) {
         PLUGIN_HOOKS.forEach(extension::addHook);
@@ -51,31 +50,58 @@ class UserAgentTest {
 
         assertThat(env(rt, storage)).contains("CRI4J_TEAM=storage");
         assertThat(env(rt, unlabelled)).contains("CRI4J_TEAM=unassigned");
-        assertThat(rt.containerStatus(ContainerStatusRequest.newBuilder().setContainerId(storage).build())
-                .getStatus().getAnnotationsMap()).containsEntry("cri4j.io/owner-team", "storage");
+        assertThat(
+                        rt.containerStatus(
+                                        ContainerStatusRequest.newBuilder()
+                                                .setContainerId(storage)
+                                                .build())
+                                .getStatus()
+                                .getAnnotationsMap())
+                .containsEntry("cri4j.io/owner-team", "storage");
     }
 
-    private static String startContainer(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String pod,
-            String team) {
-        PodSandboxConfig.Builder config = PodSandboxConfig.newBuilder().setMetadata(
-                PodSandboxMetadata.newBuilder().setName(pod).setNamespace("default").setUid(pod + "-uid"));
+    private static String startContainer(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String pod, String team) {
+        PodSandboxConfig.Builder config =
+                PodSandboxConfig.newBuilder()
+                        .setMetadata(
+                                PodSandboxMetadata.newBuilder()
+                                        .setName(pod)
+                                        .setNamespace("default")
+                                        .setUid(pod + "-uid"));
         if (team != null) {
             config.putLabels("team", team);
         }
-        String podId = rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build())
-                .getPodSandboxId();
-        String id = rt.createContainer(CreateContainerRequest.newBuilder().setPodSandboxId(podId)
-                .setSandboxConfig(config)
-                .setConfig(ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                        .setImage(ImageSpec.newBuilder().setImage("busybox:1.36")))
-                .build()).getContainerId();
+        String podId =
+                rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build())
+                        .getPodSandboxId();
+        String id =
+                rt.createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setSandboxConfig(config)
+                                        .setConfig(
+                                                ContainerConfig.newBuilder()
+                                                        .setMetadata(
+                                                                ContainerMetadata.newBuilder()
+                                                                        .setName("app"))
+                                                        .setImage(
+                                                                ImageSpec.newBuilder()
+                                                                        .setImage("busybox:1.36")))
+                                        .build())
+                        .getContainerId();
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(id).build());
         return id;
     }
 
     private static String env(RuntimeServiceGrpc.RuntimeServiceBlockingStub rt, String id) {
-        return rt.execSync(ExecSyncRequest.newBuilder().setContainerId(id).addCmd("env").setTimeout(10).build())
-                .getStdout().toString(StandardCharsets.UTF_8);
+        return rt.execSync(
+                        ExecSyncRequest.newBuilder()
+                                .setContainerId(id)
+                                .addCmd("env")
+                                .setTimeout(10)
+                                .build())
+                .getStdout()
+                .toString(StandardCharsets.UTF_8);
     }
 }

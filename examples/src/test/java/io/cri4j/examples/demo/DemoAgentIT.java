@@ -17,26 +17,40 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The demo agent end to end: on the embedded fake, and on a real containerd with local-registry images. */
 class DemoAgentIT {
 
-    @RegisterExtension
-    static final ContainerdExtension CONTAINERD = new ContainerdExtension();
+    @RegisterExtension static final ContainerdExtension CONTAINERD = new ContainerdExtension();
 
     @Test
     void runsToTheEndOnTheEmbeddedFake() throws Exception {
         StringWriter text = new StringWriter();
-        Summary s = new DemoAgent(new PrintWriter(text, true), Optional.empty(), DemoAgent.DEFAULT_IMAGES,
-                Duration.ofSeconds(30)).run();
+        Summary s =
+                new DemoAgent(
+                                new PrintWriter(text, true),
+                                Optional.empty(),
+                                DemoAgent.DEFAULT_IMAGES,
+                                Duration.ofSeconds(30))
+                        .run();
         assertThat(s.runtime()).startsWith("cri4j-fake");
-        assertThat(s.imagesPresent()).containsExactlyInAnyOrder("docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
-        assertThat(s.podStamp()).as("the interceptor's label, as the runtime reports it").isEqualTo("cri4j-proxy");
+        assertThat(s.imagesPresent())
+                .containsExactlyInAnyOrder(
+                        "docker.io/library/busybox:1.36", "registry.k8s.io/pause:3.9");
+        assertThat(s.podStamp())
+                .as("the interceptor's label, as the runtime reports it")
+                .isEqualTo("cri4j-proxy");
         assertThat(s.hookedEnv()).isEqualTo("yes");
         assertThat(s.cpuset()).isEqualTo("0");
         assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
         assertThat(s.execExitCode()).isEqualTo(7);
-        assertThat(text.toString()).contains("Summary").contains("100% docker.io/library/busybox:1.36 SUCCEEDED");
-        // the fake downloads with byte progress: the bars move, and the proxy shows each layer's bytes
-        assertThat(text.toString()).doesNotContain("?%")
-                .containsPattern("\\[#*\\.+\\]\\s+[1-9]\\d?% docker\\.io/library/busybox:1\\.36 PULLING")
-                .containsPattern("proxy saw docker\\.io/library/busybox:1\\.36 100% (\\d+\\.\\d)/\\1 MiB, layers [0-9a-f]{12} ");
+        assertThat(text.toString())
+                .contains("Summary")
+                .contains("100% docker.io/library/busybox:1.36 SUCCEEDED");
+        // the fake downloads with byte progress: the bars move, and the proxy shows each layer's
+        // bytes
+        assertThat(text.toString())
+                .doesNotContain("?%")
+                .containsPattern(
+                        "\\[#*\\.+\\]\\s+[1-9]\\d?% docker\\.io/library/busybox:1\\.36 PULLING")
+                .containsPattern(
+                        "proxy saw docker\\.io/library/busybox:1\\.36 100% (\\d+\\.\\d)/\\1 MiB, layers [0-9a-f]{12} ");
     }
 
     @Test
@@ -44,11 +58,20 @@ class DemoAgentIT {
         PushedImage busybox = CONTAINERD.registry().push(TestImage.busybox());
         PushedImage pause = CONTAINERD.registry().push(TestImage.pause());
         StringWriter text = new StringWriter();
-        Summary s = new DemoAgent(new PrintWriter(text, true), Optional.of(CONTAINERD.endpoint()),
-                List.of(busybox.reference(), pause.reference()), Duration.ofSeconds(30)).run();
+        Summary s =
+                new DemoAgent(
+                                new PrintWriter(text, true),
+                                Optional.of(CONTAINERD.endpoint()),
+                                List.of(busybox.reference(), pause.reference()),
+                                Duration.ofSeconds(30))
+                        .run();
         assertThat(s.runtime()).as(text.toString()).startsWith("containerd");
-        assertThat(s.podStamp()).as("the interceptor's label, as containerd reports it").isEqualTo("cri4j-proxy");
-        assertThat(s.hookedEnv()).as("env injected by the hook, seen by a process in the container").isEqualTo("yes");
+        assertThat(s.podStamp())
+                .as("the interceptor's label, as containerd reports it")
+                .isEqualTo("cri4j-proxy");
+        assertThat(s.hookedEnv())
+                .as("env injected by the hook, seen by a process in the container")
+                .isEqualTo("yes");
         assertThat(s.execOutput()).isEqualTo("hello cri4j, hooked=yes");
         assertThat(s.execExitCode()).isEqualTo(7);
         assertThat(text.toString()).contains("2/2 images present");

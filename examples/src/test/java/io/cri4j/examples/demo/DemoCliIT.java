@@ -19,23 +19,29 @@ import org.junit.jupiter.api.Test;
  */
 class DemoCliIT {
 
-    record Run(int exitCode, String out) {
-    }
+    record Run(int exitCode, String out) {}
 
     static Run run(String... args) throws Exception {
         Path jar = Path.of("target", "cri4j-examples.jar").toAbsolutePath();
         assertThat(jar).as("the shaded examples jar (built in the package phase)").exists();
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", jar.toString()));
+        List<String> cmd =
+                new ArrayList<>(
+                        List.of(
+                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                                "-jar",
+                                jar.toString()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
-            try {
-                return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
+        CompletableFuture<String> out =
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return new String(
+                                        p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        });
         boolean exited = p.waitFor(3, TimeUnit.MINUTES);
         if (!exited) {
             p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -57,7 +63,10 @@ class DemoCliIT {
     void theDemosOptionsAreCheckedInOneLine() throws Exception {
         Run run = run("demo", "--runtime-endpoint", "foo://bar");
         assertThat(run.exitCode()).as(run.out()).isEqualTo(2);
-        assertThat(run.out().lines().toList()).singleElement().asString().startsWith("cri4j demo: ")
+        assertThat(run.out().lines().toList())
+                .singleElement()
+                .asString()
+                .startsWith("cri4j demo: ")
                 .contains("foo://bar", "unsupported scheme");
     }
 
@@ -65,6 +74,8 @@ class DemoCliIT {
     void hasTheCommandLinesOtherCommands() throws Exception {
         Run run = run("--help");
         assertThat(run.exitCode()).as(run.out()).isZero();
-        assertThat(run.out()).startsWith("Usage: cri4j").contains("demo", "proxy", "fake-runtime", "version");
+        assertThat(run.out())
+                .startsWith("Usage: cri4j")
+                .contains("demo", "proxy", "fake-runtime", "version");
     }
 }

@@ -15,19 +15,19 @@ import java.util.Objects;
  */
 public record Adjusted<T>(T value, List<UnsupportedAdjustment> unsupported) {
 
-  /** Validates and copies. */
-  public Adjusted {
-    Objects.requireNonNull(value, "value");
-    unsupported = List.copyOf(unsupported);
-  }
-
-  /** The unsupported fields per hook (hook name → field descriptions), in the order met. */
-  public Map<String, List<String>> unsupportedByHook() {
-    Map<String, List<String>> out = new LinkedHashMap<>();
-    for (UnsupportedAdjustment u : unsupported) {
-      out.computeIfAbsent(u.hook(), k -> new java.util.ArrayList<>()).add(u.describe());
+    /** Validates and copies. */
+    public Adjusted {
+        Objects.requireNonNull(value, "value");
+        unsupported = List.copyOf(unsupported);
     }
-    out.replaceAll((k, v) -> List.copyOf(v));
-    return out;
-  }
+
+    /** The unsupported fields per hook (hook name → field descriptions), in the order met. */
+    public Map<String, List<String>> unsupportedByHook() {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (UnsupportedAdjustment u : unsupported) {
+            out.computeIfAbsent(u.hook(), k -> new java.util.ArrayList<>()).add(u.describe());
+        }
+        out.replaceAll((k, v) -> List.copyOf(v));
+        return out;
+    }
 }

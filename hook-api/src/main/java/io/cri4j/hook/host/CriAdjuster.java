@@ -22,8 +22,8 @@ import io.cri4j.nri.api.Field;
 import io.cri4j.nri.api.FieldOwners;
 import io.cri4j.nri.api.HugepageLimit;
 import io.cri4j.nri.api.KeyValueOrBuilder;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
 import io.cri4j.nri.api.LinuxCPU;
+import io.cri4j.nri.api.LinuxContainerAdjustment;
 import io.cri4j.nri.api.LinuxDevice;
 import io.cri4j.nri.api.LinuxMemory;
 import io.cri4j.nri.api.LinuxNamespace;
@@ -64,455 +64,555 @@ import org.slf4j.LoggerFactory;
  * Thread-safe.
  */
 public final class CriAdjuster {
-  private static final Logger LOG = LoggerFactory.getLogger(CriAdjuster.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CriAdjuster.class);
 
-  private final DeviceNodes devices;
+    private final DeviceNodes devices;
 
-  private CriAdjuster(DeviceNodes devices) {
-    this.devices = Objects.requireNonNull(devices, "devices");
-  }
-
-  /** An adjuster resolving devices in the host's {@code /dev}. */
-  public static CriAdjuster create() {
-    return new CriAdjuster(DeviceNodes.system());
-  }
-
-  /** An adjuster resolving devices with {@code devices}. */
-  public static CriAdjuster create(DeviceNodes devices) {
-    return new CriAdjuster(devices);
-  }
-
-  // ---------------------------------------------------------------- containers
-
-  /** Applies a {@link io.cri4j.hook.HookChain}'s merged {@code CreateContainer} answer. */
-  public Adjusted<ContainerConfig> apply(ContainerConfig config, ContainerCreation creation) {
-    return apply(config, creation.result().adjustment(), creation.owners(),
-        creation.container().getId());
-  }
-
-  /**
-   * Applies a merged adjustment; {@code owners} (NRI's, by container id) names the hook behind
-   * each unsupported field (may be empty).
-   */
-  public Adjusted<ContainerConfig> apply(ContainerConfig config, ContainerAdjustment a,
-      OwningPlugins owners, String containerId) {
-    Owner owner = new Owner(owners.getOwnersMap().getOrDefault(containerId,
-        FieldOwners.getDefaultInstance()));
-    List<UnsupportedAdjustment> out = new ArrayList<>();
-    ContainerConfig.Builder b = config.toBuilder();
-
-    a.getAnnotationsMap().keySet().stream().filter(Adjustments::isMarkedForRemoval)
-        .forEach(k -> b.removeAnnotations(Adjustments.clearRemovalMarker(k)));
-    a.getAnnotationsMap().forEach((k, v) -> {
-      if (!Adjustments.isMarkedForRemoval(k)) {
-        b.putAnnotations(k, v);
-      }
-    });
-
-    applyEnv(b, a.getEnvList());
-
-    if (a.getArgsCount() > 0) {
-      b.clearCommand().addAllCommand(a.getArgsList()).clearArgs();
+    private CriAdjuster(DeviceNodes devices) {
+        this.devices = Objects.requireNonNull(devices, "devices");
     }
 
-    for (Mount m : a.getMountsList()) {
-      if (Adjustments.isMarkedForRemoval(m.getDestination())) {
-        removeMount(b, Adjustments.clearRemovalMarker(m.getDestination()));
-      }
-    }
-    for (Mount m : a.getMountsList()) {
-      if (!Adjustments.isMarkedForRemoval(m.getDestination())) {
-        applyMount(b, m, owner, out);
-      }
+    /** An adjuster resolving devices in the host's {@code /dev}. */
+    public static CriAdjuster create() {
+        return new CriAdjuster(DeviceNodes.system());
     }
 
-    for (io.cri4j.nri.api.CDIDevice d : a.getCDIDevicesList()) {
-      if (b.getCDIDevicesList().stream().noneMatch(x -> x.getName().equals(d.getName()))) {
-        b.addCDIDevices(io.cri4j.cri.v1.CDIDevice.newBuilder().setName(d.getName()));
-      }
+    /** An adjuster resolving devices with {@code devices}. */
+    public static CriAdjuster create(DeviceNodes devices) {
+        return new CriAdjuster(devices);
     }
 
-    if (!a.getHooks().equals(io.cri4j.nri.api.Hooks.getDefaultInstance())) {
-      for (String hook : owner.simple(Field.OciHooks).split(",")) {
-        out.add(new UnsupportedAdjustment(hook, "OciHooks", "CRI has no OCI hooks"));
-      }
-    }
-    for (POSIXRlimit r : a.getRlimitsList()) {
-      out.add(new UnsupportedAdjustment(owner.compound(Field.Rlimits, r.getType()),
-          "Rlimits " + r.getType(), "CRI has no rlimits"));
+    // ---------------------------------------------------------------- containers
+
+    /** Applies a {@link io.cri4j.hook.HookChain}'s merged {@code CreateContainer} answer. */
+    public Adjusted<ContainerConfig> apply(ContainerConfig config, ContainerCreation creation) {
+        return apply(
+                config,
+                creation.result().adjustment(),
+                creation.owners(),
+                creation.container().getId());
     }
 
-    if (a.hasLinux()) {
-      applyLinux(b, a.getLinux(), owner, out);
-    }
-    return new Adjusted<>(b.build(), out);
-  }
+    /**
+     * Applies a merged adjustment; {@code owners} (NRI's, by container id) names the hook behind
+     * each unsupported field (may be empty).
+     */
+    public Adjusted<ContainerConfig> apply(
+            ContainerConfig config,
+            ContainerAdjustment a,
+            OwningPlugins owners,
+            String containerId) {
+        Owner owner =
+                new Owner(
+                        owners.getOwnersMap()
+                                .getOrDefault(containerId, FieldOwners.getDefaultInstance()));
+        List<UnsupportedAdjustment> out = new ArrayList<>();
+        ContainerConfig.Builder b = config.toBuilder();
 
-  private static void applyEnv(ContainerConfig.Builder b, List<? extends KeyValueOrBuilder> env) {
-    for (KeyValueOrBuilder kv : env) {
-      if (Adjustments.isMarkedForRemoval(kv.getKey())) {
-        String key = Adjustments.clearRemovalMarker(kv.getKey());
-        for (int i = b.getEnvsCount() - 1; i >= 0; i--) {
-          if (b.getEnvs(i).getKey().equals(key)) {
-            b.removeEnvs(i);
-          }
+        a.getAnnotationsMap().keySet().stream()
+                .filter(Adjustments::isMarkedForRemoval)
+                .forEach(k -> b.removeAnnotations(Adjustments.clearRemovalMarker(k)));
+        a.getAnnotationsMap()
+                .forEach(
+                        (k, v) -> {
+                            if (!Adjustments.isMarkedForRemoval(k)) {
+                                b.putAnnotations(k, v);
+                            }
+                        });
+
+        applyEnv(b, a.getEnvList());
+
+        if (a.getArgsCount() > 0) {
+            b.clearCommand().addAllCommand(a.getArgsList()).clearArgs();
         }
-      }
-    }
-    for (KeyValueOrBuilder kv : env) {
-      if (Adjustments.isMarkedForRemoval(kv.getKey())) {
-        continue;
-      }
-      KeyValue v = KeyValue.newBuilder().setKey(kv.getKey())
-          .setValue(ByteString.copyFromUtf8(kv.getValue())).build();
-      boolean replaced = false;
-      for (int i = 0; i < b.getEnvsCount(); i++) {
-        if (b.getEnvs(i).getKey().equals(kv.getKey())) {
-          if (replaced) {
-            b.removeEnvs(i--);
-          } else {
-            b.setEnvs(i, v);
-            replaced = true;
-          }
+
+        for (Mount m : a.getMountsList()) {
+            if (Adjustments.isMarkedForRemoval(m.getDestination())) {
+                removeMount(b, Adjustments.clearRemovalMarker(m.getDestination()));
+            }
         }
-      }
-      if (!replaced) {
-        b.addEnvs(v);
-      }
-    }
-  }
-
-  private static void removeMount(ContainerConfig.Builder b, String containerPath) {
-    for (int i = b.getMountsCount() - 1; i >= 0; i--) {
-      if (b.getMounts(i).getContainerPath().equals(containerPath)) {
-        b.removeMounts(i);
-      }
-    }
-  }
-
-  private static void applyMount(ContainerConfig.Builder b, Mount m, Owner owner,
-      List<UnsupportedAdjustment> out) {
-    String field = "Mounts " + m.getDestination();
-    String hook = owner.compound(Field.Mounts, m.getDestination());
-    boolean bind = m.getType().equals("bind") || m.getOptionsList().contains("bind")
-        || m.getOptionsList().contains("rbind");
-    if (!bind || (!m.getType().isEmpty() && !m.getType().equals("bind"))) {
-      out.add(new UnsupportedAdjustment(hook, field, "CRI mounts are bind mounts, not type \""
-          + m.getType() + "\""));
-      return;
-    }
-    if (m.getSource().isEmpty()) {
-      out.add(new UnsupportedAdjustment(hook, field, "a bind mount needs a source"));
-      return;
-    }
-    io.cri4j.cri.v1.Mount.Builder c = io.cri4j.cri.v1.Mount.newBuilder()
-        .setContainerPath(m.getDestination()).setHostPath(m.getSource());
-    for (String o : m.getOptionsList()) {
-      switch (o) {
-        case "bind", "rbind", "rw" -> { }
-        case "ro" -> c.setReadonly(true);
-        case "rro" -> c.setReadonly(true).setRecursiveReadOnly(true);
-        case "private", "rprivate" -> c.setPropagation(MountPropagation.PROPAGATION_PRIVATE);
-        case "slave", "rslave" -> c.setPropagation(
-            MountPropagation.PROPAGATION_HOST_TO_CONTAINER);
-        case "shared", "rshared" -> c.setPropagation(MountPropagation.PROPAGATION_BIDIRECTIONAL);
-        case "z", "Z" -> c.setSelinuxRelabel(true);
-        default -> c.addMountOptions(o);
-      }
-    }
-    removeMount(b, m.getDestination());
-    b.addMounts(c);
-  }
-
-  private void applyLinux(ContainerConfig.Builder b, LinuxContainerAdjustment l, Owner owner,
-      List<UnsupportedAdjustment> out) {
-    for (LinuxDevice d : l.getDevicesList()) {
-      if (Adjustments.isMarkedForRemoval(d.getPath())) {
-        removeDevice(b, Adjustments.clearRemovalMarker(d.getPath()));
-      }
-    }
-    for (LinuxDevice d : l.getDevicesList()) {
-      if (!Adjustments.isMarkedForRemoval(d.getPath())) {
-        applyDevice(b, d, owner, out);
-      }
-    }
-    if (l.hasResources() || l.hasOomScoreAdj()) {
-      LinuxContainerResources.Builder r = b.getLinuxBuilder().getResourcesBuilder();
-      if (l.hasResources()) {
-        resources(r, l.getResources(), owner::simple, owner::compound, out);
-      }
-      if (l.hasOomScoreAdj()) {
-        r.setOomScoreAdj(l.getOomScoreAdj().getValue());
-      }
-    }
-    if (!l.getCgroupsPath().isEmpty()) {
-      out.add(new UnsupportedAdjustment(owner.simple(Field.CgroupsPath), "CgroupsPath",
-          "CRI has no container cgroups path (the pod's cgroup parent can be adjusted)"));
-    }
-    if (l.hasIoPriority()) {
-      out.add(new UnsupportedAdjustment(owner.simple(Field.IoPriority), "IoPriority",
-          "CRI has no I/O priority"));
-    }
-    if (l.hasSeccompPolicy()) {
-      out.add(new UnsupportedAdjustment(owner.simple(Field.SeccompPolicy), "SeccompPolicy",
-          "CRI has no seccomp policy, only profiles"));
-    }
-    for (LinuxNamespace n : l.getNamespacesList()) {
-      String type = Adjustments.clearRemovalMarker(n.getType());
-      out.add(new UnsupportedAdjustment(owner.compound(Field.Namespace, type), "Namespace "
-          + type, "CRI has no per-container namespace paths"));
-    }
-    l.getSysctlMap().keySet().forEach(k -> {
-      String key = Adjustments.clearRemovalMarker(k);
-      out.add(new UnsupportedAdjustment(owner.compound(Field.Sysctl, key), "Sysctl " + key,
-          "CRI has no container sysctls"));
-    });
-    l.getNetDevicesMap().keySet().forEach(k -> {
-      String key = Adjustments.clearRemovalMarker(k);
-      out.add(new UnsupportedAdjustment(owner.compound(Field.LinuxNetDevices, key),
-          "LinuxNetDevices " + key, "CRI has no network devices"));
-    });
-    if (l.hasScheduler()) {
-      out.add(new UnsupportedAdjustment(owner.simple(Field.LinuxSched), "LinuxSched",
-          "CRI has no scheduler settings"));
-    }
-    if (l.hasRdt()) {
-      String hook = owner.simple(Field.RdtClosID);
-      if (hook.isEmpty()) {
-        hook = owner.simple(Field.RdtSchemata);
-      }
-      if (hook.isEmpty()) {
-        hook = owner.simple(Field.RdtEnableMonitoring);
-      }
-      out.add(new UnsupportedAdjustment(hook, "Rdt", "CRI has no RDT settings"));
-    }
-    if (l.hasMemoryPolicy()) {
-      out.add(new UnsupportedAdjustment(owner.simple(Field.MemoryPolicy), "MemoryPolicy",
-          "CRI has no memory policy"));
-    }
-  }
-
-  private static void removeDevice(ContainerConfig.Builder b, String containerPath) {
-    for (int i = b.getDevicesCount() - 1; i >= 0; i--) {
-      if (b.getDevices(i).getContainerPath().equals(containerPath)) {
-        b.removeDevices(i);
-      }
-    }
-  }
-
-  private void applyDevice(ContainerConfig.Builder b, LinuxDevice d, Owner owner,
-      List<UnsupportedAdjustment> out) {
-    String hook = owner.compound(Field.Devices, d.getPath());
-    String field = "Devices " + d.getPath();
-    String number = d.getType() + " " + d.getMajor() + ":" + d.getMinor();
-    Optional<DeviceNode> node = devices.find(d.getType(), d.getMajor(), d.getMinor());
-    if (node.isEmpty()) {
-      out.add(new UnsupportedAdjustment(hook, field, "no host device node " + number));
-      return;
-    }
-    DeviceNode n = node.get();
-    List<String> differs = new ArrayList<>();
-    if (d.hasFileMode() && (d.getFileMode().getValue() & 07777) != n.fileMode()) {
-      differs.add("file mode " + Integer.toOctalString(d.getFileMode().getValue()));
-    }
-    if (d.hasUid() && d.getUid().getValue() != n.uid()) {
-      differs.add("uid " + d.getUid().getValue());
-    }
-    if (d.hasGid() && d.getGid().getValue() != n.gid()) {
-      differs.add("gid " + d.getGid().getValue());
-    }
-    if (!differs.isEmpty()) {
-      out.add(new UnsupportedAdjustment(hook, field, "CRI devices take the host node's mode and"
-          + " owner (" + n.path() + "), not " + String.join(", ", differs)));
-    }
-    removeDevice(b, d.getPath());
-    b.addDevices(io.cri4j.cri.v1.Device.newBuilder().setContainerPath(d.getPath())
-        .setHostPath(n.path().toString()).setPermissions("rwm"));
-  }
-
-  // ---------------------------------------------------------------- resources
-
-  /**
-   * CRI resources: {@code base} with the fields {@code r} sets. What CRI has no field for is
-   * listed in the result, without a hook.
-   */
-  public Adjusted<LinuxContainerResources> resources(LinuxContainerResources base,
-      LinuxResources r) {
-    List<UnsupportedAdjustment> out = new ArrayList<>();
-    LinuxContainerResources.Builder b = base.toBuilder();
-    resources(b, r, f -> "", (f, k) -> "", out);
-    return new Adjusted<>(b.build(), out);
-  }
-
-  private static void resources(LinuxContainerResources.Builder b, LinuxResources r,
-      Function<Field, String> simple, java.util.function.BiFunction<Field, String, String> keyed,
-      List<UnsupportedAdjustment> out) {
-    if (r.hasCpu()) {
-      LinuxCPU c = r.getCpu();
-      if (c.hasShares()) {
-        b.setCpuShares(c.getShares().getValue());
-      }
-      if (c.hasQuota()) {
-        b.setCpuQuota(c.getQuota().getValue());
-      }
-      if (c.hasPeriod()) {
-        b.setCpuPeriod(c.getPeriod().getValue());
-      }
-      if (!c.getCpus().isEmpty()) {
-        b.setCpusetCpus(c.getCpus());
-      }
-      if (!c.getMems().isEmpty()) {
-        b.setCpusetMems(c.getMems());
-      }
-      unsupported(c.hasRealtimeRuntime(), Field.CPURealtimeRuntime, simple, out);
-      unsupported(c.hasRealtimePeriod(), Field.CPURealtimePeriod, simple, out);
-    }
-    if (r.hasMemory()) {
-      LinuxMemory m = r.getMemory();
-      if (m.hasLimit()) {
-        b.setMemoryLimitInBytes(m.getLimit().getValue());
-      }
-      if (m.hasSwap()) {
-        b.setMemorySwapLimitInBytes(m.getSwap().getValue());
-      }
-      unsupported(m.hasReservation(), Field.MemReservation, simple, out);
-      unsupported(m.hasKernel(), Field.MemKernelLimit, simple, out);
-      unsupported(m.hasKernelTcp(), Field.MemTCPLimit, simple, out);
-      unsupported(m.hasSwappiness(), Field.MemSwappiness, simple, out);
-      unsupported(m.hasDisableOomKiller(), Field.MemDisableOomKiller, simple, out);
-      unsupported(m.hasUseHierarchy(), Field.MemUseHierarchy, simple, out);
-    }
-    for (HugepageLimit h : r.getHugepageLimitsList()) {
-      io.cri4j.cri.v1.HugepageLimit l = io.cri4j.cri.v1.HugepageLimit.newBuilder()
-          .setPageSize(h.getPageSize()).setLimit(h.getLimit()).build();
-      boolean replaced = false;
-      for (int i = 0; i < b.getHugepageLimitsCount() && !replaced; i++) {
-        if (b.getHugepageLimits(i).getPageSize().equals(h.getPageSize())) {
-          b.setHugepageLimits(i, l);
-          replaced = true;
+        for (Mount m : a.getMountsList()) {
+            if (!Adjustments.isMarkedForRemoval(m.getDestination())) {
+                applyMount(b, m, owner, out);
+            }
         }
-      }
-      if (!replaced) {
-        b.addHugepageLimits(l);
-      }
-    }
-    b.putAllUnified(r.getUnifiedMap());
-    unsupported(r.hasBlockioClass(), Field.BlockioClass, simple, out);
-    unsupported(r.hasRdtClass(), Field.RdtClass, simple, out);
-    unsupported(r.hasPids(), Field.PidsLimit, simple, out);
-    if (r.getDevicesCount() > 0) {
-      out.add(new UnsupportedAdjustment("", "LinuxResources devices",
-          "CRI has no device cgroup rules"));
-    }
-  }
 
-  private static void unsupported(boolean set, Field field, Function<Field, String> simple,
-      List<UnsupportedAdjustment> out) {
-    if (set) {
-      out.add(new UnsupportedAdjustment(simple.apply(field), field.name(), "CRI has no "
-          + field.name() + " resource"));
-    }
-  }
+        for (io.cri4j.nri.api.CDIDevice d : a.getCDIDevicesList()) {
+            if (b.getCDIDevicesList().stream().noneMatch(x -> x.getName().equals(d.getName()))) {
+                b.addCDIDevices(io.cri4j.cri.v1.CDIDevice.newBuilder().setName(d.getName()));
+            }
+        }
 
-  // ---------------------------------------------------------------- pods and updates
+        if (!a.getHooks().equals(io.cri4j.nri.api.Hooks.getDefaultInstance())) {
+            for (String hook : owner.simple(Field.OciHooks).split(",")) {
+                out.add(new UnsupportedAdjustment(hook, "OciHooks", "CRI has no OCI hooks"));
+            }
+        }
+        for (POSIXRlimit r : a.getRlimitsList()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.compound(Field.Rlimits, r.getType()),
+                            "Rlimits " + r.getType(),
+                            "CRI has no rlimits"));
+        }
 
-  /**
-   * Applies a merged {@link PodSandboxAdjustment}: labels, annotations, cgroup parent and the
-   * pod's resources ({@code linux.resources}). The adjustment does not say which hook set a
-   * field, so unsupported resource fields carry no hook.
-   */
-  public Adjusted<RunPodSandboxRequest> apply(RunPodSandboxRequest request,
-      PodSandboxAdjustment a) {
-    if (a.isEmpty()) {
-      return new Adjusted<>(request, List.of());
-    }
-    List<UnsupportedAdjustment> out = new ArrayList<>();
-    PodSandboxConfig.Builder c = request.getConfig().toBuilder().putAllLabels(a.labels())
-        .putAllAnnotations(a.annotations());
-    LinuxPodSandboxConfig.Builder l = c.getLinuxBuilder();
-    if (!a.cgroupParent().isEmpty()) {
-      l.setCgroupParent(a.cgroupParent());
-    }
-    if (!a.resources().equals(LinuxResources.getDefaultInstance())) {
-      Adjusted<LinuxContainerResources> r = resources(l.getResources(), a.resources());
-      l.setResources(r.value());
-      out.addAll(r.unsupported());
-    }
-    return new Adjusted<>(request.toBuilder().setConfig(c).build(), out);
-  }
-
-  /**
-   * Applies an NRI update to a CRI {@code UpdateContainerResources} request: the request's
-   * resources with the fields the update sets (for an update of another container, build the
-   * request with its current resources first).
-   */
-  public Adjusted<UpdateContainerResourcesRequest> apply(UpdateContainerResourcesRequest request,
-      ContainerUpdate update) {
-    Adjusted<LinuxContainerResources> r = resources(request.getLinux(),
-        update.getLinux().getResources());
-    return new Adjusted<>(request.toBuilder().setContainerId(update.getContainerId())
-        .setLinux(r.value()).build(), r.unsupported());
-  }
-
-  // ---------------------------------------------------------------- enforcing
-
-  /**
-   * Decides over the unsupported changes per hook: a hook under {@link FailurePolicy#FAIL} (or a
-   * change no hook is known for) fails with an {@link UnsupportedAdjustmentException} naming the
-   * hook and its fields; under {@link FailurePolicy#IGNORE} the changes are logged as dropped.
-   *
-   * @param adjusted what was applied and what was not
-   * @param event the event, for messages
-   * @param policyOf a hook's policy by name (e.g. {@link io.cri4j.hook.HookChain#policyOf})
-   * @return the applied value, when nothing fails
-   */
-  public static <T> T enforce(Adjusted<T> adjusted, HookEvent event,
-      Function<String, Optional<HookPolicy>> policyOf) {
-    UnsupportedAdjustmentException first = null;
-    Map<String, List<UnsupportedAdjustment>> byHook = new LinkedHashMap<>();
-    adjusted.unsupported().forEach(u -> byHook.computeIfAbsent(u.hook(),
-        k -> new ArrayList<>()).add(u));
-    for (Map.Entry<String, List<UnsupportedAdjustment>> e : byHook.entrySet()) {
-      Optional<HookPolicy> p = e.getKey().isEmpty() ? Optional.empty()
-          : policyOf.apply(e.getKey());
-      if (p.isPresent() && p.get().failurePolicy() == FailurePolicy.IGNORE) {
-        LOG.warn("{}: dropped what hook {} asked for and CRI cannot carry (failure policy"
-            + " Ignore): {}", event == null ? "-" : event.displayName(), e.getKey(),
-            String.join(", ", e.getValue().stream().map(UnsupportedAdjustment::describe)
-                .toList()));
-        continue;
-      }
-      UnsupportedAdjustmentException ex = new UnsupportedAdjustmentException(e.getKey(), event,
-          e.getValue());
-      if (first == null) {
-        first = ex;
-      } else {
-        first.addSuppressed(ex);
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
-    return adjusted.value();
-  }
-
-  /** Looks up the hook behind a field of one container; empty when unknown. */
-  private static final class Owner {
-    private final FieldOwners owners;
-
-    Owner(FieldOwners owners) {
-      this.owners = owners;
+        if (a.hasLinux()) {
+            applyLinux(b, a.getLinux(), owner, out);
+        }
+        return new Adjusted<>(b.build(), out);
     }
 
-    String simple(Field f) {
-      return Adjustments.clearRemovalMarker(owners.getSimpleMap().getOrDefault(f.getNumber(),
-          ""));
+    private static void applyEnv(ContainerConfig.Builder b, List<? extends KeyValueOrBuilder> env) {
+        for (KeyValueOrBuilder kv : env) {
+            if (Adjustments.isMarkedForRemoval(kv.getKey())) {
+                String key = Adjustments.clearRemovalMarker(kv.getKey());
+                for (int i = b.getEnvsCount() - 1; i >= 0; i--) {
+                    if (b.getEnvs(i).getKey().equals(key)) {
+                        b.removeEnvs(i);
+                    }
+                }
+            }
+        }
+        for (KeyValueOrBuilder kv : env) {
+            if (Adjustments.isMarkedForRemoval(kv.getKey())) {
+                continue;
+            }
+            KeyValue v =
+                    KeyValue.newBuilder()
+                            .setKey(kv.getKey())
+                            .setValue(ByteString.copyFromUtf8(kv.getValue()))
+                            .build();
+            boolean replaced = false;
+            for (int i = 0; i < b.getEnvsCount(); i++) {
+                if (b.getEnvs(i).getKey().equals(kv.getKey())) {
+                    if (replaced) {
+                        b.removeEnvs(i--);
+                    } else {
+                        b.setEnvs(i, v);
+                        replaced = true;
+                    }
+                }
+            }
+            if (!replaced) {
+                b.addEnvs(v);
+            }
+        }
     }
 
-    String compound(Field f, String key) {
-      io.cri4j.nri.api.CompoundFieldOwners c = owners.getCompoundMap().get(f.getNumber());
-      return c == null ? "" : Adjustments.clearRemovalMarker(c.getOwnersMap().getOrDefault(key,
-          ""));
+    private static void removeMount(ContainerConfig.Builder b, String containerPath) {
+        for (int i = b.getMountsCount() - 1; i >= 0; i--) {
+            if (b.getMounts(i).getContainerPath().equals(containerPath)) {
+                b.removeMounts(i);
+            }
+        }
     }
-  }
+
+    private static void applyMount(
+            ContainerConfig.Builder b, Mount m, Owner owner, List<UnsupportedAdjustment> out) {
+        String field = "Mounts " + m.getDestination();
+        String hook = owner.compound(Field.Mounts, m.getDestination());
+        boolean bind =
+                m.getType().equals("bind")
+                        || m.getOptionsList().contains("bind")
+                        || m.getOptionsList().contains("rbind");
+        if (!bind || (!m.getType().isEmpty() && !m.getType().equals("bind"))) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            hook,
+                            field,
+                            "CRI mounts are bind mounts, not type \"" + m.getType() + "\""));
+            return;
+        }
+        if (m.getSource().isEmpty()) {
+            out.add(new UnsupportedAdjustment(hook, field, "a bind mount needs a source"));
+            return;
+        }
+        io.cri4j.cri.v1.Mount.Builder c =
+                io.cri4j.cri.v1.Mount.newBuilder()
+                        .setContainerPath(m.getDestination())
+                        .setHostPath(m.getSource());
+        for (String o : m.getOptionsList()) {
+            switch (o) {
+                case "bind", "rbind", "rw" -> {}
+                case "ro" -> c.setReadonly(true);
+                case "rro" -> c.setReadonly(true).setRecursiveReadOnly(true);
+                case "private", "rprivate" ->
+                        c.setPropagation(MountPropagation.PROPAGATION_PRIVATE);
+                case "slave", "rslave" ->
+                        c.setPropagation(MountPropagation.PROPAGATION_HOST_TO_CONTAINER);
+                case "shared", "rshared" ->
+                        c.setPropagation(MountPropagation.PROPAGATION_BIDIRECTIONAL);
+                case "z", "Z" -> c.setSelinuxRelabel(true);
+                default -> c.addMountOptions(o);
+            }
+        }
+        removeMount(b, m.getDestination());
+        b.addMounts(c);
+    }
+
+    private void applyLinux(
+            ContainerConfig.Builder b,
+            LinuxContainerAdjustment l,
+            Owner owner,
+            List<UnsupportedAdjustment> out) {
+        for (LinuxDevice d : l.getDevicesList()) {
+            if (Adjustments.isMarkedForRemoval(d.getPath())) {
+                removeDevice(b, Adjustments.clearRemovalMarker(d.getPath()));
+            }
+        }
+        for (LinuxDevice d : l.getDevicesList()) {
+            if (!Adjustments.isMarkedForRemoval(d.getPath())) {
+                applyDevice(b, d, owner, out);
+            }
+        }
+        if (l.hasResources() || l.hasOomScoreAdj()) {
+            LinuxContainerResources.Builder r = b.getLinuxBuilder().getResourcesBuilder();
+            if (l.hasResources()) {
+                resources(r, l.getResources(), owner::simple, owner::compound, out);
+            }
+            if (l.hasOomScoreAdj()) {
+                r.setOomScoreAdj(l.getOomScoreAdj().getValue());
+            }
+        }
+        if (!l.getCgroupsPath().isEmpty()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.simple(Field.CgroupsPath),
+                            "CgroupsPath",
+                            "CRI has no container cgroups path (the pod's cgroup parent can be adjusted)"));
+        }
+        if (l.hasIoPriority()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.simple(Field.IoPriority),
+                            "IoPriority",
+                            "CRI has no I/O priority"));
+        }
+        if (l.hasSeccompPolicy()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.simple(Field.SeccompPolicy),
+                            "SeccompPolicy",
+                            "CRI has no seccomp policy, only profiles"));
+        }
+        for (LinuxNamespace n : l.getNamespacesList()) {
+            String type = Adjustments.clearRemovalMarker(n.getType());
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.compound(Field.Namespace, type),
+                            "Namespace " + type,
+                            "CRI has no per-container namespace paths"));
+        }
+        l.getSysctlMap()
+                .keySet()
+                .forEach(
+                        k -> {
+                            String key = Adjustments.clearRemovalMarker(k);
+                            out.add(
+                                    new UnsupportedAdjustment(
+                                            owner.compound(Field.Sysctl, key),
+                                            "Sysctl " + key,
+                                            "CRI has no container sysctls"));
+                        });
+        l.getNetDevicesMap()
+                .keySet()
+                .forEach(
+                        k -> {
+                            String key = Adjustments.clearRemovalMarker(k);
+                            out.add(
+                                    new UnsupportedAdjustment(
+                                            owner.compound(Field.LinuxNetDevices, key),
+                                            "LinuxNetDevices " + key,
+                                            "CRI has no network devices"));
+                        });
+        if (l.hasScheduler()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.simple(Field.LinuxSched),
+                            "LinuxSched",
+                            "CRI has no scheduler settings"));
+        }
+        if (l.hasRdt()) {
+            String hook = owner.simple(Field.RdtClosID);
+            if (hook.isEmpty()) {
+                hook = owner.simple(Field.RdtSchemata);
+            }
+            if (hook.isEmpty()) {
+                hook = owner.simple(Field.RdtEnableMonitoring);
+            }
+            out.add(new UnsupportedAdjustment(hook, "Rdt", "CRI has no RDT settings"));
+        }
+        if (l.hasMemoryPolicy()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            owner.simple(Field.MemoryPolicy),
+                            "MemoryPolicy",
+                            "CRI has no memory policy"));
+        }
+    }
+
+    private static void removeDevice(ContainerConfig.Builder b, String containerPath) {
+        for (int i = b.getDevicesCount() - 1; i >= 0; i--) {
+            if (b.getDevices(i).getContainerPath().equals(containerPath)) {
+                b.removeDevices(i);
+            }
+        }
+    }
+
+    private void applyDevice(
+            ContainerConfig.Builder b,
+            LinuxDevice d,
+            Owner owner,
+            List<UnsupportedAdjustment> out) {
+        String hook = owner.compound(Field.Devices, d.getPath());
+        String field = "Devices " + d.getPath();
+        String number = d.getType() + " " + d.getMajor() + ":" + d.getMinor();
+        Optional<DeviceNode> node = devices.find(d.getType(), d.getMajor(), d.getMinor());
+        if (node.isEmpty()) {
+            out.add(new UnsupportedAdjustment(hook, field, "no host device node " + number));
+            return;
+        }
+        DeviceNode n = node.get();
+        List<String> differs = new ArrayList<>();
+        if (d.hasFileMode() && (d.getFileMode().getValue() & 07777) != n.fileMode()) {
+            differs.add("file mode " + Integer.toOctalString(d.getFileMode().getValue()));
+        }
+        if (d.hasUid() && d.getUid().getValue() != n.uid()) {
+            differs.add("uid " + d.getUid().getValue());
+        }
+        if (d.hasGid() && d.getGid().getValue() != n.gid()) {
+            differs.add("gid " + d.getGid().getValue());
+        }
+        if (!differs.isEmpty()) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            hook,
+                            field,
+                            "CRI devices take the host node's mode and"
+                                    + " owner ("
+                                    + n.path()
+                                    + "), not "
+                                    + String.join(", ", differs)));
+        }
+        removeDevice(b, d.getPath());
+        b.addDevices(
+                io.cri4j.cri.v1.Device.newBuilder()
+                        .setContainerPath(d.getPath())
+                        .setHostPath(n.path().toString())
+                        .setPermissions("rwm"));
+    }
+
+    // ---------------------------------------------------------------- resources
+
+    /**
+     * CRI resources: {@code base} with the fields {@code r} sets. What CRI has no field for is
+     * listed in the result, without a hook.
+     */
+    public Adjusted<LinuxContainerResources> resources(
+            LinuxContainerResources base, LinuxResources r) {
+        List<UnsupportedAdjustment> out = new ArrayList<>();
+        LinuxContainerResources.Builder b = base.toBuilder();
+        resources(b, r, f -> "", (f, k) -> "", out);
+        return new Adjusted<>(b.build(), out);
+    }
+
+    private static void resources(
+            LinuxContainerResources.Builder b,
+            LinuxResources r,
+            Function<Field, String> simple,
+            java.util.function.BiFunction<Field, String, String> keyed,
+            List<UnsupportedAdjustment> out) {
+        if (r.hasCpu()) {
+            LinuxCPU c = r.getCpu();
+            if (c.hasShares()) {
+                b.setCpuShares(c.getShares().getValue());
+            }
+            if (c.hasQuota()) {
+                b.setCpuQuota(c.getQuota().getValue());
+            }
+            if (c.hasPeriod()) {
+                b.setCpuPeriod(c.getPeriod().getValue());
+            }
+            if (!c.getCpus().isEmpty()) {
+                b.setCpusetCpus(c.getCpus());
+            }
+            if (!c.getMems().isEmpty()) {
+                b.setCpusetMems(c.getMems());
+            }
+            unsupported(c.hasRealtimeRuntime(), Field.CPURealtimeRuntime, simple, out);
+            unsupported(c.hasRealtimePeriod(), Field.CPURealtimePeriod, simple, out);
+        }
+        if (r.hasMemory()) {
+            LinuxMemory m = r.getMemory();
+            if (m.hasLimit()) {
+                b.setMemoryLimitInBytes(m.getLimit().getValue());
+            }
+            if (m.hasSwap()) {
+                b.setMemorySwapLimitInBytes(m.getSwap().getValue());
+            }
+            unsupported(m.hasReservation(), Field.MemReservation, simple, out);
+            unsupported(m.hasKernel(), Field.MemKernelLimit, simple, out);
+            unsupported(m.hasKernelTcp(), Field.MemTCPLimit, simple, out);
+            unsupported(m.hasSwappiness(), Field.MemSwappiness, simple, out);
+            unsupported(m.hasDisableOomKiller(), Field.MemDisableOomKiller, simple, out);
+            unsupported(m.hasUseHierarchy(), Field.MemUseHierarchy, simple, out);
+        }
+        for (HugepageLimit h : r.getHugepageLimitsList()) {
+            io.cri4j.cri.v1.HugepageLimit l =
+                    io.cri4j.cri.v1.HugepageLimit.newBuilder()
+                            .setPageSize(h.getPageSize())
+                            .setLimit(h.getLimit())
+                            .build();
+            boolean replaced = false;
+            for (int i = 0; i < b.getHugepageLimitsCount() && !replaced; i++) {
+                if (b.getHugepageLimits(i).getPageSize().equals(h.getPageSize())) {
+                    b.setHugepageLimits(i, l);
+                    replaced = true;
+                }
+            }
+            if (!replaced) {
+                b.addHugepageLimits(l);
+            }
+        }
+        b.putAllUnified(r.getUnifiedMap());
+        unsupported(r.hasBlockioClass(), Field.BlockioClass, simple, out);
+        unsupported(r.hasRdtClass(), Field.RdtClass, simple, out);
+        unsupported(r.hasPids(), Field.PidsLimit, simple, out);
+        if (r.getDevicesCount() > 0) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            "", "LinuxResources devices", "CRI has no device cgroup rules"));
+        }
+    }
+
+    private static void unsupported(
+            boolean set,
+            Field field,
+            Function<Field, String> simple,
+            List<UnsupportedAdjustment> out) {
+        if (set) {
+            out.add(
+                    new UnsupportedAdjustment(
+                            simple.apply(field),
+                            field.name(),
+                            "CRI has no " + field.name() + " resource"));
+        }
+    }
+
+    // ---------------------------------------------------------------- pods and updates
+
+    /**
+     * Applies a merged {@link PodSandboxAdjustment}: labels, annotations, cgroup parent and the
+     * pod's resources ({@code linux.resources}). The adjustment does not say which hook set a
+     * field, so unsupported resource fields carry no hook.
+     */
+    public Adjusted<RunPodSandboxRequest> apply(
+            RunPodSandboxRequest request, PodSandboxAdjustment a) {
+        if (a.isEmpty()) {
+            return new Adjusted<>(request, List.of());
+        }
+        List<UnsupportedAdjustment> out = new ArrayList<>();
+        PodSandboxConfig.Builder c =
+                request.getConfig().toBuilder()
+                        .putAllLabels(a.labels())
+                        .putAllAnnotations(a.annotations());
+        LinuxPodSandboxConfig.Builder l = c.getLinuxBuilder();
+        if (!a.cgroupParent().isEmpty()) {
+            l.setCgroupParent(a.cgroupParent());
+        }
+        if (!a.resources().equals(LinuxResources.getDefaultInstance())) {
+            Adjusted<LinuxContainerResources> r = resources(l.getResources(), a.resources());
+            l.setResources(r.value());
+            out.addAll(r.unsupported());
+        }
+        return new Adjusted<>(request.toBuilder().setConfig(c).build(), out);
+    }
+
+    /**
+     * Applies an NRI update to a CRI {@code UpdateContainerResources} request: the request's
+     * resources with the fields the update sets (for an update of another container, build the
+     * request with its current resources first).
+     */
+    public Adjusted<UpdateContainerResourcesRequest> apply(
+            UpdateContainerResourcesRequest request, ContainerUpdate update) {
+        Adjusted<LinuxContainerResources> r =
+                resources(request.getLinux(), update.getLinux().getResources());
+        return new Adjusted<>(
+                request.toBuilder()
+                        .setContainerId(update.getContainerId())
+                        .setLinux(r.value())
+                        .build(),
+                r.unsupported());
+    }
+
+    // ---------------------------------------------------------------- enforcing
+
+    /**
+     * Decides over the unsupported changes per hook: a hook under {@link FailurePolicy#FAIL} (or a
+     * change no hook is known for) fails with an {@link UnsupportedAdjustmentException} naming the
+     * hook and its fields; under {@link FailurePolicy#IGNORE} the changes are logged as dropped.
+     *
+     * @param adjusted what was applied and what was not
+     * @param event the event, for messages
+     * @param policyOf a hook's policy by name (e.g. {@link io.cri4j.hook.HookChain#policyOf})
+     * @return the applied value, when nothing fails
+     */
+    public static <T> T enforce(
+            Adjusted<T> adjusted,
+            HookEvent event,
+            Function<String, Optional<HookPolicy>> policyOf) {
+        UnsupportedAdjustmentException first = null;
+        Map<String, List<UnsupportedAdjustment>> byHook = new LinkedHashMap<>();
+        adjusted.unsupported()
+                .forEach(u -> byHook.computeIfAbsent(u.hook(), k -> new ArrayList<>()).add(u));
+        for (Map.Entry<String, List<UnsupportedAdjustment>> e : byHook.entrySet()) {
+            Optional<HookPolicy> p =
+                    e.getKey().isEmpty() ? Optional.empty() : policyOf.apply(e.getKey());
+            if (p.isPresent() && p.get().failurePolicy() == FailurePolicy.IGNORE) {
+                LOG.warn(
+                        "{}: dropped what hook {} asked for and CRI cannot carry (failure policy"
+                                + " Ignore): {}",
+                        event == null ? "-" : event.displayName(),
+                        e.getKey(),
+                        String.join(
+                                ", ",
+                                e.getValue().stream()
+                                        .map(UnsupportedAdjustment::describe)
+                                        .toList()));
+                continue;
+            }
+            UnsupportedAdjustmentException ex =
+                    new UnsupportedAdjustmentException(e.getKey(), event, e.getValue());
+            if (first == null) {
+                first = ex;
+            } else {
+                first.addSuppressed(ex);
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+        return adjusted.value();
+    }
+
+    /** Looks up the hook behind a field of one container; empty when unknown. */
+    private static final class Owner {
+        private final FieldOwners owners;
+
+        Owner(FieldOwners owners) {
+            this.owners = owners;
+        }
+
+        String simple(Field f) {
+            return Adjustments.clearRemovalMarker(
+                    owners.getSimpleMap().getOrDefault(f.getNumber(), ""));
+        }
+
+        String compound(Field f, String key) {
+            io.cri4j.nri.api.CompoundFieldOwners c = owners.getCompoundMap().get(f.getNumber());
+            return c == null
+                    ? ""
+                    : Adjustments.clearRemovalMarker(c.getOwnersMap().getOrDefault(key, ""));
+        }
+    }
 }

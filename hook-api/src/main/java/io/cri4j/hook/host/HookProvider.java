@@ -18,18 +18,18 @@ import java.util.List;
  */
 public interface HookProvider extends AutoCloseable {
 
-  /**
-   * Starts accepting hooks for {@code host}. Called once; returns when the provider accepts (for
-   * an NRI socket: listens), without waiting for any hook.
-   *
-   * @throws IOException when the provider cannot start (its socket cannot be bound, for example)
-   */
-  void start(HookHost host) throws IOException;
+    /**
+     * Starts accepting hooks for {@code host}. Called once; returns when the provider accepts (for
+     * an NRI socket: listens), without waiting for any hook.
+     *
+     * @throws IOException when the provider cannot start (its socket cannot be bound, for example)
+     */
+    void start(HookHost host) throws IOException;
 
-  /** The hooks ready now, in any order (hosts order them by index, then name). Never blocks. */
-  List<AsyncHook> hooks();
+    /** The hooks ready now, in any order (hosts order them by index, then name). Never blocks. */
+    List<AsyncHook> hooks();
 
-  /** Stops accepting hooks and lets the connected ones go; idempotent. */
-  @Override
-  void close();
+    /** Stops accepting hooks and lets the connected ones go; idempotent. */
+    @Override
+    void close();
 }

@@ -25,32 +25,33 @@ import java.util.concurrent.ExecutionException;
  * </ul>
  */
 public final class HookStatuses {
-  private HookStatuses() {}
+    private HookStatuses() {}
 
-  /** The status for {@code failure} (completion and execution wrappers removed). */
-  public static Status of(Throwable failure) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
+    /** The status for {@code failure} (completion and execution wrappers removed). */
+    public static Status of(Throwable failure) {
+        Throwable t = failure;
+        while ((t instanceof CompletionException || t instanceof ExecutionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof StatusRuntimeException e) {
+            return e.getStatus();
+        }
+        if (t instanceof StatusException e) {
+            return e.getStatus();
+        }
+        Status s;
+        if (t instanceof HookTimeoutException) {
+            s = Status.DEADLINE_EXCEEDED;
+        } else if (t instanceof HookConflictException
+                || t instanceof HookRejectedException
+                || t instanceof UnsupportedAdjustmentException) {
+            s = Status.FAILED_PRECONDITION;
+        } else if (t instanceof HookException) {
+            s = Status.UNKNOWN;
+        } else {
+            return Status.INTERNAL.withDescription("hook host failed: " + t).withCause(t);
+        }
+        return s.withDescription(t.getMessage()).withCause(t);
     }
-    if (t instanceof StatusRuntimeException e) {
-      return e.getStatus();
-    }
-    if (t instanceof StatusException e) {
-      return e.getStatus();
-    }
-    Status s;
-    if (t instanceof HookTimeoutException) {
-      s = Status.DEADLINE_EXCEEDED;
-    } else if (t instanceof HookConflictException || t instanceof HookRejectedException
-        || t instanceof UnsupportedAdjustmentException) {
-      s = Status.FAILED_PRECONDITION;
-    } else if (t instanceof HookException) {
-      s = Status.UNKNOWN;
-    } else {
-      return Status.INTERNAL.withDescription("hook host failed: " + t).withCause(t);
-    }
-    return s.withDescription(t.getMessage()).withCause(t);
-  }
 }

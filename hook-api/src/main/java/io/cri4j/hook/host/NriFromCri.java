@@ -58,170 +58,226 @@ import java.util.Objects;
  * unified entries when set; the swap limit when non-zero.
  */
 public final class NriFromCri {
-  private NriFromCri() {}
+    private NriFromCri() {}
 
-  /** The pod of a {@code RunPodSandbox} request, with the id the runtime gave (or will give) it. */
-  public static PodSandbox pod(String podId, RunPodSandboxRequest request) {
-    return pod(podId, request.getConfig(), request.getRuntimeHandler());
-  }
+    /** The pod of a {@code RunPodSandbox} request, with the id the runtime gave (or will give) it. */
+    public static PodSandbox pod(String podId, RunPodSandboxRequest request) {
+        return pod(podId, request.getConfig(), request.getRuntimeHandler());
+    }
 
-  /** The pod of a sandbox config (e.g. {@code CreateContainerRequest.sandbox_config}). */
-  public static PodSandbox pod(String podId, PodSandboxConfig config, String runtimeHandler) {
-    Objects.requireNonNull(podId, "podId");
-    PodSandbox.Builder b = PodSandbox.newBuilder().setId(podId)
-        .setName(config.getMetadata().getName()).setUid(config.getMetadata().getUid())
-        .setNamespace(config.getMetadata().getNamespace())
-        .putAllLabels(config.getLabelsMap()).putAllAnnotations(config.getAnnotationsMap())
-        .setRuntimeHandler(Objects.requireNonNull(runtimeHandler, "runtimeHandler"));
-    LinuxPodSandbox.Builder l = LinuxPodSandbox.newBuilder()
-        .setCgroupParent(config.getLinux().getCgroupParent())
-        .addAllNamespaces(namespaces(config.getLinux().getSecurityContext()
-            .getNamespaceOptions()));
-    if (config.getLinux().hasOverhead()) {
-      l.setPodOverhead(resources(config.getLinux().getOverhead()));
+    /** The pod of a sandbox config (e.g. {@code CreateContainerRequest.sandbox_config}). */
+    public static PodSandbox pod(String podId, PodSandboxConfig config, String runtimeHandler) {
+        Objects.requireNonNull(podId, "podId");
+        PodSandbox.Builder b =
+                PodSandbox.newBuilder()
+                        .setId(podId)
+                        .setName(config.getMetadata().getName())
+                        .setUid(config.getMetadata().getUid())
+                        .setNamespace(config.getMetadata().getNamespace())
+                        .putAllLabels(config.getLabelsMap())
+                        .putAllAnnotations(config.getAnnotationsMap())
+                        .setRuntimeHandler(
+                                Objects.requireNonNull(runtimeHandler, "runtimeHandler"));
+        LinuxPodSandbox.Builder l =
+                LinuxPodSandbox.newBuilder()
+                        .setCgroupParent(config.getLinux().getCgroupParent())
+                        .addAllNamespaces(
+                                namespaces(
+                                        config.getLinux()
+                                                .getSecurityContext()
+                                                .getNamespaceOptions()));
+        if (config.getLinux().hasOverhead()) {
+            l.setPodOverhead(resources(config.getLinux().getOverhead()));
+        }
+        if (config.getLinux().hasResources()) {
+            l.setPodResources(resources(config.getLinux().getResources()));
+        }
+        return b.setLinux(l).build();
     }
-    if (config.getLinux().hasResources()) {
-      l.setPodResources(resources(config.getLinux().getResources()));
-    }
-    return b.setLinux(l).build();
-  }
 
-  /**
-   * The container of a {@code CreateContainer} request. A CRI runtime assigns the id in its
-   * answer; a proxy passes a provisional id and tells hooks the real one from then on.
-   *
-   * @param containerId the container's id
-   * @param request the request; its {@code pod_sandbox_id} becomes the container's pod id
-   * @param devices where device numbers are read from
-   */
-  public static Container container(String containerId, CreateContainerRequest request,
-      DeviceNodes devices) {
-    return container(containerId, request.getPodSandboxId(), request.getConfig(),
-        request.getSandboxConfig().getLinux().getSecurityContext().getNamespaceOptions(),
-        devices);
-  }
+    /**
+     * The container of a {@code CreateContainer} request. A CRI runtime assigns the id in its
+     * answer; a proxy passes a provisional id and tells hooks the real one from then on.
+     *
+     * @param containerId the container's id
+     * @param request the request; its {@code pod_sandbox_id} becomes the container's pod id
+     * @param devices where device numbers are read from
+     */
+    public static Container container(
+            String containerId, CreateContainerRequest request, DeviceNodes devices) {
+        return container(
+                containerId,
+                request.getPodSandboxId(),
+                request.getConfig(),
+                request.getSandboxConfig().getLinux().getSecurityContext().getNamespaceOptions(),
+                devices);
+    }
 
-  /**
-   * A container from its CRI config.
-   *
-   * @param namespaces the pod's namespace options (for the container's namespaces)
-   */
-  public static Container container(String containerId, String podId, ContainerConfig config,
-      NamespaceOption namespaces, DeviceNodes devices) {
-    Objects.requireNonNull(containerId, "containerId");
-    Container.Builder b = Container.newBuilder().setId(containerId)
-        .setPodSandboxId(Objects.requireNonNull(podId, "podId"))
-        .setName(config.getMetadata().getName()).setState(ContainerState.CONTAINER_UNKNOWN)
-        .putAllLabels(config.getLabelsMap()).putAllAnnotations(config.getAnnotationsMap())
-        .addAllArgs(config.getCommandList()).addAllArgs(config.getArgsList());
-    config.getEnvsList().forEach(kv -> b.addEnv(kv.getKey() + "=" + kv.getValue()
-        .toStringUtf8()));
-    config.getMountsList().forEach(m -> b.addMounts(mount(m)));
-    config.getCDIDevicesList().forEach(d -> b.addCDIDevices(CDIDevice.newBuilder()
-        .setName(d.getName())));
-    if (!config.getImage().getImage().isEmpty()) {
-      b.setImage(Image.newBuilder().setName(config.getImage().getImage()));
+    /**
+     * A container from its CRI config.
+     *
+     * @param namespaces the pod's namespace options (for the container's namespaces)
+     */
+    public static Container container(
+            String containerId,
+            String podId,
+            ContainerConfig config,
+            NamespaceOption namespaces,
+            DeviceNodes devices) {
+        Objects.requireNonNull(containerId, "containerId");
+        Container.Builder b =
+                Container.newBuilder()
+                        .setId(containerId)
+                        .setPodSandboxId(Objects.requireNonNull(podId, "podId"))
+                        .setName(config.getMetadata().getName())
+                        .setState(ContainerState.CONTAINER_UNKNOWN)
+                        .putAllLabels(config.getLabelsMap())
+                        .putAllAnnotations(config.getAnnotationsMap())
+                        .addAllArgs(config.getCommandList())
+                        .addAllArgs(config.getArgsList());
+        config.getEnvsList()
+                .forEach(kv -> b.addEnv(kv.getKey() + "=" + kv.getValue().toStringUtf8()));
+        config.getMountsList().forEach(m -> b.addMounts(mount(m)));
+        config.getCDIDevicesList()
+                .forEach(d -> b.addCDIDevices(CDIDevice.newBuilder().setName(d.getName())));
+        if (!config.getImage().getImage().isEmpty()) {
+            b.setImage(Image.newBuilder().setName(config.getImage().getImage()));
+        }
+        LinuxContainer.Builder l = LinuxContainer.newBuilder();
+        for (io.cri4j.cri.v1.Device d : config.getDevicesList()) {
+            l.addDevices(device(d, devices));
+        }
+        if (config.getLinux().hasResources()) {
+            LinuxContainerResources r = config.getLinux().getResources();
+            l.setResources(resources(r));
+            l.setOomScoreAdj(OptionalInt.newBuilder().setValue(r.getOomScoreAdj()));
+        }
+        l.addAllNamespaces(namespaces(namespaces));
+        LinuxContainerSecurityContext sc = config.getLinux().getSecurityContext();
+        if (sc.hasSeccomp()) {
+            l.setSeccompProfile(
+                    SecurityProfile.newBuilder()
+                            .setProfileTypeValue(sc.getSeccomp().getProfileTypeValue())
+                            .setLocalhostRef(sc.getSeccomp().getLocalhostRef()));
+        }
+        if (sc.hasRunAsUser() || sc.hasRunAsGroup() || sc.getSupplementalGroupsCount() > 0) {
+            User.Builder u =
+                    User.newBuilder()
+                            .setUid((int) sc.getRunAsUser().getValue())
+                            .setGid((int) sc.getRunAsGroup().getValue());
+            sc.getSupplementalGroupsList().forEach(g -> u.addAdditionalGids(g.intValue()));
+            b.setUser(u);
+        }
+        return b.setLinux(l).build();
     }
-    LinuxContainer.Builder l = LinuxContainer.newBuilder();
-    for (io.cri4j.cri.v1.Device d : config.getDevicesList()) {
-      l.addDevices(device(d, devices));
-    }
-    if (config.getLinux().hasResources()) {
-      LinuxContainerResources r = config.getLinux().getResources();
-      l.setResources(resources(r));
-      l.setOomScoreAdj(OptionalInt.newBuilder().setValue(r.getOomScoreAdj()));
-    }
-    l.addAllNamespaces(namespaces(namespaces));
-    LinuxContainerSecurityContext sc = config.getLinux().getSecurityContext();
-    if (sc.hasSeccomp()) {
-      l.setSeccompProfile(SecurityProfile.newBuilder()
-          .setProfileTypeValue(sc.getSeccomp().getProfileTypeValue())
-          .setLocalhostRef(sc.getSeccomp().getLocalhostRef()));
-    }
-    if (sc.hasRunAsUser() || sc.hasRunAsGroup() || sc.getSupplementalGroupsCount() > 0) {
-      User.Builder u = User.newBuilder().setUid((int) sc.getRunAsUser().getValue())
-          .setGid((int) sc.getRunAsGroup().getValue());
-      sc.getSupplementalGroupsList().forEach(g -> u.addAdditionalGids(g.intValue()));
-      b.setUser(u);
-    }
-    return b.setLinux(l).build();
-  }
 
-  /** NRI's resources for CRI's, as containerd's {@code fromCRILinuxResources}. */
-  public static LinuxResources resources(LinuxContainerResources c) {
-    LinuxMemory.Builder mem = LinuxMemory.newBuilder()
-        .setLimit(OptionalInt64.newBuilder().setValue(c.getMemoryLimitInBytes()));
-    if (c.getMemorySwapLimitInBytes() != 0) {
-      mem.setSwap(OptionalInt64.newBuilder().setValue(c.getMemorySwapLimitInBytes()));
+    /** NRI's resources for CRI's, as containerd's {@code fromCRILinuxResources}. */
+    public static LinuxResources resources(LinuxContainerResources c) {
+        LinuxMemory.Builder mem =
+                LinuxMemory.newBuilder()
+                        .setLimit(OptionalInt64.newBuilder().setValue(c.getMemoryLimitInBytes()));
+        if (c.getMemorySwapLimitInBytes() != 0) {
+            mem.setSwap(OptionalInt64.newBuilder().setValue(c.getMemorySwapLimitInBytes()));
+        }
+        LinuxResources.Builder r =
+                LinuxResources.newBuilder()
+                        .setCpu(
+                                LinuxCPU.newBuilder()
+                                        .setShares(
+                                                OptionalUInt64.newBuilder()
+                                                        .setValue(c.getCpuShares()))
+                                        .setQuota(
+                                                OptionalInt64.newBuilder()
+                                                        .setValue(c.getCpuQuota()))
+                                        .setPeriod(
+                                                OptionalUInt64.newBuilder()
+                                                        .setValue(c.getCpuPeriod()))
+                                        .setCpus(c.getCpusetCpus())
+                                        .setMems(c.getCpusetMems()))
+                        .setMemory(mem)
+                        .putAllUnified(c.getUnifiedMap());
+        c.getHugepageLimitsList()
+                .forEach(
+                        h ->
+                                r.addHugepageLimits(
+                                        HugepageLimit.newBuilder()
+                                                .setPageSize(h.getPageSize())
+                                                .setLimit(h.getLimit())));
+        return r.build();
     }
-    LinuxResources.Builder r = LinuxResources.newBuilder()
-        .setCpu(LinuxCPU.newBuilder()
-            .setShares(OptionalUInt64.newBuilder().setValue(c.getCpuShares()))
-            .setQuota(OptionalInt64.newBuilder().setValue(c.getCpuQuota()))
-            .setPeriod(OptionalUInt64.newBuilder().setValue(c.getCpuPeriod()))
-            .setCpus(c.getCpusetCpus()).setMems(c.getCpusetMems()))
-        .setMemory(mem)
-        .putAllUnified(c.getUnifiedMap());
-    c.getHugepageLimitsList().forEach(h -> r.addHugepageLimits(HugepageLimit.newBuilder()
-        .setPageSize(h.getPageSize()).setLimit(h.getLimit())));
-    return r.build();
-  }
 
-  /**
-   * The Linux namespaces a pod's containers get from CRI namespace options: {@code mount}
-   * always; {@code network} and {@code uts} unless the pod uses the node's network; {@code ipc}
-   * and {@code pid} unless they are the node's; {@code user} for a pod user namespace. Paths are
-   * not known from CRI and left empty.
-   */
-  public static List<LinuxNamespace> namespaces(NamespaceOption o) {
-    List<LinuxNamespace> out = new ArrayList<>();
-    if (o.getPid() != NamespaceMode.NODE) {
-      out.add(ns("pid"));
+    /**
+     * The Linux namespaces a pod's containers get from CRI namespace options: {@code mount}
+     * always; {@code network} and {@code uts} unless the pod uses the node's network; {@code ipc}
+     * and {@code pid} unless they are the node's; {@code user} for a pod user namespace. Paths are
+     * not known from CRI and left empty.
+     */
+    public static List<LinuxNamespace> namespaces(NamespaceOption o) {
+        List<LinuxNamespace> out = new ArrayList<>();
+        if (o.getPid() != NamespaceMode.NODE) {
+            out.add(ns("pid"));
+        }
+        if (o.getIpc() != NamespaceMode.NODE) {
+            out.add(ns("ipc"));
+        }
+        if (o.getNetwork() != NamespaceMode.NODE) {
+            out.add(ns("uts"));
+        }
+        out.add(ns("mount"));
+        if (o.getNetwork() != NamespaceMode.NODE) {
+            out.add(ns("network"));
+        }
+        if (o.hasUsernsOptions() && o.getUsernsOptions().getMode() == NamespaceMode.POD) {
+            out.add(ns("user"));
+        }
+        return out;
     }
-    if (o.getIpc() != NamespaceMode.NODE) {
-      out.add(ns("ipc"));
-    }
-    if (o.getNetwork() != NamespaceMode.NODE) {
-      out.add(ns("uts"));
-    }
-    out.add(ns("mount"));
-    if (o.getNetwork() != NamespaceMode.NODE) {
-      out.add(ns("network"));
-    }
-    if (o.hasUsernsOptions() && o.getUsernsOptions().getMode() == NamespaceMode.POD) {
-      out.add(ns("user"));
-    }
-    return out;
-  }
 
-  /** An NRI mount for a CRI bind mount, with the options containerd gives it. */
-  public static Mount mount(io.cri4j.cri.v1.Mount m) {
-    Mount.Builder b = Mount.newBuilder().setDestination(m.getContainerPath())
-        .setSource(m.getHostPath()).setType("bind").addOptions("rbind");
-    b.addOptions(m.getPropagation() == MountPropagation.PROPAGATION_BIDIRECTIONAL ? "rshared"
-        : m.getPropagation() == MountPropagation.PROPAGATION_HOST_TO_CONTAINER ? "rslave"
-        : "rprivate");
-    b.addOptions(m.getReadonly() ? "ro" : "rw");
-    if (m.getRecursiveReadOnly()) {
-      b.addOptions("rro");
+    /** An NRI mount for a CRI bind mount, with the options containerd gives it. */
+    public static Mount mount(io.cri4j.cri.v1.Mount m) {
+        Mount.Builder b =
+                Mount.newBuilder()
+                        .setDestination(m.getContainerPath())
+                        .setSource(m.getHostPath())
+                        .setType("bind")
+                        .addOptions("rbind");
+        b.addOptions(
+                m.getPropagation() == MountPropagation.PROPAGATION_BIDIRECTIONAL
+                        ? "rshared"
+                        : m.getPropagation() == MountPropagation.PROPAGATION_HOST_TO_CONTAINER
+                                ? "rslave"
+                                : "rprivate");
+        b.addOptions(m.getReadonly() ? "ro" : "rw");
+        if (m.getRecursiveReadOnly()) {
+            b.addOptions("rro");
+        }
+        b.addAllOptions(m.getMountOptionsList());
+        return b.build();
     }
-    b.addAllOptions(m.getMountOptionsList());
-    return b.build();
-  }
 
-  /** An NRI device for a CRI device: type and numbers from the host node, if it is one. */
-  public static LinuxDevice device(io.cri4j.cri.v1.Device d, DeviceNodes devices) {
-    LinuxDevice.Builder b = LinuxDevice.newBuilder().setPath(d.getContainerPath().isEmpty()
-        ? d.getHostPath() : d.getContainerPath());
-    devices.stat(Path.of(d.getHostPath())).ifPresent(n -> b.setType(n.type())
-        .setMajor(n.major()).setMinor(n.minor())
-        .setFileMode(OptionalFileMode.newBuilder().setValue(n.fileMode()))
-        .setUid(OptionalUInt32.newBuilder().setValue(n.uid()))
-        .setGid(OptionalUInt32.newBuilder().setValue(n.gid())));
-    return b.build();
-  }
+    /** An NRI device for a CRI device: type and numbers from the host node, if it is one. */
+    public static LinuxDevice device(io.cri4j.cri.v1.Device d, DeviceNodes devices) {
+        LinuxDevice.Builder b =
+                LinuxDevice.newBuilder()
+                        .setPath(
+                                d.getContainerPath().isEmpty()
+                                        ? d.getHostPath()
+                                        : d.getContainerPath());
+        devices.stat(Path.of(d.getHostPath()))
+                .ifPresent(
+                        n ->
+                                b.setType(n.type())
+                                        .setMajor(n.major())
+                                        .setMinor(n.minor())
+                                        .setFileMode(
+                                                OptionalFileMode.newBuilder()
+                                                        .setValue(n.fileMode()))
+                                        .setUid(OptionalUInt32.newBuilder().setValue(n.uid()))
+                                        .setGid(OptionalUInt32.newBuilder().setValue(n.gid())));
+        return b.build();
+    }
 
-  private static LinuxNamespace ns(String type) {
-    return LinuxNamespace.newBuilder().setType(type).build();
-  }
+    private static LinuxNamespace ns(String type) {
+        return LinuxNamespace.newBuilder().setType(type).build();
+    }
 }

@@ -13,14 +13,14 @@ import java.util.List;
  */
 public record RuntimeSnapshot(List<PodSandbox> pods, List<Container> containers) {
 
-  /** Copies both lists; neither may be null. */
-  public RuntimeSnapshot {
-    pods = List.copyOf(pods);
-    containers = List.copyOf(containers);
-  }
+    /** Copies both lists; neither may be null. */
+    public RuntimeSnapshot {
+        pods = List.copyOf(pods);
+        containers = List.copyOf(containers);
+    }
 
-  /** A host with nothing running. */
-  public static RuntimeSnapshot empty() {
-    return new RuntimeSnapshot(List.of(), List.of());
-  }
+    /** A host with nothing running. */
+    public static RuntimeSnapshot empty() {
+        return new RuntimeSnapshot(List.of(), List.of());
+    }
 }

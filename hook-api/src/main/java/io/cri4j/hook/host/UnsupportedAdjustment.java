@@ -15,15 +15,15 @@ import java.util.Objects;
  */
 public record UnsupportedAdjustment(String hook, String field, String reason) {
 
-  /** Checks that nothing is null. */
-  public UnsupportedAdjustment {
-    Objects.requireNonNull(hook, "hook");
-    Objects.requireNonNull(field, "field");
-    Objects.requireNonNull(reason, "reason");
-  }
+    /** Checks that nothing is null. */
+    public UnsupportedAdjustment {
+        Objects.requireNonNull(hook, "hook");
+        Objects.requireNonNull(field, "field");
+        Objects.requireNonNull(reason, "reason");
+    }
 
-  /** {@code field (reason)}. */
-  public String describe() {
-    return field + " (" + reason + ")";
-  }
+    /** {@code field (reason)}. */
+    public String describe() {
+        return field + " (" + reason + ")";
+    }
 }

@@ -1,7 +1,6 @@
 package io.cri4j.imagepull.internal;
 
 import com.google.protobuf.ByteString;
-import io.cri4j.imagepull.ImagePullBackend.ProgressSink;
 import io.cri4j.cri.internal.containerd.ContentGrpc;
 import io.cri4j.cri.internal.containerd.Info;
 import io.cri4j.cri.internal.containerd.InfoRequest;
@@ -13,6 +12,7 @@ import io.cri4j.cri.internal.containerd.ListStatusesResponse;
 import io.cri4j.cri.internal.containerd.ReadContentRequest;
 import io.cri4j.cri.internal.containerd.ReadContentResponse;
 import io.cri4j.cri.internal.containerd.Status;
+import io.cri4j.imagepull.ImagePullBackend.ProgressSink;
 import io.grpc.Channel;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
@@ -53,12 +53,15 @@ import org.slf4j.LoggerFactory;
 public final class ContentProgressPoller implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ContentProgressPoller.class);
+
     /** gRPC metadata header carrying the containerd namespace. */
     public static final Metadata.Key<String> NAMESPACE_HEADER =
             Metadata.Key.of("containerd-namespace", Metadata.ASCII_STRING_MARSHALLER);
+
     private static final String LAYER_REF_PREFIX = "layer-";
     private static final String SOURCE_LABEL = "containerd.io/distribution.source.";
     private static final String LAYER_GC_LABEL = "containerd.io/gc.ref.content.l.";
+
     /** Slack when comparing containerd's creation times with the pull's start (same host clock). */
     private static final Duration CLOCK_SLACK = Duration.ofMillis(200);
 
@@ -68,14 +71,18 @@ public final class ContentProgressPoller implements AutoCloseable {
         final Instant start;
         final String sourceLabel;
         final String repository;
+
         /** short id -> total, for ingests taken while the layer set is unknown. */
         final Map<String, Long> seen = new HashMap<>();
+
         /** The pull's layers (digest -> size) once its manifest is read; null before. */
         volatile LinkedHashMap<String, Long> layers;
+
         final Set<String> complete = ConcurrentHashMap.newKeySet();
         final Set<String> ingested = new java.util.HashSet<>();
         final Set<String> checking = ConcurrentHashMap.newKeySet();
         volatile boolean resolving;
+
         /** Another tracked pull has the same repository: its manifest cannot be told apart. */
         volatile boolean shared;
 
@@ -126,7 +133,11 @@ public final class ContentProgressPoller implements AutoCloseable {
      * @param interval poll interval
      * @param executor where polls are scheduled
      */
-    public ContentProgressPoller(Channel channel, String namespace, Duration interval, ScheduledExecutorService executor) {
+    public ContentProgressPoller(
+            Channel channel,
+            String namespace,
+            Duration interval,
+            ScheduledExecutorService executor) {
         this(channel, namespace, interval, executor, false);
     }
 
@@ -137,12 +148,18 @@ public final class ContentProgressPoller implements AutoCloseable {
      * @param executor where polls are scheduled
      * @param fullDigests report layers by their digest ({@code sha256:...}) rather than the 12-digit short id
      */
-    public ContentProgressPoller(Channel channel, String namespace, Duration interval, ScheduledExecutorService executor,
-                                 boolean fullDigests) {
+    public ContentProgressPoller(
+            Channel channel,
+            String namespace,
+            Duration interval,
+            ScheduledExecutorService executor,
+            boolean fullDigests) {
         this.fullDigests = fullDigests;
         Metadata md = new Metadata();
         md.put(NAMESPACE_HEADER, namespace);
-        this.stub = ContentGrpc.newStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+        this.stub =
+                ContentGrpc.newStub(channel)
+                        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
         this.interval = interval;
         this.executor = executor;
     }
@@ -169,7 +186,9 @@ public final class ContentProgressPoller implements AutoCloseable {
         tracked.add(t);
         synchronized (this) {
             if (task == null) {
-                task = executor.scheduleWithFixedDelay(this::poll, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
+                task =
+                        executor.scheduleWithFixedDelay(
+                                this::poll, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
             }
         }
         return t;
@@ -198,40 +217,43 @@ public final class ContentProgressPoller implements AutoCloseable {
                 resolve(t);
             }
         }
-        stub.withDeadlineAfter(5, TimeUnit.SECONDS).listStatuses(ListStatusesRequest.getDefaultInstance(),
-                new StreamObserver<>() {
-                    private ListStatusesResponse response;
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .listStatuses(
+                        ListStatusesRequest.getDefaultInstance(),
+                        new StreamObserver<>() {
+                            private ListStatusesResponse response;
 
-                    @Override
-                    public void onNext(ListStatusesResponse value) {
-                        response = value;
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        done();
-                        io.grpc.Status s = io.grpc.Status.fromThrowable(t);
-                        if (s.getCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
-                            String why = "the runtime has no containerd content service, so byte progress is unknown";
-                            unavailable = why;
-                            LOG.info("{}", why);
-                            for (Tracked tr : tracked) {
-                                tr.sink.unknown(why);
-                                untrack(tr);
+                            @Override
+                            public void onNext(ListStatusesResponse value) {
+                                response = value;
                             }
-                        } else {
-                            LOG.debug("ListStatuses failed: {}", s);
-                        }
-                    }
 
-                    @Override
-                    public void onCompleted() {
-                        done();
-                        if (response != null) {
-                            deliver(response);
-                        }
-                    }
-                });
+                            @Override
+                            public void onError(Throwable t) {
+                                done();
+                                io.grpc.Status s = io.grpc.Status.fromThrowable(t);
+                                if (s.getCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
+                                    String why =
+                                            "the runtime has no containerd content service, so byte progress is unknown";
+                                    unavailable = why;
+                                    LOG.info("{}", why);
+                                    for (Tracked tr : tracked) {
+                                        tr.sink.unknown(why);
+                                        untrack(tr);
+                                    }
+                                } else {
+                                    LOG.debug("ListStatuses failed: {}", s);
+                                }
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                done();
+                                if (response != null) {
+                                    deliver(response);
+                                }
+                            }
+                        });
     }
 
     private synchronized void done() {
@@ -245,37 +267,48 @@ public final class ContentProgressPoller implements AutoCloseable {
         String repoRegex = "(^|,)" + t.repository.replace(".", "[.]") + "(,|$)";
         String filter = "labels.\"" + t.sourceLabel + "\"~=\"" + repoRegex + "\"";
         List<Info> found = new ArrayList<>();
-        stub.withDeadlineAfter(5, TimeUnit.SECONDS).list(ListContentRequest.newBuilder().addFilters(filter).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(ListContentResponse value) {
-                        found.addAll(value.getInfoList());
-                    }
-
-                    @Override
-                    public void onError(Throwable e) {
-                        LOG.debug("List with {} failed: {}", filter, e.toString());
-                        t.resolving = false;
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        List<String> manifests = new ArrayList<>();
-                        Instant since = t.start.minus(CLOCK_SLACK);
-                        for (Info i : found) {
-                            Instant created = Instant.ofEpochSecond(i.getCreatedAt().getSeconds(), i.getCreatedAt().getNanos());
-                            boolean manifest = i.getLabelsMap().keySet().stream().anyMatch(k -> k.startsWith(LAYER_GC_LABEL));
-                            if (manifest && !created.isBefore(since) && i.getSize() < 4 * 1024 * 1024) {
-                                manifests.add(i.getDigest());
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .list(
+                        ListContentRequest.newBuilder().addFilters(filter).build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(ListContentResponse value) {
+                                found.addAll(value.getInfoList());
                             }
-                        }
-                        if (manifests.isEmpty()) {
-                            t.resolving = false; // not stored yet (or not new): try again next poll
-                            return;
-                        }
-                        readLayers(t, manifests);
-                    }
-                });
+
+                            @Override
+                            public void onError(Throwable e) {
+                                LOG.debug("List with {} failed: {}", filter, e.toString());
+                                t.resolving = false;
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                List<String> manifests = new ArrayList<>();
+                                Instant since = t.start.minus(CLOCK_SLACK);
+                                for (Info i : found) {
+                                    Instant created =
+                                            Instant.ofEpochSecond(
+                                                    i.getCreatedAt().getSeconds(),
+                                                    i.getCreatedAt().getNanos());
+                                    boolean manifest =
+                                            i.getLabelsMap().keySet().stream()
+                                                    .anyMatch(k -> k.startsWith(LAYER_GC_LABEL));
+                                    if (manifest
+                                            && !created.isBefore(since)
+                                            && i.getSize() < 4 * 1024 * 1024) {
+                                        manifests.add(i.getDigest());
+                                    }
+                                }
+                                if (manifests.isEmpty()) {
+                                    t.resolving =
+                                            false; // not stored yet (or not new): try again next
+                                    // poll
+                                    return;
+                                }
+                                readLayers(t, manifests);
+                            }
+                        });
     }
 
     private void readLayers(Tracked t, List<String> manifests) {
@@ -283,29 +316,45 @@ public final class ContentProgressPoller implements AutoCloseable {
         for (String m : manifests) {
             reads.add(readBlob(m).thenApply(Manifests::layersByDigest));
         }
-        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-            if (e != null) {
-                LOG.debug("reading manifests {} failed: {}", manifests, e.toString());
-                t.resolving = false;
-                return;
-            }
-            LinkedHashMap<String, Long> all = new LinkedHashMap<>();
-            reads.forEach(r -> all.putAll(r.join()));
-            // several new manifests of the repository (another tag pulled at about the same time):
-            // the live figures use their union, the final ones the pull's own manifest
-            t.shared = manifests.size() > 1 || tracked.stream().anyMatch(o -> o != t
-                    && o.sourceLabel.equals(t.sourceLabel) && o.repository.equals(t.repository));
-            t.layers = all;
-            t.resolving = false;
-            LOG.debug("pull of {} has layers {}", t.repository, all.keySet());
-        });
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
+                .whenComplete(
+                        (v, e) -> {
+                            if (e != null) {
+                                LOG.debug(
+                                        "reading manifests {} failed: {}", manifests, e.toString());
+                                t.resolving = false;
+                                return;
+                            }
+                            LinkedHashMap<String, Long> all = new LinkedHashMap<>();
+                            reads.forEach(r -> all.putAll(r.join()));
+                            // several new manifests of the repository (another tag pulled at about
+                            // the same time):
+                            // the live figures use their union, the final ones the pull's own
+                            // manifest
+                            t.shared =
+                                    manifests.size() > 1
+                                            || tracked.stream()
+                                                    .anyMatch(
+                                                            o ->
+                                                                    o != t
+                                                                            && o.sourceLabel.equals(
+                                                                                    t.sourceLabel)
+                                                                            && o.repository.equals(
+                                                                                    t.repository));
+                            t.layers = all;
+                            t.resolving = false;
+                            LOG.debug("pull of {} has layers {}", t.repository, all.keySet());
+                        });
     }
 
     private void deliver(ListStatusesResponse response) {
         Map<String, Status> ingests = new LinkedHashMap<>();
         for (Status s : response.getStatusesList()) {
             if (s.getRef().startsWith(LAYER_REF_PREFIX)) {
-                String digest = s.getExpected().isEmpty() ? s.getRef().substring(LAYER_REF_PREFIX.length()) : s.getExpected();
+                String digest =
+                        s.getExpected().isEmpty()
+                                ? s.getRef().substring(LAYER_REF_PREFIX.length())
+                                : s.getExpected();
                 ingests.put(digest, s);
             }
         }
@@ -324,7 +373,8 @@ public final class ContentProgressPoller implements AutoCloseable {
     }
 
     /** The pull's layers are known: each is downloading, complete or waiting. */
-    private void deliverKnown(Tracked t, LinkedHashMap<String, Long> layers, Map<String, Status> ingests) {
+    private void deliverKnown(
+            Tracked t, LinkedHashMap<String, Long> layers, Map<String, Status> ingests) {
         for (Map.Entry<String, Long> l : layers.entrySet()) {
             String digest = l.getKey();
             long size = l.getValue();
@@ -338,12 +388,14 @@ public final class ContentProgressPoller implements AutoCloseable {
             } else {
                 t.sink.layer(id(digest), "Waiting", 0, size);
                 if (t.checking.add(digest)) {
-                    committed(digest).whenComplete((yes, e) -> {
-                        if (Boolean.TRUE.equals(yes)) {
-                            t.complete.add(digest);
-                        }
-                        t.checking.remove(digest);
-                    });
+                    committed(digest)
+                            .whenComplete(
+                                    (yes, e) -> {
+                                        if (Boolean.TRUE.equals(yes)) {
+                                            t.complete.add(digest);
+                                        }
+                                        t.checking.remove(digest);
+                                    });
                 }
             }
         }
@@ -369,23 +421,25 @@ public final class ContentProgressPoller implements AutoCloseable {
 
     private CompletableFuture<Boolean> committed(String digest) {
         CompletableFuture<Boolean> out = new CompletableFuture<>();
-        stub.withDeadlineAfter(5, TimeUnit.SECONDS).info(InfoRequest.newBuilder().setDigest(digest).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(InfoResponse value) {
-                        out.complete(true);
-                    }
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .info(
+                        InfoRequest.newBuilder().setDigest(digest).build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(InfoResponse value) {
+                                out.complete(true);
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        out.complete(false);
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                out.complete(false);
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                        out.complete(true);
-                    }
-                });
+                            @Override
+                            public void onCompleted() {
+                                out.complete(true);
+                            }
+                        });
         return out;
     }
 
@@ -398,29 +452,36 @@ public final class ContentProgressPoller implements AutoCloseable {
     public CompletableFuture<byte[]> readBlob(String digest) {
         CompletableFuture<byte[]> out = new CompletableFuture<>();
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        stub.withDeadlineAfter(10, TimeUnit.SECONDS).read(ReadContentRequest.newBuilder().setDigest(digest).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(ReadContentResponse value) {
-                        ByteString d = value.getData();
-                        if (buf.size() + d.size() > 4 * 1024 * 1024) {
-                            out.completeExceptionally(new StatusRuntimeException(io.grpc.Status.RESOURCE_EXHAUSTED
-                                    .withDescription("blob " + digest + " is larger than 4 MiB; not a manifest")));
-                            return;
-                        }
-                        buf.writeBytes(d.toByteArray());
-                    }
+        stub.withDeadlineAfter(10, TimeUnit.SECONDS)
+                .read(
+                        ReadContentRequest.newBuilder().setDigest(digest).build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(ReadContentResponse value) {
+                                ByteString d = value.getData();
+                                if (buf.size() + d.size() > 4 * 1024 * 1024) {
+                                    out.completeExceptionally(
+                                            new StatusRuntimeException(
+                                                    io.grpc.Status.RESOURCE_EXHAUSTED
+                                                            .withDescription(
+                                                                    "blob "
+                                                                            + digest
+                                                                            + " is larger than 4 MiB; not a manifest")));
+                                    return;
+                                }
+                                buf.writeBytes(d.toByteArray());
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        out.completeExceptionally(t);
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                out.completeExceptionally(t);
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                        out.complete(buf.toByteArray());
-                    }
-                });
+                            @Override
+                            public void onCompleted() {
+                                out.complete(buf.toByteArray());
+                            }
+                        });
         return out;
     }
 
@@ -434,8 +495,8 @@ public final class ContentProgressPoller implements AutoCloseable {
      * @param sink where the layers go
      * @return completes when reported (or when they cannot be read: nothing is reported then)
      */
-    public CompletableFuture<Void> resolveFinal(Tracked t, io.cri4j.imagepull.ImageInfo info, String image,
-                                                ProgressSink sink) {
+    public CompletableFuture<Void> resolveFinal(
+            Tracked t, io.cri4j.imagepull.ImageInfo info, String image, ProgressSink sink) {
         LinkedHashMap<String, Long> known = t == null ? null : t.exactLayers();
         if (known != null) {
             sink.layersResolved(known); // found during the pull: no need to read it again
@@ -445,20 +506,32 @@ public final class ContentProgressPoller implements AutoCloseable {
         if (unavailable != null || digest.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return readBlob(digest).thenCompose(top -> {
-            String platform = Manifests.pickFromIndex(top);
-            return platform == null ? CompletableFuture.completedFuture(top) : readBlob(platform);
-        }).thenAccept(manifest -> {
-            LinkedHashMap<String, Long> layers = new LinkedHashMap<>();
-            Manifests.layersByDigest(manifest).forEach((d, size) -> layers.putIfAbsent(id(d), size));
-            if (layers.isEmpty()) {
-                throw new IllegalArgumentException("manifest has no layers");
-            }
-            sink.layersResolved(layers);
-        }).exceptionally(e -> {
-            LOG.debug("could not read the manifest of {} from the content store: {}", info.id(), e.toString());
-            return null;
-        });
+        return readBlob(digest)
+                .thenCompose(
+                        top -> {
+                            String platform = Manifests.pickFromIndex(top);
+                            return platform == null
+                                    ? CompletableFuture.completedFuture(top)
+                                    : readBlob(platform);
+                        })
+                .thenAccept(
+                        manifest -> {
+                            LinkedHashMap<String, Long> layers = new LinkedHashMap<>();
+                            Manifests.layersByDigest(manifest)
+                                    .forEach((d, size) -> layers.putIfAbsent(id(d), size));
+                            if (layers.isEmpty()) {
+                                throw new IllegalArgumentException("manifest has no layers");
+                            }
+                            sink.layersResolved(layers);
+                        })
+                .exceptionally(
+                        e -> {
+                            LOG.debug(
+                                    "could not read the manifest of {} from the content store: {}",
+                                    info.id(),
+                                    e.toString());
+                            return null;
+                        });
     }
 
     /** A layer's id as this poller reports it: its digest, or its short id. */

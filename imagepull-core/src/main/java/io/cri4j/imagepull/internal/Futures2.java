@@ -9,8 +9,7 @@ import java.util.concurrent.CompletableFuture;
 /** Bridges gRPC's listenable futures to completable ones, cancellation included. */
 public final class Futures2 {
 
-    private Futures2() {
-    }
+    private Futures2() {}
 
     /**
      * @param lf a listenable future (a gRPC call)
@@ -19,22 +18,26 @@ public final class Futures2 {
      */
     public static <T> CompletableFuture<T> toCompletable(ListenableFuture<T> lf) {
         CompletableFuture<T> cf = new CompletableFuture<>();
-        Futures.addCallback(lf, new FutureCallback<T>() {
-            @Override
-            public void onSuccess(T result) {
-                cf.complete(result);
-            }
+        Futures.addCallback(
+                lf,
+                new FutureCallback<T>() {
+                    @Override
+                    public void onSuccess(T result) {
+                        cf.complete(result);
+                    }
 
-            @Override
-            public void onFailure(Throwable t) {
-                cf.completeExceptionally(t);
-            }
-        }, MoreExecutors.directExecutor());
-        cf.whenComplete((r, e) -> {
-            if (cf.isCancelled()) {
-                lf.cancel(true);
-            }
-        });
+                    @Override
+                    public void onFailure(Throwable t) {
+                        cf.completeExceptionally(t);
+                    }
+                },
+                MoreExecutors.directExecutor());
+        cf.whenComplete(
+                (r, e) -> {
+                    if (cf.isCancelled()) {
+                        lf.cancel(true);
+                    }
+                });
         return cf;
     }
 }

@@ -22,16 +22,20 @@ public record ImageReference(String registry, String repository, String tag, Str
     private static final String ALNUM = "[a-z0-9]+";
     private static final String SEPARATOR = "(?:[._]|__|[-]+)";
     private static final String PATH_COMPONENT = ALNUM + "(?:" + SEPARATOR + ALNUM + ")*";
-    private static final String DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
-    private static final String HOST = "(?:" + DOMAIN_COMPONENT + "(?:\\." + DOMAIN_COMPONENT + ")*"
-            + "|\\[[a-fA-F0-9:]+\\])";
+    private static final String DOMAIN_COMPONENT =
+            "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+    private static final String HOST =
+            "(?:" + DOMAIN_COMPONENT + "(?:\\." + DOMAIN_COMPONENT + ")*" + "|\\[[a-fA-F0-9:]+\\])";
     private static final String DOMAIN = HOST + "(?::[0-9]+)?";
-    private static final String NAME = "(?:" + DOMAIN + "/)?" + PATH_COMPONENT + "(?:/" + PATH_COMPONENT + ")*";
+    private static final String NAME =
+            "(?:" + DOMAIN + "/)?" + PATH_COMPONENT + "(?:/" + PATH_COMPONENT + ")*";
     private static final String TAG = "[\\w][\\w.-]{0,127}";
-    private static final String DIGEST = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
-    private static final java.util.regex.Pattern REFERENCE = java.util.regex.Pattern.compile(
-            "(" + NAME + ")(?::" + TAG + ")?(?:@" + DIGEST + ")?");
-    private static final java.util.regex.Pattern IDENTIFIER = java.util.regex.Pattern.compile("[a-f0-9]{64}");
+    private static final String DIGEST =
+            "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+    private static final java.util.regex.Pattern REFERENCE =
+            java.util.regex.Pattern.compile("(" + NAME + ")(?::" + TAG + ")?(?:@" + DIGEST + ")?");
+    private static final java.util.regex.Pattern IDENTIFIER =
+            java.util.regex.Pattern.compile("[a-f0-9]{64}");
 
     /**
      * Checks a reference against distribution/reference's grammar, with Docker's normalisation
@@ -45,8 +49,11 @@ public record ImageReference(String registry, String repository, String tag, Str
     public static void validate(String image) {
         String problem = problem(image);
         if (problem != null) {
-            throw new IllegalArgumentException("image reference '" + (image.length() > 300
-                    ? image.substring(0, 300) + "..." : image) + "' is invalid: " + problem);
+            throw new IllegalArgumentException(
+                    "image reference '"
+                            + (image.length() > 300 ? image.substring(0, 300) + "..." : image)
+                            + "' is invalid: "
+                            + problem);
         }
     }
 
@@ -64,7 +71,9 @@ public record ImageReference(String registry, String repository, String tag, Str
         String remote = image;
         if (slash >= 0) {
             String first = image.substring(0, slash);
-            if (first.contains(".") || first.contains(":") || first.equals("localhost")
+            if (first.contains(".")
+                    || first.contains(":")
+                    || first.equals("localhost")
                     || !first.toLowerCase(java.util.Locale.ROOT).equals(first)) {
                 remote = image.substring(slash + 1);
             }
@@ -108,7 +117,8 @@ public record ImageReference(String registry, String repository, String tag, Str
             digest = rest.substring(at + 1);
             rest = rest.substring(0, at);
             if (!digest.contains(":")) {
-                throw new IllegalArgumentException("image reference '" + image + "' has a malformed digest");
+                throw new IllegalArgumentException(
+                        "image reference '" + image + "' has a malformed digest");
             }
         }
         String tag = "";

@@ -11,8 +11,7 @@ import java.util.Locale;
 /** Reads OCI / Docker v2 manifests and indexes (manifest lists). */
 public final class Manifests {
 
-    private Manifests() {
-    }
+    private Manifests() {}
 
     /** @return the Go architecture name of this JVM's platform */
     public static String goArch() {
@@ -32,7 +31,8 @@ public final class Manifests {
      * @return the digest of the linux manifest for this platform, or null when {@code json} is not an index
      */
     public static String pickFromIndex(byte[] json) {
-        JsonObject o = JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
+        JsonObject o =
+                JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
         if (!o.has("manifests")) {
             return null;
         }
@@ -62,14 +62,17 @@ public final class Manifests {
      * @return layer short id to size, in manifest order
      */
     public static LinkedHashMap<String, Long> layers(byte[] json) {
-        JsonObject o = JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
+        JsonObject o =
+                JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
         LinkedHashMap<String, Long> out = new LinkedHashMap<>();
         if (!o.has("layers")) {
             throw new IllegalArgumentException("manifest has no layers");
         }
         for (JsonElement e : o.getAsJsonArray("layers")) {
             JsonObject l = e.getAsJsonObject();
-            out.putIfAbsent(ContentProgressPoller.shortId(l.get("digest").getAsString()), l.get("size").getAsLong());
+            out.putIfAbsent(
+                    ContentProgressPoller.shortId(l.get("digest").getAsString()),
+                    l.get("size").getAsLong());
         }
         return out;
     }
@@ -79,7 +82,8 @@ public final class Manifests {
      * @return layer digest to size, in manifest order
      */
     public static LinkedHashMap<String, Long> layersByDigest(byte[] json) {
-        JsonObject o = JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
+        JsonObject o =
+                JsonParser.parseString(new String(json, StandardCharsets.UTF_8)).getAsJsonObject();
         LinkedHashMap<String, Long> out = new LinkedHashMap<>();
         if (o.has("layers")) {
             for (JsonElement e : o.getAsJsonArray("layers")) {

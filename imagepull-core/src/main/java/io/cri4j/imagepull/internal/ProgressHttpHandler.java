@@ -47,8 +47,10 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
 
     /** Name of the idle handler before this one. */
     public static final String IDLE = "idle";
+
     /** The API path, as KEP-5334 names kubelet's route. */
     public static final String PATH = "/imagePullProgress";
+
     private static final Logger LOG = LoggerFactory.getLogger(ProgressHttpHandler.class);
     private static final String PAGE = "/io/cri4j/imagepull/progress/index.html";
     private static volatile byte[] page;
@@ -71,7 +73,8 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         if (p == null) {
             try (InputStream in = ProgressHttpHandler.class.getResourceAsStream(PAGE)) {
                 if (in == null) {
-                    throw new IllegalStateException("resource " + PAGE + " is missing from imagepull-core");
+                    throw new IllegalStateException(
+                            "resource " + PAGE + " is missing from imagepull-core");
                 }
                 p = in.readAllBytes();
             } catch (IOException e) {
@@ -88,7 +91,10 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
             return; // a stream is running on this connection; nothing more is read from it
         }
         if (!req.decoderResult().isSuccess()) {
-            error(ctx, HttpResponseStatus.BAD_REQUEST, "400 bad request: " + req.decoderResult().cause().getMessage());
+            error(
+                    ctx,
+                    HttpResponseStatus.BAD_REQUEST,
+                    "400 bad request: " + req.decoderResult().cause().getMessage());
             return;
         }
         QueryStringDecoder q = new QueryStringDecoder(req.uri());
@@ -98,28 +104,41 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
             return;
         }
         if (!HttpMethod.GET.equals(req.method())) {
-            FullHttpResponse r = text(HttpResponseStatus.METHOD_NOT_ALLOWED, "405 method not allowed");
+            FullHttpResponse r =
+                    text(HttpResponseStatus.METHOD_NOT_ALLOWED, "405 method not allowed");
             r.headers().set(HttpHeaderNames.ALLOW, "GET");
             ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
             return;
         }
         String image = first(q, "image");
         if (!authorized(ctx, req, image)) {
-            error(ctx, HttpResponseStatus.FORBIDDEN, "403 forbidden: image pull progress request was not authorized");
+            error(
+                    ctx,
+                    HttpResponseStatus.FORBIDDEN,
+                    "403 forbidden: image pull progress request was not authorized");
             return;
         }
         if (!path.equals(PATH)) {
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-                    Unpooled.wrappedBuffer(page()));
+            FullHttpResponse r =
+                    new DefaultFullHttpResponse(
+                            HttpVersion.HTTP_1_1,
+                            HttpResponseStatus.OK,
+                            Unpooled.wrappedBuffer(page()));
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/html; charset=utf-8");
             respond(ctx, req, r);
             return;
         }
-        boolean follow = "true".equalsIgnoreCase(first(q, "follow")) || "1".equals(first(q, "follow"));
+        boolean follow =
+                "true".equalsIgnoreCase(first(q, "follow")) || "1".equals(first(q, "follow"));
         if (image.isEmpty() && !follow) {
-            byte[] body = (PullProgressJson.list(observer.pulls()) + "\n").getBytes(StandardCharsets.UTF_8);
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-                    Unpooled.wrappedBuffer(body));
+            byte[] body =
+                    (PullProgressJson.list(observer.pulls()) + "\n")
+                            .getBytes(StandardCharsets.UTF_8);
+            FullHttpResponse r =
+                    new DefaultFullHttpResponse(
+                            HttpVersion.HTTP_1_1,
+                            HttpResponseStatus.OK,
+                            Unpooled.wrappedBuffer(body));
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
             respond(ctx, req, r);
             return;
@@ -132,11 +151,20 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
             return true;
         }
         Map<String, List<String>> headers = new LinkedHashMap<>();
-        req.headers().forEach(h -> headers.computeIfAbsent(h.getKey().toLowerCase(Locale.ROOT),
-                k -> new ArrayList<>()).add(h.getValue()));
+        req.headers()
+                .forEach(
+                        h ->
+                                headers.computeIfAbsent(
+                                                h.getKey().toLowerCase(Locale.ROOT),
+                                                k -> new ArrayList<>())
+                                        .add(h.getValue()));
         try {
-            return authorizer.authorize(new StreamAuthorizer.Request(StreamKind.IMAGE_PULL_PROGRESS, image,
-                    ctx.channel().remoteAddress(), headers));
+            return authorizer.authorize(
+                    new StreamAuthorizer.Request(
+                            StreamKind.IMAGE_PULL_PROGRESS,
+                            image,
+                            ctx.channel().remoteAddress(),
+                            headers));
         } catch (RuntimeException e) {
             LOG.warn("image pull progress authorizer failed: {}", e.toString());
             return false;
@@ -147,24 +175,33 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         lines = new PullProgressJson.Lines();
         PullObserver.Watch w;
         try {
-            w = observer.watch(image.isEmpty() ? null : image, new PullObserver.Listener() {
-                @Override
-                public void onProgress(PullProgress progress) {
-                    ctx.executor().execute(() -> offer(ctx, progress));
-                }
+            w =
+                    observer.watch(
+                            image.isEmpty() ? null : image,
+                            new PullObserver.Listener() {
+                                @Override
+                                public void onProgress(PullProgress progress) {
+                                    ctx.executor().execute(() -> offer(ctx, progress));
+                                }
 
-                @Override
-                public void onEnd() {
-                    ctx.executor().execute(() -> end(ctx));
-                }
-            });
+                                @Override
+                                public void onEnd() {
+                                    ctx.executor().execute(() -> end(ctx));
+                                }
+                            });
         } catch (PullObserver.TooManyWatchersException e) {
             lines = null;
-            error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "503 service unavailable: " + e.getMessage());
+            error(
+                    ctx,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "503 service unavailable: " + e.getMessage());
             return;
         } catch (IllegalStateException e) {
             lines = null;
-            error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "503 service unavailable: " + e.getMessage());
+            error(
+                    ctx,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "503 service unavailable: " + e.getMessage());
             return;
         }
         watch = w;
@@ -220,7 +257,8 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         if (sb.length() > 0) {
             ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(sb, StandardCharsets.UTF_8)));
         }
-        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT)
+                .addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override
@@ -251,7 +289,10 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOG.debug("image pull progress connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        LOG.debug(
+                "image pull progress connection {} failed: {}",
+                ctx.channel().remoteAddress(),
+                cause.toString());
         ctx.close();
     }
 
@@ -262,7 +303,9 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
 
     private static FullHttpResponse text(HttpResponseStatus status, String text) {
         byte[] body = (text + "\n").getBytes(StandardCharsets.UTF_8);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
+        FullHttpResponse r =
+                new DefaultFullHttpResponse(
+                        HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
         r.headers().set("X-Content-Type-Options", "nosniff");
         r.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
@@ -275,7 +318,8 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
     }
 
-    private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse r) {
+    private static void respond(
+            ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse r) {
         r.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
         r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
         r.headers().set("X-Content-Type-Options", "nosniff");

@@ -25,20 +25,21 @@ public final class ProgressTracker {
 
     /** Window of the rate estimate. */
     public static final Duration RATE_WINDOW = Duration.ofSeconds(3);
+
     /** Shortest span a rate is computed over, so two close samples do not make a spike. */
     public static final Duration MIN_RATE_SPAN = Duration.ofMillis(250);
 
-    private record Layer(String status, long done, long total) {
-    }
+    private record Layer(String status, long done, long total) {}
 
-    private record Sample(Instant at, long bytes) {
-    }
+    private record Sample(Instant at, long bytes) {}
 
     private final Map<String, Layer> layers = new LinkedHashMap<>();
     private final Deque<Sample> samples = new ArrayDeque<>();
     private int maxPercent = -1;
+
     /** Bytes of layers first reported already complete (present before): not part of the rate. */
     private long presentBytes;
+
     private boolean unknown;
 
     /** Records a layer's state. @return true when it changed anything */
@@ -49,7 +50,11 @@ public final class ProgressTracker {
         if (t >= 0 && d > t) {
             d = t;
         }
-        Layer next = new Layer(status == null || status.isEmpty() ? old == null ? "" : old.status : status, d, t);
+        Layer next =
+                new Layer(
+                        status == null || status.isEmpty() ? old == null ? "" : old.status : status,
+                        d,
+                        t);
         if (next.equals(old)) {
             return false;
         }
@@ -132,11 +137,21 @@ public final class ProgressTracker {
     }
 
     /** Builds a snapshot. */
-    public PullProgress snapshot(String image, PullProgress.Phase phase, int attempt, String message, Instant now) {
+    public PullProgress snapshot(
+            String image, PullProgress.Phase phase, int attempt, String message, Instant now) {
         List<LayerProgress> out = new ArrayList<>(layers.size());
         layers.forEach((id, l) -> out.add(new LayerProgress(id, l.status, l.done, l.total)));
         int pct = percent(phase == PullProgress.Phase.SUCCEEDED);
-        return new PullProgress(image, phase, attempt, pct, bytesDone(), bytesTotal(),
-                phase == PullProgress.Phase.PULLING ? rate(now) : 0, out, message, now);
+        return new PullProgress(
+                image,
+                phase,
+                attempt,
+                pct,
+                bytesDone(),
+                bytesTotal(),
+                phase == PullProgress.Phase.PULLING ? rate(now) : 0,
+                out,
+                message,
+                now);
     }
 }

@@ -71,9 +71,15 @@ public final class PullJobImpl implements PullJob {
      * @param events executor delivering progress
      * @param onDone called once when the job reaches a terminal phase
      */
-    public PullJobImpl(PullRequest request, PullPolicy policy, List<RegistryCredential> credentials,
-                       ImagePullBackend backend, PullScheduler scheduler, WorkerSlots slots, Executor events,
-                       Consumer<PullJobImpl> onDone) {
+    public PullJobImpl(
+            PullRequest request,
+            PullPolicy policy,
+            List<RegistryCredential> credentials,
+            ImagePullBackend backend,
+            PullScheduler scheduler,
+            WorkerSlots slots,
+            Executor events,
+            Consumer<PullJobImpl> onDone) {
         this.request = request;
         this.policy = policy;
         this.credentials = List.copyOf(credentials);
@@ -85,17 +91,19 @@ public final class PullJobImpl implements PullJob {
         this.submitted = scheduler.now();
         this.last = tracker.snapshot(request.image(), Phase.QUEUED, 0, "", submitted);
         // cancelling the result future cancels the pull
-        result.whenComplete((r, e) -> {
-            if (e instanceof CancellationException) {
-                cancel();
-            }
-        });
+        result.whenComplete(
+                (r, e) -> {
+                    if (e instanceof CancellationException) {
+                        cancel();
+                    }
+                });
     }
 
     /** Starts the job: arms the deadline and queues for a worker. */
     public void start() {
         synchronized (this) {
-            policy.activeDeadline().ifPresent(d -> deadlineTimer = scheduler.schedule(d, this::onDeadline));
+            policy.activeDeadline()
+                    .ifPresent(d -> deadlineTimer = scheduler.schedule(d, this::onDeadline));
             waitingForSlot = true;
             publish();
         }
@@ -133,28 +141,27 @@ public final class PullJobImpl implements PullJob {
         // handed over first is older than anything the subscription then receives
         synchronized (this) {
             PullProgress initial = last;
-            publisher.subscribe(new Flow.Subscriber<>() {
-                @Override
-                public void onSubscribe(Flow.Subscription s) {
-                    listener.accept(initial);
-                    s.request(Long.MAX_VALUE);
-                }
+            publisher.subscribe(
+                    new Flow.Subscriber<>() {
+                        @Override
+                        public void onSubscribe(Flow.Subscription s) {
+                            listener.accept(initial);
+                            s.request(Long.MAX_VALUE);
+                        }
 
-                @Override
-                public void onNext(PullProgress item) {
-                    if (item != initial) {
-                        listener.accept(item);
-                    }
-                }
+                        @Override
+                        public void onNext(PullProgress item) {
+                            if (item != initial) {
+                                listener.accept(item);
+                            }
+                        }
 
-                @Override
-                public void onError(Throwable t) {
-                }
+                        @Override
+                        public void onError(Throwable t) {}
 
-                @Override
-                public void onComplete() {
-                }
-            });
+                        @Override
+                        public void onComplete() {}
+                    });
         }
         return this;
     }
@@ -187,16 +194,20 @@ public final class PullJobImpl implements PullJob {
             synchronized (this) {
                 inFlight = f;
             }
-            f.whenComplete((info, err) -> {
-                if (err == null && info.isPresent()) {
-                    succeed(info.get(), true);
-                } else {
-                    if (err != null && !(unwrap(err) instanceof CancellationException)) {
-                        LOG.debug("image status of {} failed, pulling: {}", request.image(), unwrap(err).toString());
-                    }
-                    startAttempt();
-                }
-            });
+            f.whenComplete(
+                    (info, err) -> {
+                        if (err == null && info.isPresent()) {
+                            succeed(info.get(), true);
+                        } else {
+                            if (err != null && !(unwrap(err) instanceof CancellationException)) {
+                                LOG.debug(
+                                        "image status of {} failed, pulling: {}",
+                                        request.image(),
+                                        unwrap(err).toString());
+                            }
+                            startAttempt();
+                        }
+                    });
         } else {
             startAttempt();
         }
@@ -220,8 +231,8 @@ public final class PullJobImpl implements PullJob {
     }
 
     private void tryCredential(int n, int index, List<Throwable> errors) {
-        Optional<RegistryCredential> cred = index < credentials.size()
-                ? Optional.of(credentials.get(index)) : Optional.empty();
+        Optional<RegistryCredential> cred =
+                index < credentials.size() ? Optional.of(credentials.get(index)) : Optional.empty();
         CompletableFuture<ImageInfo> f;
         synchronized (this) {
             if (phase.terminal() || attempt != n || phase != Phase.PULLING) {
@@ -234,27 +245,39 @@ public final class PullJobImpl implements PullJob {
             }
             inFlight = f;
         }
-        f.whenComplete((info, err) -> {
-            if (err == null) {
-                succeed(info, false);
-                return;
-            }
-            Throwable cause = unwrap(err);
-            if (cause instanceof CancellationException) {
-                return; // timeout, deadline or cancel already handled the transition
-            }
-            errors.add(cred.isPresent()
-                    ? new RuntimeException("with credential for " + cred.get().registry()
-                    + (cred.get().username().isEmpty() ? "" : " (user " + cred.get().username() + ")")
-                    + (cred.get().source().isEmpty() ? "" : " from " + cred.get().source())
-                    + ": " + describe(cause), cause)
-                    : cause);
-            if (cred.isPresent()) {
-                tryCredential(n, index + 1, errors);
-            } else {
-                attemptFailed(n, errors);
-            }
-        });
+        f.whenComplete(
+                (info, err) -> {
+                    if (err == null) {
+                        succeed(info, false);
+                        return;
+                    }
+                    Throwable cause = unwrap(err);
+                    if (cause instanceof CancellationException) {
+                        return; // timeout, deadline or cancel already handled the transition
+                    }
+                    errors.add(
+                            cred.isPresent()
+                                    ? new RuntimeException(
+                                            "with credential for "
+                                                    + cred.get().registry()
+                                                    + (cred.get().username().isEmpty()
+                                                            ? ""
+                                                            : " (user "
+                                                                    + cred.get().username()
+                                                                    + ")")
+                                                    + (cred.get().source().isEmpty()
+                                                            ? ""
+                                                            : " from " + cred.get().source())
+                                                    + ": "
+                                                    + describe(cause),
+                                            cause)
+                                    : cause);
+                    if (cred.isPresent()) {
+                        tryCredential(n, index + 1, errors);
+                    } else {
+                        attemptFailed(n, errors);
+                    }
+                });
     }
 
     private ImagePullBackend.ProgressSink sink(int n) {
@@ -262,7 +285,9 @@ public final class PullJobImpl implements PullJob {
             @Override
             public void layer(String id, String status, long done, long total) {
                 synchronized (PullJobImpl.this) {
-                    if (attempt == n && phase == Phase.PULLING && tracker.layer(id, status, done, total, scheduler.now())) {
+                    if (attempt == n
+                            && phase == Phase.PULLING
+                            && tracker.layer(id, status, done, total, scheduler.now())) {
                         publish();
                     }
                 }
@@ -309,8 +334,11 @@ public final class PullJobImpl implements PullJob {
             }
             f = inFlight;
         }
-        attemptFailed(n, List.of(new java.util.concurrent.TimeoutException(
-                "attempt " + n + " timed out after " + human(timeout))));
+        attemptFailed(
+                n,
+                List.of(
+                        new java.util.concurrent.TimeoutException(
+                                "attempt " + n + " timed out after " + human(timeout))));
         if (f != null) {
             f.cancel(true);
         }
@@ -318,8 +346,10 @@ public final class PullJobImpl implements PullJob {
 
     private void attemptFailed(int n, List<Throwable> errors) {
         Throwable last = errors.get(errors.size() - 1);
-        String why = errors.size() == 1 ? describe(last)
-                : String.join("; ", errors.stream().map(PullJobImpl::describe).toList());
+        String why =
+                errors.size() == 1
+                        ? describe(last)
+                        : String.join("; ", errors.stream().map(PullJobImpl::describe).toList());
         synchronized (this) {
             if (attempt != n || phase != Phase.PULLING) {
                 return;
@@ -345,8 +375,16 @@ public final class PullJobImpl implements PullJob {
         for (int i = 0; i < errors.size() - 1; i++) {
             cause.addSuppressed(errors.get(i));
         }
-        finish(Phase.FAILED, "pulling " + request.image() + " failed after " + n
-                + (n == 1 ? " attempt: " : " attempts: ") + why, cause, null);
+        finish(
+                Phase.FAILED,
+                "pulling "
+                        + request.image()
+                        + " failed after "
+                        + n
+                        + (n == 1 ? " attempt: " : " attempts: ")
+                        + why,
+                cause,
+                null);
     }
 
     private void afterBackoff() {
@@ -368,15 +406,33 @@ public final class PullJobImpl implements PullJob {
         synchronized (this) {
             why = message.isEmpty() ? "" : " (last: " + message + ")";
         }
-        finish(Phase.FAILED, "pulling " + request.image() + " exceeded its active deadline of " + human(d)
-                + " after " + attempt + (attempt == 1 ? " attempt" : " attempts") + why, null, null);
+        finish(
+                Phase.FAILED,
+                "pulling "
+                        + request.image()
+                        + " exceeded its active deadline of "
+                        + human(d)
+                        + " after "
+                        + attempt
+                        + (attempt == 1 ? " attempt" : " attempts")
+                        + why,
+                null,
+                null);
     }
 
     private void succeed(ImageInfo info, boolean present) {
         PullResult r;
         synchronized (this) {
             Duration elapsed = Duration.between(submitted, scheduler.now());
-            r = new PullResult(request.image(), info.id(), info.digestFor(request.image()), info.size(), elapsed, attempt, present);
+            r =
+                    new PullResult(
+                            request.image(),
+                            info.id(),
+                            info.digestFor(request.image()),
+                            info.size(),
+                            elapsed,
+                            attempt,
+                            present);
         }
         finish(Phase.SUCCEEDED, present ? "already present" : "pulled " + info.id(), null, r);
     }
@@ -415,16 +471,23 @@ public final class PullJobImpl implements PullJob {
         }
         switch (terminal) {
             case SUCCEEDED -> {
-                LOG.info("pulled {} ({} attempt(s), {} ms)", request.image(), success.attempts(),
+                LOG.info(
+                        "pulled {} ({} attempt(s), {} ms)",
+                        request.image(),
+                        success.attempts(),
                         success.elapsed().toMillis());
                 result.complete(success);
             }
-            case CANCELLED -> result.completeExceptionally(new CancellationException(
-                    "pull of " + request.image() + " was cancelled"));
+            case CANCELLED ->
+                    result.completeExceptionally(
+                            new CancellationException(
+                                    "pull of " + request.image() + " was cancelled"));
             default -> {
-                // the caller gets the failure from the result; logged at info so a CLI shows it once
+                // the caller gets the failure from the result; logged at info so a CLI shows it
+                // once
                 LOG.info("{}", why);
-                result.completeExceptionally(new ImagePullException(request.image(), attempt, why, cause));
+                result.completeExceptionally(
+                        new ImagePullException(request.image(), attempt, why, cause));
             }
         }
         onDone.accept(this);
@@ -455,7 +518,8 @@ public final class PullJobImpl implements PullJob {
     }
 
     static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException)
+        while ((t instanceof CompletionException
+                        || t instanceof java.util.concurrent.ExecutionException)
                 && t.getCause() != null) {
             t = t.getCause();
         }
@@ -484,7 +548,9 @@ public final class PullJobImpl implements PullJob {
             return ms + "ms";
         }
         if (ms < 60_000) {
-            return ms % 1000 == 0 ? ms / 1000 + "s" : String.format(java.util.Locale.ROOT, "%.1fs", ms / 1000.0);
+            return ms % 1000 == 0
+                    ? ms / 1000 + "s"
+                    : String.format(java.util.Locale.ROOT, "%.1fs", ms / 1000.0);
         }
         long s = ms / 1000;
         return s / 60 + "m" + (s % 60 == 0 ? "" : s % 60 + "s");

@@ -14,11 +14,14 @@ public final class SystemScheduler implements PullScheduler, AutoCloseable {
 
     /** @param threadName name of the timer thread */
     public SystemScheduler(String threadName) {
-        timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, threadName);
-            t.setDaemon(true);
-            return t;
-        });
+        timer =
+                new ScheduledThreadPoolExecutor(
+                        1,
+                        r -> {
+                            Thread t = new Thread(r, threadName);
+                            t.setDaemon(true);
+                            return t;
+                        });
         timer.setRemoveOnCancelPolicy(true);
     }
 
@@ -30,8 +33,10 @@ public final class SystemScheduler implements PullScheduler, AutoCloseable {
     @Override
     public Cancellable schedule(Duration delay, Runnable task) {
         // a delay beyond what nanoseconds hold (about 292 years) is as good as never
-        long nanos = delay.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L - 1 ? Long.MAX_VALUE
-                : Math.max(0, delay.toNanos());
+        long nanos =
+                delay.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L - 1
+                        ? Long.MAX_VALUE
+                        : Math.max(0, delay.toNanos());
         ScheduledFuture<?> f = timer.schedule(task, nanos, TimeUnit.NANOSECONDS);
         return () -> f.cancel(false);
     }

@@ -40,16 +40,21 @@ import java.util.function.Consumer;
 public final class UnixHttpClient implements AutoCloseable {
 
     /** An answer: status, reason and (for non-streamed requests) the body. */
-    public record Response(int status, String reason, String body) {
-    }
+    public record Response(int status, String reason, String body) {}
 
     private final Path socket;
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
-            new io.netty.util.concurrent.DefaultThreadFactory("cri4j-imagepull-docker-io", true),
-            EpollIoHandler.newFactory());
+    private final EventLoopGroup group =
+            new MultiThreadIoEventLoopGroup(
+                    1,
+                    new io.netty.util.concurrent.DefaultThreadFactory(
+                            "cri4j-imagepull-docker-io", true),
+                    EpollIoHandler.newFactory());
+
     /** Completions leave the event loop: callers' callbacks may take locks or wait. */
-    private final java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newCachedThreadPool(
-            new io.netty.util.concurrent.DefaultThreadFactory("cri4j-imagepull-docker-cb", true));
+    private final java.util.concurrent.ExecutorService callbacks =
+            java.util.concurrent.Executors.newCachedThreadPool(
+                    new io.netty.util.concurrent.DefaultThreadFactory(
+                            "cri4j-imagepull-docker-cb", true));
 
     /** @param socket the unix socket path */
     public UnixHttpClient(Path socket) {
@@ -66,50 +71,76 @@ public final class UnixHttpClient implements AutoCloseable {
      * @param onLine receives each line of a 2xx body, or null to collect the body into the response
      * @return the response (body empty when streamed)
      */
-    public CompletableFuture<Response> send(HttpMethod method, String pathAndQuery, Map<String, String> headers,
-                                            Consumer<String> onLine) {
+    public CompletableFuture<Response> send(
+            HttpMethod method,
+            String pathAndQuery,
+            Map<String, String> headers,
+            Consumer<String> onLine) {
         CompletableFuture<Response> result = new CompletableFuture<>();
-        Bootstrap b = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-                .handler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new HttpClientCodec(), new Handler(result, onLine));
-                    }
-                });
+        Bootstrap b =
+                new Bootstrap()
+                        .group(group)
+                        .channel(EpollDomainSocketChannel.class)
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                        .handler(
+                                new ChannelInitializer<Channel>() {
+                                    @Override
+                                    protected void initChannel(Channel ch) {
+                                        ch.pipeline()
+                                                .addLast(
+                                                        new HttpClientCodec(),
+                                                        new Handler(result, onLine));
+                                    }
+                                });
         ChannelFuture connect = b.connect(new DomainSocketAddress(socket.toString()));
         result.whenComplete((r, e) -> connect.channel().close());
         CompletableFuture<Response> out = new CompletableFuture<>();
-        result.whenCompleteAsync((r, e) -> {
-            if (e != null) {
-                out.completeExceptionally(e);
-            } else {
-                out.complete(r);
-            }
-        }, callbacks);
-        out.whenComplete((r, e) -> {
-            if (out.isCancelled()) {
-                result.cancel(true);
-            }
-        });
-        connect.addListener(f -> {
-            if (!f.isSuccess()) {
-                result.completeExceptionally(new java.io.IOException("cannot connect to " + socket + ": "
-                        + io.cri4j.cri.internal.IoErrors.reason(f.cause()), f.cause()));
-                return;
-            }
-            DefaultFullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, pathAndQuery,
-                    Unpooled.EMPTY_BUFFER);
-            req.headers().set(HttpHeaderNames.HOST, "docker");
-            req.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            req.headers().set(HttpHeaderNames.CONTENT_LENGTH, 0);
-            headers.forEach(req.headers()::set);
-            connect.channel().writeAndFlush(req).addListener(w -> {
-                if (!w.isSuccess()) {
-                    result.completeExceptionally(w.cause());
-                }
-            });
-        });
+        result.whenCompleteAsync(
+                (r, e) -> {
+                    if (e != null) {
+                        out.completeExceptionally(e);
+                    } else {
+                        out.complete(r);
+                    }
+                },
+                callbacks);
+        out.whenComplete(
+                (r, e) -> {
+                    if (out.isCancelled()) {
+                        result.cancel(true);
+                    }
+                });
+        connect.addListener(
+                f -> {
+                    if (!f.isSuccess()) {
+                        result.completeExceptionally(
+                                new java.io.IOException(
+                                        "cannot connect to "
+                                                + socket
+                                                + ": "
+                                                + io.cri4j.cri.internal.IoErrors.reason(f.cause()),
+                                        f.cause()));
+                        return;
+                    }
+                    DefaultFullHttpRequest req =
+                            new DefaultFullHttpRequest(
+                                    HttpVersion.HTTP_1_1,
+                                    method,
+                                    pathAndQuery,
+                                    Unpooled.EMPTY_BUFFER);
+                    req.headers().set(HttpHeaderNames.HOST, "docker");
+                    req.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                    req.headers().set(HttpHeaderNames.CONTENT_LENGTH, 0);
+                    headers.forEach(req.headers()::set);
+                    connect.channel()
+                            .writeAndFlush(req)
+                            .addListener(
+                                    w -> {
+                                        if (!w.isSuccess()) {
+                                            result.completeExceptionally(w.cause());
+                                        }
+                                    });
+                });
         return out;
     }
 
@@ -136,7 +167,8 @@ public final class UnixHttpClient implements AutoCloseable {
             if (msg instanceof HttpContent c) {
                 ByteBuf buf = c.content();
                 if (pending.size() + buf.readableBytes() > 16 * 1024 * 1024) {
-                    result.completeExceptionally(new java.io.IOException("response line longer than 16 MiB"));
+                    result.completeExceptionally(
+                            new java.io.IOException("response line longer than 16 MiB"));
                     ctx.close();
                     return;
                 }
@@ -150,8 +182,11 @@ public final class UnixHttpClient implements AutoCloseable {
                     if (streaming) {
                         drainLines(true);
                     }
-                    result.complete(new Response(status, reason,
-                            streaming ? "" : pending.toString(StandardCharsets.UTF_8)));
+                    result.complete(
+                            new Response(
+                                    status,
+                                    reason,
+                                    streaming ? "" : pending.toString(StandardCharsets.UTF_8)));
                     ctx.close();
                 }
             }
@@ -188,7 +223,8 @@ public final class UnixHttpClient implements AutoCloseable {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             if (!result.isDone()) {
-                result.completeExceptionally(new java.io.IOException("connection closed before the response ended"));
+                result.completeExceptionally(
+                        new java.io.IOException("connection closed before the response ended"));
             }
         }
 

@@ -39,7 +39,8 @@ class ProgressTrackerTest {
         assertThat(t.percent(false)).as("a new layer does not pull the bar back").isEqualTo(60);
         t.layer("a", "Downloading", 10, 100, T0);
         assertThat(t.snapshot("x", PullProgress.Phase.PULLING, 1, "", T0).layers().get(0).done())
-                .as("a layer's bytes never decrease").isEqualTo(60);
+                .as("a layer's bytes never decrease")
+                .isEqualTo(60);
         t.layer("b", "Downloading", 900, 900, T0);
         t.layer("a", "Downloading", 100, 100, T0);
         assertThat(t.percent(false)).isEqualTo(99);
@@ -51,6 +52,7 @@ class ProgressTrackerTest {
         LinkedHashMap<String, Long> exact = new LinkedHashMap<>();
         exact.put("a", 100L);
         u.resolved(exact, T0);
-        assertThat(u.snapshot("x", PullProgress.Phase.SUCCEEDED, 1, "", T0).bytesDone()).isEqualTo(100);
+        assertThat(u.snapshot("x", PullProgress.Phase.SUCCEEDED, 1, "", T0).bytesDone())
+                .isEqualTo(100);
     }
 }

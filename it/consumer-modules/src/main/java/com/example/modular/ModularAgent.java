@@ -2,6 +2,7 @@ package com.example.modular;
 
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.proxy.CriProxy;
+
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -12,7 +13,11 @@ public final class ModularAgent {
 
     /** Starts the proxy; the caller closes it. */
     public static CriProxy start(Path listen, CriEndpoint runtime) throws IOException {
-        return CriProxy.builder().listen(listen).backend(runtime)
-                .loadHooks(ModularAgent.class.getClassLoader()).build().start();
+        return CriProxy.builder()
+                .listen(listen)
+                .backend(runtime)
+                .loadHooks(ModularAgent.class.getClassLoader())
+                .build()
+                .start();
     }
 }

@@ -9,6 +9,7 @@ public final class TeamAnnotationHook implements Hook {
 
     /** The pod label read. */
     public static final String LABEL = "team";
+
     /** The annotation written. */
     public static final String ANNOTATION = "example.com/team";
 
@@ -20,6 +21,7 @@ public final class TeamAnnotationHook implements Hook {
     @Override
     public PodSandboxAdjustment adjustPodSandbox(PodSandbox pod) {
         return PodSandboxAdjustment.builder()
-                .putAnnotation(ANNOTATION, pod.getLabelsMap().getOrDefault(LABEL, "none")).build();
+                .putAnnotation(ANNOTATION, pod.getLabelsMap().getOrDefault(LABEL, "none"))
+                .build();
     }
 }

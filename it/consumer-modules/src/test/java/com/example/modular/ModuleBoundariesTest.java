@@ -1,11 +1,16 @@
 package com.example.modular;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
@@ -27,9 +32,6 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The published cri4j jars as modules: each is an explicit module, no internal package is exported
@@ -41,8 +43,15 @@ import org.junit.jupiter.api.io.TempDir;
 class ModuleBoundariesTest {
 
     /** The modules of the artifacts cri4j-bom lists. */
-    static final Set<String> PUBLISHED = Set.of("io.cri4j.cri", "io.cri4j.hook", "io.cri4j.proxy", "io.cri4j.nri",
-            "io.cri4j.streaming", "io.cri4j.imagepull", "io.cri4j.testing");
+    static final Set<String> PUBLISHED =
+            Set.of(
+                    "io.cri4j.cri",
+                    "io.cri4j.hook",
+                    "io.cri4j.proxy",
+                    "io.cri4j.nri",
+                    "io.cri4j.streaming",
+                    "io.cri4j.imagepull",
+                    "io.cri4j.testing");
 
     /** The prefix of the module names of Netty's native epoll jars (one per platform). */
     static final String NATIVE_EPOLL = "io.netty.transport.epoll.";
@@ -51,63 +60,87 @@ class ModuleBoundariesTest {
     void everyPublishedJarIsAnExplicitModule() {
         Map<String, ModuleReference> jars = cri4jJars();
         assertEquals(new TreeSet<>(PUBLISHED), jars.keySet());
-        jars.forEach((name, ref) -> {
-            assertFalse(ref.descriptor().isAutomatic(), name + " has no module-info.class");
-            assertFalse(ref.descriptor().isOpen(), name + " is an open module");
-        });
+        jars.forEach(
+                (name, ref) -> {
+                    assertFalse(ref.descriptor().isAutomatic(), name + " has no module-info.class");
+                    assertFalse(ref.descriptor().isOpen(), name + " is an open module");
+                });
     }
 
     @Test
     void noInternalPackageIsExportedOrOpenedToEveryone() {
         List<String> wrong = new ArrayList<>();
-        cri4jJars().forEach((name, ref) -> {
-            for (ModuleDescriptor.Exports e : ref.descriptor().exports()) {
-                if (isInternal(e.source()) && (!e.isQualified()
-                        || !e.targets().stream().allMatch(t -> t.startsWith("io.cri4j.")))) {
-                    wrong.add(name + ": exports " + e);
-                }
-            }
-            for (ModuleDescriptor.Opens o : ref.descriptor().opens()) {
-                if (!o.isQualified()) {
-                    wrong.add(name + ": opens " + o);
-                }
-            }
-        });
+        cri4jJars()
+                .forEach(
+                        (name, ref) -> {
+                            for (ModuleDescriptor.Exports e : ref.descriptor().exports()) {
+                                if (isInternal(e.source())
+                                        && (!e.isQualified()
+                                                || !e.targets().stream()
+                                                        .allMatch(
+                                                                t -> t.startsWith("io.cri4j.")))) {
+                                    wrong.add(name + ": exports " + e);
+                                }
+                            }
+                            for (ModuleDescriptor.Opens o : ref.descriptor().opens()) {
+                                if (!o.isQualified()) {
+                                    wrong.add(name + ": opens " + o);
+                                }
+                            }
+                        });
         assertEquals(List.of(), wrong);
     }
 
     @Test
     void javacRefusesEveryPackageNotExportedToTheUser(@TempDir Path dir) throws Exception {
         Map<String, ModuleReference> jars = cri4jJars();
-        Map<String, String> exported = new TreeMap<>();     // package -> a public class in it
+        Map<String, String> exported = new TreeMap<>(); // package -> a public class in it
         Map<String, String> hidden = new TreeMap<>();
         ClassLoader loader = ModuleBoundariesTest.class.getClassLoader();
-        jars.values().forEach(ref -> {
-            Set<String> toAll = ref.descriptor().exports().stream().filter(e -> !e.isQualified())
-                    .map(ModuleDescriptor.Exports::source).collect(Collectors.toSet());
-            for (String pkg : ref.descriptor().packages()) {
-                Class<?> c = publicClassIn(ref, pkg, loader);
-                if (c != null) {
-                    (toAll.contains(pkg) ? exported : hidden).put(pkg, c.getName());
-                }
-            }
-        });
-        assertTrue(hidden.keySet().stream().anyMatch(p -> p.startsWith("io.cri4j.proxy.internal")), hidden.toString());
-        assertTrue(hidden.keySet().stream().anyMatch(p -> p.startsWith("io.cri4j.cri.internal")), hidden.toString());
+        jars.values()
+                .forEach(
+                        ref -> {
+                            Set<String> toAll =
+                                    ref.descriptor().exports().stream()
+                                            .filter(e -> !e.isQualified())
+                                            .map(ModuleDescriptor.Exports::source)
+                                            .collect(Collectors.toSet());
+                            for (String pkg : ref.descriptor().packages()) {
+                                Class<?> c = publicClassIn(ref, pkg, loader);
+                                if (c != null) {
+                                    (toAll.contains(pkg) ? exported : hidden).put(pkg, c.getName());
+                                }
+                            }
+                        });
+        assertTrue(
+                hidden.keySet().stream().anyMatch(p -> p.startsWith("io.cri4j.proxy.internal")),
+                hidden.toString());
+        assertTrue(
+                hidden.keySet().stream().anyMatch(p -> p.startsWith("io.cri4j.cri.internal")),
+                hidden.toString());
 
-        String requires = "requires io.cri4j.proxy; requires io.cri4j.nri; requires io.cri4j.testing;";
+        String requires =
+                "requires io.cri4j.proxy; requires io.cri4j.nri; requires io.cri4j.testing;";
         Result uses = javac(dir.resolve("uses"), "com.example.uses", requires, fieldsOf(exported));
         assertEquals(0, uses.exit, uses.output);
 
-        Result intrudes = javac(dir.resolve("intrudes"), "com.example.intrudes", requires, fieldsOf(hidden));
+        Result intrudes =
+                javac(dir.resolve("intrudes"), "com.example.intrudes", requires, fieldsOf(hidden));
         assertNotEquals(0, intrudes.exit, intrudes.output);
         List<String> compiled = new ArrayList<>();
         int i = 0;
         for (String pkg : hidden.keySet()) {
             String file = "Uses" + i++ + ".java";
             // javac: "package io.cri4j.proxy.internal is not visible (... does not export it ...)"
-            boolean refused = intrudes.output.lines().anyMatch(l -> l.contains(file + ":") && l.contains("error:")
-                    && l.contains("package " + pkg + " is not visible"));
+            boolean refused =
+                    intrudes.output
+                            .lines()
+                            .anyMatch(
+                                    l ->
+                                            l.contains(file + ":")
+                                                    && l.contains("error:")
+                                                    && l.contains(
+                                                            "package " + pkg + " is not visible"));
             if (!refused) {
                 compiled.add(pkg);
             }
@@ -123,8 +156,14 @@ class ModuleBoundariesTest {
      */
     @Test
     void aProgramRunsWithEveryModuleOnTheModulePath(@TempDir Path dir) throws Exception {
-        Result compiled = javac(dir, "com.example.fake", "requires io.cri4j.testing; requires io.cri4j.imagepull;",
-                Map.of("Main", """
+        Result compiled =
+                javac(
+                        dir,
+                        "com.example.fake",
+                        "requires io.cri4j.testing; requires io.cri4j.imagepull;",
+                        Map.of(
+                                "Main",
+                                """
                         import io.cri4j.cri.CriChannels;
                         import io.cri4j.cri.CriEndpoint;
                         import io.cri4j.cri.v1.RuntimeServiceGrpc;
@@ -157,12 +196,26 @@ class ModuleBoundariesTest {
                         }
                         """));
         assertEquals(0, compiled.exit, compiled.output);
-        String nativeEpoll = allJars().values().stream().map(r -> r.descriptor().name())
-                .filter(m -> m.startsWith(NATIVE_EPOLL)).findFirst().orElseThrow(() -> new AssertionError(
-                        "no Netty native epoll jar on the test's paths"));
-        Result ran = run(List.of(tool("java"), "--module-path", dir.resolve("classes") + File.pathSeparator
-                + modulePath(), "--add-modules", nativeEpoll, "-m", "com.example.fake/com.example.fake.Main",
-                dir.resolve("runtime.sock").toString()));
+        String nativeEpoll =
+                allJars().values().stream()
+                        .map(r -> r.descriptor().name())
+                        .filter(m -> m.startsWith(NATIVE_EPOLL))
+                        .findFirst()
+                        .orElseThrow(
+                                () ->
+                                        new AssertionError(
+                                                "no Netty native epoll jar on the test's paths"));
+        Result ran =
+                run(
+                        List.of(
+                                tool("java"),
+                                "--module-path",
+                                dir.resolve("classes") + File.pathSeparator + modulePath(),
+                                "--add-modules",
+                                nativeEpoll,
+                                "-m",
+                                "com.example.fake/com.example.fake.Main",
+                                dir.resolve("runtime.sock").toString()));
         assertEquals(0, ran.exit, ran.output);
         assertTrue(ran.output.lines().anyMatch(l -> l.startsWith("runtime ")), ran.output);
         assertTrue(ran.output.lines().anyMatch(l -> l.startsWith("pulled sha256:")), ran.output);
@@ -175,11 +228,23 @@ class ModuleBoundariesTest {
     /** A public top-level class of the package, or null (a package of resources only). */
     static Class<?> publicClassIn(ModuleReference ref, String pkg, ClassLoader loader) {
         String prefix = pkg.replace('.', '/') + "/";
-        try (ModuleReader reader = ref.open(); Stream<String> entries = reader.list()) {
-            for (String entry : entries.filter(e -> e.startsWith(prefix) && e.endsWith(".class")
-                    && e.indexOf('/', prefix.length()) < 0 && !e.contains("$") && !e.endsWith("-info.class"))
-                    .sorted().collect(Collectors.toList())) {
-                Class<?> c = Class.forName(entry.substring(0, entry.length() - 6).replace('/', '.'), false, loader);
+        try (ModuleReader reader = ref.open();
+                Stream<String> entries = reader.list()) {
+            for (String entry :
+                    entries.filter(
+                                    e ->
+                                            e.startsWith(prefix)
+                                                    && e.endsWith(".class")
+                                                    && e.indexOf('/', prefix.length()) < 0
+                                                    && !e.contains("$")
+                                                    && !e.endsWith("-info.class"))
+                            .sorted()
+                            .collect(Collectors.toList())) {
+                Class<?> c =
+                        Class.forName(
+                                entry.substring(0, entry.length() - 6).replace('/', '.'),
+                                false,
+                                loader);
                 if (Modifier.isPublic(c.getModifiers())) {
                     return c;
                 }
@@ -204,7 +269,8 @@ class ModuleBoundariesTest {
     /** Every jar of the project's test scope (the list the POM has maven-dependency-plugin write). */
     private static Map<Path, ModuleReference> allJars() {
         String file = System.getProperty("modulePathFile");
-        assertNotNull(file, "system property modulePathFile (set in the POM's surefire configuration)");
+        assertNotNull(
+                file, "system property modulePathFile (set in the POM's surefire configuration)");
         Map<Path, ModuleReference> out = new LinkedHashMap<>();
         try {
             for (String entry : Files.readString(Path.of(file)).strip().split(File.pathSeparator)) {
@@ -219,7 +285,9 @@ class ModuleBoundariesTest {
 
     /** The project's jars (the cri4j modules, what they require, JUnit's) as a module path. */
     private static String modulePath() {
-        return allJars().keySet().stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator));
+        return allJars().keySet().stream()
+                .map(Path::toString)
+                .collect(Collectors.joining(File.pathSeparator));
     }
 
     private record Result(int exit, String output) {}
@@ -230,15 +298,24 @@ class ModuleBoundariesTest {
         Path src = dir.resolve("src");
         Path pkgDir = src.resolve(name.replace('.', '/'));
         Files.createDirectories(pkgDir);
-        Files.writeString(src.resolve("module-info.java"), "module " + name + " { " + requires + " }\n");
+        Files.writeString(
+                src.resolve("module-info.java"), "module " + name + " { " + requires + " }\n");
         List<String> files = new ArrayList<>(List.of(src.resolve("module-info.java").toString()));
         for (Map.Entry<String, String> source : sources.entrySet()) {
             Path file = pkgDir.resolve(source.getKey() + ".java");
             Files.writeString(file, "package " + name + ";\n" + source.getValue());
             files.add(file.toString());
         }
-        List<String> command = new ArrayList<>(List.of(tool("javac"), "-Xmaxerrs", "1000",
-                "--module-path", modulePath(), "-d", dir.resolve("classes").toString()));
+        List<String> command =
+                new ArrayList<>(
+                        List.of(
+                                tool("javac"),
+                                "-Xmaxerrs",
+                                "1000",
+                                "--module-path",
+                                modulePath(),
+                                "-d",
+                                dir.resolve("classes").toString()));
         command.addAll(files);
         return run(command);
     }

@@ -1,10 +1,11 @@
 package com.example.modular;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
@@ -24,6 +25,11 @@ import io.cri4j.nri.NriPlugin;
 import io.cri4j.proxy.CriProxy;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.grpc.ManagedChannel;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
@@ -36,9 +42,6 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The agent module at work on the module path: the proxy with the hook the module provides as a
@@ -48,8 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ModulePathTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
     void theAgentAndCri4jAreNamedModules() {
@@ -62,27 +64,56 @@ class ModulePathTest {
 
     @Test
     void proxyRunsTheHookTheModuleProvides() throws Exception {
-        try (FakeCriServer runtime = FakeCriServer.builder().listen(CriEndpoint.unix(dir.resolve("runtime.sock")))
-                .build().start();
-             CriProxy proxy = ModularAgent.start(dir.resolve("proxy.sock"), runtime.endpoint())) {
+        try (FakeCriServer runtime =
+                        FakeCriServer.builder()
+                                .listen(CriEndpoint.unix(dir.resolve("runtime.sock")))
+                                .build()
+                                .start();
+                CriProxy proxy =
+                        ModularAgent.start(dir.resolve("proxy.sock"), runtime.endpoint())) {
             ManagedChannel channel = CriChannels.newChannel(proxy.listenEndpoint());
             try {
-                var cri = RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-                String pod = cri.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(PodSandboxConfig.newBuilder()
-                        .setMetadata(PodSandboxMetadata.newBuilder().setName("p").setNamespace("default").setUid("p"))
-                        .putLabels(TeamAnnotationHook.LABEL, "storage")).build()).getPodSandboxId();
-                PodSandboxStatus status = cri.podSandboxStatus(PodSandboxStatusRequest.newBuilder()
-                        .setPodSandboxId(pod).build()).getStatus();
+                var cri =
+                        RuntimeServiceGrpc.newBlockingStub(channel)
+                                .withDeadlineAfter(10, TimeUnit.SECONDS);
+                String pod =
+                        cri.runPodSandbox(
+                                        RunPodSandboxRequest.newBuilder()
+                                                .setConfig(
+                                                        PodSandboxConfig.newBuilder()
+                                                                .setMetadata(
+                                                                        PodSandboxMetadata
+                                                                                .newBuilder()
+                                                                                .setName("p")
+                                                                                .setNamespace(
+                                                                                        "default")
+                                                                                .setUid("p"))
+                                                                .putLabels(
+                                                                        TeamAnnotationHook.LABEL,
+                                                                        "storage"))
+                                                .build())
+                                .getPodSandboxId();
+                PodSandboxStatus status =
+                        cri.podSandboxStatus(
+                                        PodSandboxStatusRequest.newBuilder()
+                                                .setPodSandboxId(pod)
+                                                .build())
+                                .getStatus();
                 // toString: protobuf's reflection over the generated accessors, across modules
-                assertEquals("storage", status.getAnnotationsMap().get(TeamAnnotationHook.ANNOTATION), status.toString());
+                assertEquals(
+                        "storage",
+                        status.getAnnotationsMap().get(TeamAnnotationHook.ANNOTATION),
+                        status.toString());
             } finally {
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
 
             String image = "registry.example:5000/app:1.2";
-            try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(proxy.listenEndpoint()).build())
-                    .build()) {
-                PullResult result = puller.pull(PullRequest.of(image)).result().get(30, TimeUnit.SECONDS);
+            try (ImagePuller puller =
+                    ImagePuller.builder(CriImagePullBackend.builder(proxy.listenEndpoint()).build())
+                            .build()) {
+                PullResult result =
+                        puller.pull(PullRequest.of(image)).result().get(30, TimeUnit.SECONDS);
                 assertFalse(result.imageId().isEmpty(), "image id of " + result);
             }
         }
@@ -91,27 +122,31 @@ class ModulePathTest {
     @Test
     void nriPluginSendsItsRegistration() throws Exception {
         Path socket = dir.resolve("nri.sock");
-        Hook hook = new Hook() {
-            @Override
-            public String name() {
-                return "modular";
-            }
+        Hook hook =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "modular";
+                    }
 
-            @Override
-            public HookResult createContainer(io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
-                return HookResult.none();
-            }
-        };
+                    @Override
+                    public HookResult createContainer(
+                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                        return HookResult.none();
+                    }
+                };
         try (ServerSocketChannel runtime = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             runtime.bind(UnixDomainSocketAddress.of(socket));
             NriPlugin plugin = NriPlugin.builder(hook).socket(socket).index(10).build();
-            CompletableFuture<Void> started = CompletableFuture.runAsync(() -> {
-                try {
-                    plugin.start();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
+            CompletableFuture<Void> started =
+                    CompletableFuture.runAsync(
+                            () -> {
+                                try {
+                                    plugin.start();
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            });
             try (SocketChannel conn = runtime.accept()) {
                 ByteBuffer header = read(conn, 8);
                 String frame = new String(read(conn, header.getInt(4)).array(), UTF_8);
@@ -132,10 +167,24 @@ class ModulePathTest {
                 assertFalse(proxy.isExported(pkg, self), pkg + " is exported to " + self);
             }
         }
-        String internal = proxy.getPackages().stream().filter(p -> p.endsWith(".internal")).findFirst().orElseThrow();
-        Class<?> c = ModuleBoundariesTest.publicClassIn(proxy.getLayer().configuration().findModule(proxy.getName())
-                .orElseThrow().reference(), internal, proxy.getClassLoader());
-        assertThrows(IllegalAccessException.class, () -> MethodHandles.lookup().accessClass(c), c.getName());
+        String internal =
+                proxy.getPackages().stream()
+                        .filter(p -> p.endsWith(".internal"))
+                        .findFirst()
+                        .orElseThrow();
+        Class<?> c =
+                ModuleBoundariesTest.publicClassIn(
+                        proxy.getLayer()
+                                .configuration()
+                                .findModule(proxy.getName())
+                                .orElseThrow()
+                                .reference(),
+                        internal,
+                        proxy.getClassLoader());
+        assertThrows(
+                IllegalAccessException.class,
+                () -> MethodHandles.lookup().accessClass(c),
+                c.getName());
     }
 
     private static ByteBuffer read(SocketChannel conn, int n) throws IOException {

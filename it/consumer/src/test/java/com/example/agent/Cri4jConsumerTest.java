@@ -1,9 +1,10 @@
 package com.example.agent;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.ContainerConfig;
@@ -33,25 +34,27 @@ import io.cri4j.streaming.StreamingClient;
 import io.cri4j.testing.fake.FakeCriExtension;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusException;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.net.URI;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.URI;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Every published cri4j module used as a user's project uses it, with nothing on the class path but
@@ -66,19 +69,22 @@ class Cri4jConsumerTest {
 
     static final String LABEL = "example.com/seen-by-proxy";
 
-    @RegisterExtension
-    static FakeCriExtension cri = FakeCriExtension.unixSocket();
+    @RegisterExtension static FakeCriExtension cri = FakeCriExtension.unixSocket();
 
-    @TempDir
-    static Path dir;
+    @TempDir static Path dir;
 
     static CriProxy proxy;
     static ManagedChannel channel;
 
     @BeforeAll
     static void startProxy() throws Exception {
-        proxy = CriProxy.builder().listen(dir.resolve("proxy.sock")).backend(cri.endpoint())
-                .addInterceptor(new LabelPods()).build().start();
+        proxy =
+                CriProxy.builder()
+                        .listen(dir.resolve("proxy.sock"))
+                        .backend(cri.endpoint())
+                        .addInterceptor(new LabelPods())
+                        .build()
+                        .start();
         channel = CriChannels.newChannel(proxy.listenEndpoint());
     }
 
@@ -95,16 +101,25 @@ class Cri4jConsumerTest {
     /** cri-api, hook-api, proxy-core: calls reach the fake through the proxy, RunPodSandbox changed on the way. */
     @Test
     void callsGoThroughTheProxyAndItsInterceptor() {
-        var runtime = RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        var runtime =
+                RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
         VersionRequest version = VersionRequest.newBuilder().setVersion("0.1.0").build();
-        assertEquals(cri.runtimeService().version(version).getRuntimeName(),
+        assertEquals(
+                cri.runtimeService().version(version).getRuntimeName(),
                 runtime.version(version).getRuntimeName());
 
-        String pod = runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod("labelled")).build())
-                .getPodSandboxId();
+        String pod =
+                runtime.runPodSandbox(
+                                RunPodSandboxRequest.newBuilder()
+                                        .setConfig(pod("labelled"))
+                                        .build())
+                        .getPodSandboxId();
 
-        var status = cri.runtimeService().podSandboxStatus(PodSandboxStatusRequest.newBuilder()
-                .setPodSandboxId(pod).build()).getStatus();
+        var status =
+                cri.runtimeService()
+                        .podSandboxStatus(
+                                PodSandboxStatusRequest.newBuilder().setPodSandboxId(pod).build())
+                        .getStatus();
         assertEquals("true", status.getLabelsMap().get(LABEL));
         cri.calls().assertInOrder("Version", "RunPodSandbox", "PodSandboxStatus");
     }
@@ -113,31 +128,58 @@ class Cri4jConsumerTest {
     @Test
     void imagePullerPullsThroughTheProxy() throws Exception {
         String image = "registry.example:5000/app:1.2";
-        try (ImagePuller puller = ImagePuller.builder(CriImagePullBackend.builder(proxy.listenEndpoint()).build())
-                .build()) {
-            PullResult result = puller.pull(PullRequest.of(image)).result().get(30, TimeUnit.SECONDS);
+        try (ImagePuller puller =
+                ImagePuller.builder(CriImagePullBackend.builder(proxy.listenEndpoint()).build())
+                        .build()) {
+            PullResult result =
+                    puller.pull(PullRequest.of(image)).result().get(30, TimeUnit.SECONDS);
             assertFalse(result.imageId().isEmpty(), "image id of " + result);
         }
         cri.calls().assertInOrder("PullImage");
-        assertTrue(cri.imageService().listImages(ListImagesRequest.getDefaultInstance()).getImagesList().stream()
-                .anyMatch(i -> i.getRepoTagsList().contains(image)), "the fake lists " + image);
+        assertTrue(
+                cri
+                        .imageService()
+                        .listImages(ListImagesRequest.getDefaultInstance())
+                        .getImagesList()
+                        .stream()
+                        .anyMatch(i -> i.getRepoTagsList().contains(image)),
+                "the fake lists " + image);
     }
 
     /** streaming-core: Exec through the proxy answers the fake's streaming URL; StreamingClient runs it. */
     @Test
     void execThroughTheStreamingClient() throws Exception {
         String pod = cri.fakeRuntime().runPodSandbox(pod("exec"));
-        String container = cri.fakeRuntime().runContainer(pod, ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName("app"))
-                .setImage(ImageSpec.newBuilder().setImage("registry.example:5000/app:1.2")).build());
-        String url = RuntimeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                .exec(ExecRequest.newBuilder().setContainerId(container)
-                        .addAllCmd(List.of("sh", "-c", "read who; echo \"hello $who\"; exit 3"))
-                        .setStdin(true).setStdout(true).build())
-                .getUrl();
+        String container =
+                cri.fakeRuntime()
+                        .runContainer(
+                                pod,
+                                ContainerConfig.newBuilder()
+                                        .setMetadata(ContainerMetadata.newBuilder().setName("app"))
+                                        .setImage(
+                                                ImageSpec.newBuilder()
+                                                        .setImage("registry.example:5000/app:1.2"))
+                                        .build());
+        String url =
+                RuntimeServiceGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .exec(
+                                ExecRequest.newBuilder()
+                                        .setContainerId(container)
+                                        .addAllCmd(
+                                                List.of(
+                                                        "sh",
+                                                        "-c",
+                                                        "read who; echo \"hello $who\"; exit 3"))
+                                        .setStdin(true)
+                                        .setStdout(true)
+                                        .build())
+                        .getUrl();
 
         try (StreamingClient client = StreamingClient.builder().build();
-             RemoteCommand exec = client.exec(URI.create(url), new CommandOptions(true, true, false, false))) {
+                RemoteCommand exec =
+                        client.exec(
+                                URI.create(url), new CommandOptions(true, true, false, false))) {
             try (OutputStream stdin = exec.stdin()) {
                 stdin.write("cri4j\n".getBytes(UTF_8));
             }
@@ -148,54 +190,75 @@ class Cri4jConsumerTest {
 
     private static PodSandboxConfig pod(String name) {
         return PodSandboxConfig.newBuilder()
-                .setMetadata(PodSandboxMetadata.newBuilder().setName(name).setNamespace("default").setUid(name))
+                .setMetadata(
+                        PodSandboxMetadata.newBuilder()
+                                .setName(name)
+                                .setNamespace("default")
+                                .setUid(name))
                 .build();
     }
 
     /** Labels every pod the proxy creates, so the test can see that the call went through the proxy. */
     static final class LabelPods extends ForwardingCriInterceptor {
         @Override
-        public RunPodSandboxResponse runPodSandbox(RunPodSandboxRequest request,
-                UnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain) throws StatusException {
-            return chain.proceed(request.toBuilder()
-                    .setConfig(request.getConfig().toBuilder().putLabels(LABEL, "true")).build());
+        public RunPodSandboxResponse runPodSandbox(
+                RunPodSandboxRequest request,
+                UnaryChain<RunPodSandboxRequest, RunPodSandboxResponse> chain)
+                throws StatusException {
+            return chain.proceed(
+                    request.toBuilder()
+                            .setConfig(request.getConfig().toBuilder().putLabels(LABEL, "true"))
+                            .build());
         }
     }
 
     @Test
     void nriPluginSendsItsRegistrationOverNrisMultiplexer() throws Exception {
         Path socket = dir.resolve("nri.sock");
-        Hook hook = new Hook() {
-            @Override
-            public String name() {
-                return "consumer";
-            }
+        Hook hook =
+                new Hook() {
+                    @Override
+                    public String name() {
+                        return "consumer";
+                    }
 
-            @Override
-            public HookResult createContainer(io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
-                return HookResult.none();
-            }
-        };
+                    @Override
+                    public HookResult createContainer(
+                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                        return HookResult.none();
+                    }
+                };
         try (ServerSocketChannel runtime = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             runtime.bind(UnixDomainSocketAddress.of(socket));
             NriPlugin plugin = NriPlugin.builder(hook).socket(socket).index(10).build();
-            CompletableFuture<Void> started = CompletableFuture.runAsync(() -> {
-                try {
-                    plugin.start();
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
+            CompletableFuture<Void> started =
+                    CompletableFuture.runAsync(
+                            () -> {
+                                try {
+                                    plugin.start();
+                                } catch (IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            });
             try (SocketChannel conn = runtime.accept()) {
                 ByteBuffer header = read(conn, 8);
-                assertEquals(2, header.getInt(0), "RegisterPlugin goes on the runtime service's mux connection");
+                assertEquals(
+                        2,
+                        header.getInt(0),
+                        "RegisterPlugin goes on the runtime service's mux connection");
                 String frame = new String(read(conn, header.getInt(4)).array(), UTF_8);
-                assertTrue(frame.contains("nri.pkg.api.v1alpha1.Runtime") && frame.contains("RegisterPlugin")
-                        && frame.contains("consumer"), frame);
+                assertTrue(
+                        frame.contains("nri.pkg.api.v1alpha1.Runtime")
+                                && frame.contains("RegisterPlugin")
+                                && frame.contains("consumer"),
+                        frame);
             } // the stand-in runtime hangs up instead of registering the plugin
-            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                    () -> started.get(30, TimeUnit.SECONDS));
-            assertTrue(e.getCause().getMessage().contains("could not register"), e.getCause().getMessage());
+            ExecutionException e =
+                    org.junit.jupiter.api.Assertions.assertThrows(
+                            ExecutionException.class, () -> started.get(30, TimeUnit.SECONDS));
+            assertTrue(
+                    e.getCause().getMessage().contains("could not register"),
+                    e.getCause().getMessage());
             plugin.close();
         }
     }

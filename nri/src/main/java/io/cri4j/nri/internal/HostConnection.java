@@ -77,10 +77,13 @@ import org.slf4j.LoggerFactory;
 public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostConnection.class);
+
     /** The events of NRI v0.8 (1..11), all a plugin without an NRI version can take. */
     static final int V0_8_EVENTS = (1 << 11) - 1;
+
     /** The events of NRI v0.12 (1..14). */
     static final int V0_12_EVENTS = (1 << 14) - 1;
+
     /** How much longer than the request timeout the hook's own policy waits: the call's deadline comes first. */
     static final Duration POLICY_MARGIN = Duration.ofMillis(250);
 
@@ -110,10 +113,21 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
      * @param config the configuration text for a plugin, by name ({@code "name"})
      * @param nriVersion the NRI version sent in {@code Configure}, empty for none
      */
-    public record Settings(HookHost host, Duration registrationTimeout, Duration requestTimeout,
-            FailurePolicy failurePolicy, Function<String, String> config, String nriVersion) {}
+    public record Settings(
+            HookHost host,
+            Duration registrationTimeout,
+            Duration requestTimeout,
+            FailurePolicy failurePolicy,
+            Function<String, String> config,
+            String nriVersion) {}
 
-    private enum State { CONNECTED, CONFIGURING, SYNCHRONIZING, READY, CLOSED }
+    private enum State {
+        CONNECTED,
+        CONFIGURING,
+        SYNCHRONIZING,
+        READY,
+        CLOSED
+    }
 
     private final Channel channel;
     private final Settings s;
@@ -144,10 +158,18 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         this.s = settings;
         this.registry = registry;
         this.peer = peer;
-        this.plugin = new TtrpcPeer("plugin service (mux connection 1)", channel.eventLoop(),
-                f -> write(NriConnection.PLUGIN_SERVICE_CONN, f), null);
-        this.runtime = new TtrpcPeer("runtime service (mux connection 2)", channel.eventLoop(),
-                f -> write(NriConnection.RUNTIME_SERVICE_CONN, f), this::serveRuntime);
+        this.plugin =
+                new TtrpcPeer(
+                        "plugin service (mux connection 1)",
+                        channel.eventLoop(),
+                        f -> write(NriConnection.PLUGIN_SERVICE_CONN, f),
+                        null);
+        this.runtime =
+                new TtrpcPeer(
+                        "runtime service (mux connection 2)",
+                        channel.eventLoop(),
+                        f -> write(NriConnection.RUNTIME_SERVICE_CONN, f),
+                        this::serveRuntime);
         this.mux = new MuxFrameParser(this::demux);
     }
 
@@ -190,8 +212,12 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         CompletableFuture<Void> done = new CompletableFuture<>();
         channel.closeFuture().addListener(f -> done.complete(null));
         if (state == State.READY) {
-            plugin.call(PluginService.SERVICE, "Shutdown", Empty.getDefaultInstance().toByteArray(),
-                    wait).whenComplete((v, t) -> channel.close());
+            plugin.call(
+                            PluginService.SERVICE,
+                            "Shutdown",
+                            Empty.getDefaultInstance().toByteArray(),
+                            wait)
+                    .whenComplete((v, t) -> channel.close());
         } else {
             channel.close();
         }
@@ -202,9 +228,18 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        registrationTimer = channel.eventLoop().schedule(() -> fail(new IllegalStateException(
-                describe() + " did not register within " + s.registrationTimeout().toMillis()
-                        + " ms")), s.registrationTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        registrationTimer =
+                channel.eventLoop()
+                        .schedule(
+                                () ->
+                                        fail(
+                                                new IllegalStateException(
+                                                        describe()
+                                                                + " did not register within "
+                                                                + s.registrationTimeout().toMillis()
+                                                                + " ms")),
+                                s.registrationTimeout().toNanos(),
+                                TimeUnit.NANOSECONDS);
         LOG.debug("NRI plugin connection from {}", peer);
         super.channelActive(ctx);
     }
@@ -215,8 +250,9 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         try {
             mux.feed(buf);
         } catch (TtrpcProtocolException e) {
-            fail(new IllegalStateException(describe() + " sent bytes that are not NRI: "
-                    + e.getMessage(), e));
+            fail(
+                    new IllegalStateException(
+                            describe() + " sent bytes that are not NRI: " + e.getMessage(), e));
         } finally {
             buf.release();
         }
@@ -226,15 +262,25 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         switch (conn) {
             case NriConnection.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
             case NriConnection.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
-            default -> LOG.debug("{}: dropping {} bytes for unknown mux connection {}", describe(),
-                    bytes.readableBytes(), Integer.toUnsignedLong(conn));
+            default ->
+                    LOG.debug(
+                            "{}: dropping {} bytes for unknown mux connection {}",
+                            describe(),
+                            bytes.readableBytes(),
+                            Integer.toUnsignedLong(conn));
         }
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        fail(new IllegalStateException(describe() + (cause instanceof TtrpcProtocolException
-                ? " sent bytes that are not NRI: " : ": connection lost: ") + cause.getMessage(), cause));
+        fail(
+                new IllegalStateException(
+                        describe()
+                                + (cause instanceof TtrpcProtocolException
+                                        ? " sent bytes that are not NRI: "
+                                        : ": connection lost: ")
+                                + cause.getMessage(),
+                        cause));
     }
 
     @Override
@@ -253,12 +299,19 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                 partial = runtime.partialFrame();
             }
             if (partial != null) {
-                failure = new IllegalStateException(describe() + " closed its connection in the "
-                        + "middle of a frame (" + partial + ")");
+                failure =
+                        new IllegalStateException(
+                                describe()
+                                        + " closed its connection in the "
+                                        + "middle of a frame ("
+                                        + partial
+                                        + ")");
             }
         }
-        String why = failure == null ? "connection closed" : "connection closed: "
-                + failure.getMessage();
+        String why =
+                failure == null
+                        ? "connection closed"
+                        : "connection closed: " + failure.getMessage();
         plugin.close(why);
         runtime.close(why);
         if (failure != null) {
@@ -286,11 +339,13 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void write(int conn, byte[] frame) {
-        channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame)).addListener(f -> {
-            if (!f.isSuccess() && state != State.CLOSED) {
-                LOG.debug("{}: write failed: {}", describe(), f.cause().toString());
-            }
-        });
+        channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame))
+                .addListener(
+                        f -> {
+                            if (!f.isSuccess() && state != State.CLOSED) {
+                                LOG.debug("{}: write failed: {}", describe(), f.cause().toString());
+                            }
+                        });
     }
 
     // --- the runtime service (the plugin calls us) ------------------------------------------
@@ -304,12 +359,18 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                 case "RegisterPlugin" -> register(RegisterPluginRequest.parseFrom(call.payload()));
                 case "UpdateContainers" ->
                         updateContainers(UpdateContainersRequest.parseFrom(call.payload()));
-                default -> failed(Status.Code.UNIMPLEMENTED, NriConnection.RUNTIME_SERVICE + "/"
-                        + call.method() + " is not a method of NRI's runtime service");
+                default ->
+                        failed(
+                                Status.Code.UNIMPLEMENTED,
+                                NriConnection.RUNTIME_SERVICE
+                                        + "/"
+                                        + call.method()
+                                        + " is not a method of NRI's runtime service");
             };
         } catch (InvalidProtocolBufferException e) {
-            return failed(Status.Code.INVALID_ARGUMENT, "cannot read the " + call.method()
-                    + " request: " + e.getMessage());
+            return failed(
+                    Status.Code.INVALID_ARGUMENT,
+                    "cannot read the " + call.method() + " request: " + e.getMessage());
         }
     }
 
@@ -326,8 +387,15 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             reserved = bad == null;
         }
         if (bad != null) {
-            String why = "refused the registration of " + describe() + " as "
-                    + r.getPluginIdx() + "-" + r.getPluginName() + ": " + bad;
+            String why =
+                    "refused the registration of "
+                            + describe()
+                            + " as "
+                            + r.getPluginIdx()
+                            + "-"
+                            + r.getPluginName()
+                            + ": "
+                            + bad;
             channel.eventLoop().execute(() -> fail(new IllegalStateException(why)));
             return failed(Status.Code.INVALID_ARGUMENT, why);
         }
@@ -336,7 +404,10 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         index = Integer.parseInt(r.getPluginIdx());
         fullName = r.getPluginIdx() + "-" + r.getPluginName();
         pluginNriVersion = r.getNRIVersion();
-        LOG.info("plugin {} registered ({}, NRI version {})", fullName, peer,
+        LOG.info(
+                "plugin {} registered ({}, NRI version {})",
+                fullName,
+                peer,
                 r.getNRIVersion().isEmpty() ? "unknown" : r.getNRIVersion());
         state = State.CONFIGURING;
         channel.eventLoop().execute(this::configure);
@@ -354,9 +425,17 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return "the plugin name is empty";
         }
         for (char c : n.toCharArray()) {
-            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-                    || c == '-' || c == '_' || c == '.' || c == '+')) {
-                return "invalid plugin name \"" + n + "\": contains '" + c
+            if (!(c >= 'a' && c <= 'z'
+                    || c >= 'A' && c <= 'Z'
+                    || c >= '0' && c <= '9'
+                    || c == '-'
+                    || c == '_'
+                    || c == '.'
+                    || c == '+')) {
+                return "invalid plugin name \""
+                        + n
+                        + "\": contains '"
+                        + c
                         + "' (allowed: letters, digits, - _ . +)";
             }
         }
@@ -373,10 +452,13 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private CompletionStage<byte[]> updateContainers(UpdateContainersRequest r) {
         if (name == null) {
-            return failed(Status.Code.FAILED_PRECONDITION, describe() + " asked for container "
-                    + "updates before registering");
+            return failed(
+                    Status.Code.FAILED_PRECONDITION,
+                    describe() + " asked for container " + "updates before registering");
         }
-        LOG.info("plugin {} requested updates of {} and evictions of {}", fullName,
+        LOG.info(
+                "plugin {} requested updates of {} and evictions of {}",
+                fullName,
                 ids(r.getUpdateList(), ContainerUpdate::getContainerId),
                 ids(r.getEvictList(), io.cri4j.nri.api.ContainerEviction::getContainerId));
         CompletionStage<List<ContainerUpdate>> applied;
@@ -385,20 +467,29 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             applied = CompletableFuture.failedFuture(e);
         }
-        return applied.handle((failedUpdates, t) -> {
-            if (t != null) {
-                String why = "the runtime could not apply the updates of plugin " + fullName + ": "
-                        + message(t);
-                LOG.warn(why);
-                throw TtrpcStatus.error(Status.Code.UNKNOWN, why);
-            }
-            if (!failedUpdates.isEmpty()) {
-                LOG.warn("plugin {}: {} of its container updates failed: {}", fullName,
-                        failedUpdates.size(), ids(failedUpdates, ContainerUpdate::getContainerId));
-            }
-            return UpdateContainersResponse.newBuilder().addAllFailed(failedUpdates).build()
-                    .toByteArray();
-        });
+        return applied.handle(
+                (failedUpdates, t) -> {
+                    if (t != null) {
+                        String why =
+                                "the runtime could not apply the updates of plugin "
+                                        + fullName
+                                        + ": "
+                                        + message(t);
+                        LOG.warn(why);
+                        throw TtrpcStatus.error(Status.Code.UNKNOWN, why);
+                    }
+                    if (!failedUpdates.isEmpty()) {
+                        LOG.warn(
+                                "plugin {}: {} of its container updates failed: {}",
+                                fullName,
+                                failedUpdates.size(),
+                                ids(failedUpdates, ContainerUpdate::getContainerId));
+                    }
+                    return UpdateContainersResponse.newBuilder()
+                            .addAllFailed(failedUpdates)
+                            .build()
+                            .toByteArray();
+                });
     }
 
     // --- registration: Configure, Synchronize ------------------------------------------------
@@ -407,40 +498,63 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         if (state != State.CONFIGURING) {
             return;
         }
-        ConfigureRequest req = ConfigureRequest.newBuilder()
-                .setConfig(nullToEmpty(s.config().apply(name)))
-                .setRuntimeName(s.host().runtimeName()).setRuntimeVersion(s.host().runtimeVersion())
-                .setRegistrationTimeout(s.registrationTimeout().toMillis())
-                .setRequestTimeout(s.requestTimeout().toMillis())
-                .setNRIVersion(s.nriVersion()).build();
+        ConfigureRequest req =
+                ConfigureRequest.newBuilder()
+                        .setConfig(nullToEmpty(s.config().apply(name)))
+                        .setRuntimeName(s.host().runtimeName())
+                        .setRuntimeVersion(s.host().runtimeVersion())
+                        .setRegistrationTimeout(s.registrationTimeout().toMillis())
+                        .setRequestTimeout(s.requestTimeout().toMillis())
+                        .setNRIVersion(s.nriVersion())
+                        .build();
         plugin.call(PluginService.SERVICE, "Configure", req.toByteArray(), s.requestTimeout())
-                .whenComplete((bytes, t) -> {
-                    if (t != null) {
-                        fail(new IllegalStateException("plugin " + fullName + " failed to be "
-                                + "configured: " + message(t), t));
-                        return;
-                    }
-                    int mask;
-                    try {
-                        mask = ConfigureResponse.parseFrom(bytes).getEvents();
-                    } catch (InvalidProtocolBufferException e) {
-                        fail(new IllegalStateException("plugin " + fullName + " answered Configure "
-                                + "with an unreadable message: " + e.getMessage(), e));
-                        return;
-                    }
-                    int valid = s.nriVersion().isEmpty() ? V0_8_EVENTS : V0_12_EVENTS;
-                    if (mask == 0) {
-                        // "all events": those of the plugin's NRI version, v0.8's when it names none
-                        mask = pluginNriVersion.isEmpty() ? V0_8_EVENTS : valid;
-                    }
-                    if ((mask & ~valid) != 0) {
-                        fail(new IllegalStateException(String.format("plugin %s subscribed to "
-                                + "unknown events: 0x%x", fullName, mask & ~valid)));
-                        return;
-                    }
-                    events = java.util.Collections.unmodifiableSet(HookEvent.fromNriMask(mask));
-                    synchronize();
-                });
+                .whenComplete(
+                        (bytes, t) -> {
+                            if (t != null) {
+                                fail(
+                                        new IllegalStateException(
+                                                "plugin "
+                                                        + fullName
+                                                        + " failed to be "
+                                                        + "configured: "
+                                                        + message(t),
+                                                t));
+                                return;
+                            }
+                            int mask;
+                            try {
+                                mask = ConfigureResponse.parseFrom(bytes).getEvents();
+                            } catch (InvalidProtocolBufferException e) {
+                                fail(
+                                        new IllegalStateException(
+                                                "plugin "
+                                                        + fullName
+                                                        + " answered Configure "
+                                                        + "with an unreadable message: "
+                                                        + e.getMessage(),
+                                                e));
+                                return;
+                            }
+                            int valid = s.nriVersion().isEmpty() ? V0_8_EVENTS : V0_12_EVENTS;
+                            if (mask == 0) {
+                                // "all events": those of the plugin's NRI version, v0.8's when it
+                                // names none
+                                mask = pluginNriVersion.isEmpty() ? V0_8_EVENTS : valid;
+                            }
+                            if ((mask & ~valid) != 0) {
+                                fail(
+                                        new IllegalStateException(
+                                                String.format(
+                                                        "plugin %s subscribed to "
+                                                                + "unknown events: 0x%x",
+                                                        fullName, mask & ~valid)));
+                                return;
+                            }
+                            events =
+                                    java.util.Collections.unmodifiableSet(
+                                            HookEvent.fromNriMask(mask));
+                            synchronize();
+                        });
     }
 
     private void synchronize() {
@@ -454,63 +568,113 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             snap = CompletableFuture.failedFuture(e);
         }
-        snap.whenComplete((snapshot, t) -> onLoop(() -> {
-            if (t != null) {
-                fail(new IllegalStateException("the host could not give its pods and containers to "
-                        + "synchronize plugin " + fullName + ": " + message(t), t));
-                return;
-            }
-            List<SynchronizeRequest> messages;
-            try {
-                messages = SyncSplitter.split(snapshot.pods(), snapshot.containers(),
-                        SyncSplitter.MAX_MESSAGE);
-            } catch (IllegalArgumentException e) {
-                fail(new IllegalStateException("cannot synchronize plugin " + fullName + ": "
-                        + e.getMessage(), e));
-                return;
-            }
-            if (messages.size() > 1) {
-                LOG.info("synchronizing plugin {}: {} pods and {} containers in {} messages", fullName,
-                        snapshot.pods().size(), snapshot.containers().size(), messages.size());
-            } else {
-                LOG.debug("synchronizing plugin {}: {} pods and {} containers", fullName,
-                        snapshot.pods().size(), snapshot.containers().size());
-            }
-            sendSync(messages, 0);
-        }));
+        snap.whenComplete(
+                (snapshot, t) ->
+                        onLoop(
+                                () -> {
+                                    if (t != null) {
+                                        fail(
+                                                new IllegalStateException(
+                                                        "the host could not give its pods and containers to "
+                                                                + "synchronize plugin "
+                                                                + fullName
+                                                                + ": "
+                                                                + message(t),
+                                                        t));
+                                        return;
+                                    }
+                                    List<SynchronizeRequest> messages;
+                                    try {
+                                        messages =
+                                                SyncSplitter.split(
+                                                        snapshot.pods(),
+                                                        snapshot.containers(),
+                                                        SyncSplitter.MAX_MESSAGE);
+                                    } catch (IllegalArgumentException e) {
+                                        fail(
+                                                new IllegalStateException(
+                                                        "cannot synchronize plugin "
+                                                                + fullName
+                                                                + ": "
+                                                                + e.getMessage(),
+                                                        e));
+                                        return;
+                                    }
+                                    if (messages.size() > 1) {
+                                        LOG.info(
+                                                "synchronizing plugin {}: {} pods and {} containers in {} messages",
+                                                fullName,
+                                                snapshot.pods().size(),
+                                                snapshot.containers().size(),
+                                                messages.size());
+                                    } else {
+                                        LOG.debug(
+                                                "synchronizing plugin {}: {} pods and {} containers",
+                                                fullName,
+                                                snapshot.pods().size(),
+                                                snapshot.containers().size());
+                                    }
+                                    sendSync(messages, 0);
+                                }));
     }
 
     private void sendSync(List<SynchronizeRequest> messages, int i) {
         SynchronizeRequest req = messages.get(i);
         plugin.call(PluginService.SERVICE, "Synchronize", req.toByteArray(), s.requestTimeout())
-                .whenComplete((bytes, t) -> {
-                    if (t != null) {
-                        fail(new IllegalStateException("plugin " + fullName + " failed to be "
-                                + "synchronized" + (messages.size() > 1 ? " (message " + (i + 1)
-                                + " of " + messages.size() + ")" : "") + ": " + message(t), t));
-                        return;
-                    }
-                    SynchronizeResponse rsp;
-                    try {
-                        rsp = SynchronizeResponse.parseFrom(bytes);
-                    } catch (InvalidProtocolBufferException e) {
-                        fail(new IllegalStateException("plugin " + fullName + " answered "
-                                + "Synchronize with an unreadable message: " + e.getMessage(), e));
-                        return;
-                    }
-                    if (req.getMore()) {
-                        if (!rsp.getMore() || rsp.getUpdateCount() > 0) {
-                            fail(new IllegalStateException("plugin " + fullName + " does not handle "
-                                    + "a Synchronize split in " + messages.size() + " messages (it "
-                                    + "answered the first part without more = true); the host's "
-                                    + "state is too large for one ttrpc message"));
-                            return;
-                        }
-                        sendSync(messages, i + 1);
-                        return;
-                    }
-                    applySyncUpdates(rsp.getUpdateList());
-                });
+                .whenComplete(
+                        (bytes, t) -> {
+                            if (t != null) {
+                                fail(
+                                        new IllegalStateException(
+                                                "plugin "
+                                                        + fullName
+                                                        + " failed to be "
+                                                        + "synchronized"
+                                                        + (messages.size() > 1
+                                                                ? " (message "
+                                                                        + (i + 1)
+                                                                        + " of "
+                                                                        + messages.size()
+                                                                        + ")"
+                                                                : "")
+                                                        + ": "
+                                                        + message(t),
+                                                t));
+                                return;
+                            }
+                            SynchronizeResponse rsp;
+                            try {
+                                rsp = SynchronizeResponse.parseFrom(bytes);
+                            } catch (InvalidProtocolBufferException e) {
+                                fail(
+                                        new IllegalStateException(
+                                                "plugin "
+                                                        + fullName
+                                                        + " answered "
+                                                        + "Synchronize with an unreadable message: "
+                                                        + e.getMessage(),
+                                                e));
+                                return;
+                            }
+                            if (req.getMore()) {
+                                if (!rsp.getMore() || rsp.getUpdateCount() > 0) {
+                                    fail(
+                                            new IllegalStateException(
+                                                    "plugin "
+                                                            + fullName
+                                                            + " does not handle "
+                                                            + "a Synchronize split in "
+                                                            + messages.size()
+                                                            + " messages (it "
+                                                            + "answered the first part without more = true); the host's "
+                                                            + "state is too large for one ttrpc message"));
+                                    return;
+                                }
+                                sendSync(messages, i + 1);
+                                return;
+                            }
+                            applySyncUpdates(rsp.getUpdateList());
+                        });
     }
 
     private void applySyncUpdates(List<ContainerUpdate> updates) {
@@ -518,7 +682,9 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         if (updates.isEmpty()) {
             applied = CompletableFuture.completedFuture(List.of());
         } else {
-            LOG.info("plugin {} answered Synchronize with updates of {}", fullName,
+            LOG.info(
+                    "plugin {} answered Synchronize with updates of {}",
+                    fullName,
                     ids(updates, ContainerUpdate::getContainerId));
             try {
                 applied = s.host().runtime().updateContainers(updates, List.of());
@@ -526,23 +692,35 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                 applied = CompletableFuture.failedFuture(e);
             }
         }
-        applied.whenComplete((failedUpdates, t) -> onLoop(() -> {
-            if (t != null) {
-                LOG.warn("plugin {}: the runtime could not apply the updates it answered "
-                        + "Synchronize with: {}", fullName, message(t));
-            } else if (!failedUpdates.isEmpty()) {
-                LOG.warn("plugin {}: {} of the updates it answered Synchronize with failed: {}",
-                        fullName, failedUpdates.size(),
-                        ids(failedUpdates, ContainerUpdate::getContainerId));
-            }
-            if (state != State.SYNCHRONIZING || !channel.isActive()) {
-                return;
-            }
-            state = State.READY;
-            LOG.info("plugin {} connected and synchronized; events: {}", fullName,
-                    PluginService.names(events));
-            registry.ready(this);
-        }));
+        applied.whenComplete(
+                (failedUpdates, t) ->
+                        onLoop(
+                                () -> {
+                                    if (t != null) {
+                                        LOG.warn(
+                                                "plugin {}: the runtime could not apply the updates it answered "
+                                                        + "Synchronize with: {}",
+                                                fullName,
+                                                message(t));
+                                    } else if (!failedUpdates.isEmpty()) {
+                                        LOG.warn(
+                                                "plugin {}: {} of the updates it answered Synchronize with failed: {}",
+                                                fullName,
+                                                failedUpdates.size(),
+                                                ids(
+                                                        failedUpdates,
+                                                        ContainerUpdate::getContainerId));
+                                    }
+                                    if (state != State.SYNCHRONIZING || !channel.isActive()) {
+                                        return;
+                                    }
+                                    state = State.READY;
+                                    LOG.info(
+                                            "plugin {} connected and synchronized; events: {}",
+                                            fullName,
+                                            PluginService.names(events));
+                                    registry.ready(this);
+                                }));
     }
 
     // --- events (we call the plugin) ---------------------------------------------------------
@@ -557,8 +735,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
      * connection or misses the deadline is dropped and the call fails; a plugin's error status
      * fails the call with its message.
      */
-    private <T> CompletableFuture<T> call(HookEvent event, String method, Message request,
-            Parser<T> parser) {
+    private <T> CompletableFuture<T> call(
+            HookEvent event, String method, Message request, Parser<T> parser) {
         CompletableFuture<T> out = new CompletableFuture<>();
         if (state != State.READY) {
             out.completeExceptionally(new IllegalStateException(describe() + " is disconnected"));
@@ -566,75 +744,104 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         }
         long start = System.nanoTime();
         plugin.call(PluginService.SERVICE, method, request.toByteArray(), s.requestTimeout())
-                .whenComplete((bytes, t) -> {
-                    if (t == null) {
-                        try {
-                            out.complete(parser.parse(bytes));
-                        } catch (InvalidProtocolBufferException e) {
-                            out.completeExceptionally(new IllegalStateException("plugin " + fullName
-                                    + " answered " + method + " with an unreadable message: "
-                                    + e.getMessage(), e));
-                        }
-                        return;
-                    }
-                    out.completeExceptionally(callFailure(event, method, t, start));
-                });
+                .whenComplete(
+                        (bytes, t) -> {
+                            if (t == null) {
+                                try {
+                                    out.complete(parser.parse(bytes));
+                                } catch (InvalidProtocolBufferException e) {
+                                    out.completeExceptionally(
+                                            new IllegalStateException(
+                                                    "plugin "
+                                                            + fullName
+                                                            + " answered "
+                                                            + method
+                                                            + " with an unreadable message: "
+                                                            + e.getMessage(),
+                                                    e));
+                                }
+                                return;
+                            }
+                            out.completeExceptionally(callFailure(event, method, t, start));
+                        });
         return out;
     }
 
     private Throwable callFailure(HookEvent event, String method, Throwable t, long start) {
         Throwable c = TtrpcStatus.unwrap(t);
-        Status.Code code = c instanceof StatusRuntimeException sre ? sre.getStatus().getCode()
-                : Status.Code.UNKNOWN;
+        Status.Code code =
+                c instanceof StatusRuntimeException sre
+                        ? sre.getStatus().getCode()
+                        : Status.Code.UNKNOWN;
         if (state == State.CLOSED || !channel.isActive()) {
             Throwable why = failure;
-            return new IllegalStateException("plugin " + fullName + " disconnected before "
-                    + "answering " + method + (why != null ? " (" + why.getMessage() + ")" : ""), c);
+            return new IllegalStateException(
+                    "plugin "
+                            + fullName
+                            + " disconnected before "
+                            + "answering "
+                            + method
+                            + (why != null ? " (" + why.getMessage() + ")" : ""),
+                    c);
         }
         if (code == Status.Code.DEADLINE_EXCEEDED
                 && System.nanoTime() - start >= s.requestTimeout().toNanos()) {
-            fail(new IllegalStateException("plugin " + fullName + " did not answer " + method
-                    + " within " + s.requestTimeout().toMillis() + " ms; dropping it"));
+            fail(
+                    new IllegalStateException(
+                            "plugin "
+                                    + fullName
+                                    + " did not answer "
+                                    + method
+                                    + " within "
+                                    + s.requestTimeout().toMillis()
+                                    + " ms; dropping it"));
             return new HookTimeoutException(name, event, method, s.requestTimeout());
         }
-        return new IllegalStateException("plugin " + fullName + " answered " + method
-                + " with an error: " + message(c), c);
+        return new IllegalStateException(
+                "plugin " + fullName + " answered " + method + " with an error: " + message(c), c);
     }
 
     /**
      * An event NRI v0.12 sends as its own call and NRI v0.8 as {@code StateChange}: a plugin that
      * answers UNIMPLEMENTED is sent {@code StateChange} from then on (as upstream does).
      */
-    private CompletionStage<Void> event(HookEvent event, Event nri, Message request,
-            PodSandbox pod, Container ctr) {
+    private CompletionStage<Void> event(
+            HookEvent event, Event nri, Message request, PodSandbox pod, Container ctr) {
         if (stateChangeOnly) {
             return stateChange(event, nri, pod, ctr);
         }
         CompletableFuture<Void> out = new CompletableFuture<>();
-        call(event, event.displayName(), request, b -> (Void) null).whenComplete((v, t) -> {
-            if (t == null) {
-                out.complete(null);
-            } else if (t.getCause() instanceof StatusRuntimeException sre
-                    && sre.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
-                stateChangeOnly = true;
-                LOG.info("plugin {} does not implement {}; sending it StateChange events (NRI "
-                        + "v0.8)", fullName, event.displayName());
-                stateChange(event, nri, pod, ctr).whenComplete((x, t2) -> {
-                    if (t2 == null) {
-                        out.complete(null);
-                    } else {
-                        out.completeExceptionally(t2);
-                    }
-                });
-            } else {
-                out.completeExceptionally(t);
-            }
-        });
+        call(event, event.displayName(), request, b -> (Void) null)
+                .whenComplete(
+                        (v, t) -> {
+                            if (t == null) {
+                                out.complete(null);
+                            } else if (t.getCause() instanceof StatusRuntimeException sre
+                                    && sre.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+                                stateChangeOnly = true;
+                                LOG.info(
+                                        "plugin {} does not implement {}; sending it StateChange events (NRI "
+                                                + "v0.8)",
+                                        fullName,
+                                        event.displayName());
+                                stateChange(event, nri, pod, ctr)
+                                        .whenComplete(
+                                                (x, t2) -> {
+                                                    if (t2 == null) {
+                                                        out.complete(null);
+                                                    } else {
+                                                        out.completeExceptionally(t2);
+                                                    }
+                                                });
+                            } else {
+                                out.completeExceptionally(t);
+                            }
+                        });
         return out;
     }
 
-    private CompletionStage<Void> stateChange(HookEvent event, Event nri, PodSandbox pod,
-            Container ctr) {
+    private CompletionStage<Void> stateChange(
+            HookEvent event, Event nri, PodSandbox pod, Container ctr) {
         StateChangeEvent.Builder e = StateChangeEvent.newBuilder().setEvent(nri).setPod(pod);
         if (ctr != null) {
             e.setContainer(ctr);
@@ -666,112 +873,183 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
         @Override
         public CompletionStage<Void> runPodSandbox(PodSandbox pod) {
-            return event(HookEvent.RUN_POD_SANDBOX, Event.RUN_POD_SANDBOX,
-                    RunPodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+            return event(
+                    HookEvent.RUN_POD_SANDBOX,
+                    Event.RUN_POD_SANDBOX,
+                    RunPodSandboxRequest.newBuilder().setPod(pod).build(),
+                    pod,
+                    null);
         }
 
         @Override
-        public CompletionStage<Void> updatePodSandbox(PodSandbox pod, LinuxResources overhead,
-                LinuxResources resources) {
-            return call(HookEvent.UPDATE_POD_SANDBOX, "UpdatePodSandbox", UpdatePodSandboxRequest
-                    .newBuilder().setPod(pod).setOverheadLinuxResources(overhead)
-                    .setLinuxResources(resources).build(), b -> (Void) null);
+        public CompletionStage<Void> updatePodSandbox(
+                PodSandbox pod, LinuxResources overhead, LinuxResources resources) {
+            return call(
+                    HookEvent.UPDATE_POD_SANDBOX,
+                    "UpdatePodSandbox",
+                    UpdatePodSandboxRequest.newBuilder()
+                            .setPod(pod)
+                            .setOverheadLinuxResources(overhead)
+                            .setLinuxResources(resources)
+                            .build(),
+                    b -> (Void) null);
         }
 
         @Override
         public CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
-            return event(HookEvent.POST_UPDATE_POD_SANDBOX, Event.POST_UPDATE_POD_SANDBOX,
-                    PostUpdatePodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+            return event(
+                    HookEvent.POST_UPDATE_POD_SANDBOX,
+                    Event.POST_UPDATE_POD_SANDBOX,
+                    PostUpdatePodSandboxRequest.newBuilder().setPod(pod).build(),
+                    pod,
+                    null);
         }
 
         @Override
         public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
-            return event(HookEvent.STOP_POD_SANDBOX, Event.STOP_POD_SANDBOX,
-                    StopPodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+            return event(
+                    HookEvent.STOP_POD_SANDBOX,
+                    Event.STOP_POD_SANDBOX,
+                    StopPodSandboxRequest.newBuilder().setPod(pod).build(),
+                    pod,
+                    null);
         }
 
         @Override
         public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
-            return event(HookEvent.REMOVE_POD_SANDBOX, Event.REMOVE_POD_SANDBOX,
-                    RemovePodSandboxRequest.newBuilder().setPod(pod).build(), pod, null);
+            return event(
+                    HookEvent.REMOVE_POD_SANDBOX,
+                    Event.REMOVE_POD_SANDBOX,
+                    RemovePodSandboxRequest.newBuilder().setPod(pod).build(),
+                    pod,
+                    null);
         }
 
         @Override
         public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
-            return call(HookEvent.CREATE_CONTAINER, "CreateContainer", CreateContainerRequest
-                    .newBuilder().setPod(pod).setContainer(container).build(), b -> {
+            return call(
+                    HookEvent.CREATE_CONTAINER,
+                    "CreateContainer",
+                    CreateContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
+                    b -> {
                         CreateContainerResponse r = CreateContainerResponse.parseFrom(b);
-                        return new HookResult(r.hasAdjust() ? r.getAdjust()
-                                : ContainerAdjustment.getDefaultInstance(), r.getUpdateList(),
+                        return new HookResult(
+                                r.hasAdjust()
+                                        ? r.getAdjust()
+                                        : ContainerAdjustment.getDefaultInstance(),
+                                r.getUpdateList(),
                                 r.getEvictList());
                     });
         }
 
         @Override
         public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
-            return event(HookEvent.POST_CREATE_CONTAINER, Event.POST_CREATE_CONTAINER,
-                    PostCreateContainerRequest.newBuilder().setPod(pod).setContainer(container)
-                            .build(), pod, container);
+            return event(
+                    HookEvent.POST_CREATE_CONTAINER,
+                    Event.POST_CREATE_CONTAINER,
+                    PostCreateContainerRequest.newBuilder()
+                            .setPod(pod)
+                            .setContainer(container)
+                            .build(),
+                    pod,
+                    container);
         }
 
         @Override
         public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
-            return event(HookEvent.START_CONTAINER, Event.START_CONTAINER,
+            return event(
+                    HookEvent.START_CONTAINER,
+                    Event.START_CONTAINER,
                     StartContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    pod, container);
+                    pod,
+                    container);
         }
 
         @Override
         public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
-            return event(HookEvent.POST_START_CONTAINER, Event.POST_START_CONTAINER,
-                    PostStartContainerRequest.newBuilder().setPod(pod).setContainer(container)
-                            .build(), pod, container);
+            return event(
+                    HookEvent.POST_START_CONTAINER,
+                    Event.POST_START_CONTAINER,
+                    PostStartContainerRequest.newBuilder()
+                            .setPod(pod)
+                            .setContainer(container)
+                            .build(),
+                    pod,
+                    container);
         }
 
         @Override
-        public CompletionStage<HookResult> updateContainer(PodSandbox pod, Container container,
-                LinuxResources resources) {
-            return call(HookEvent.UPDATE_CONTAINER, "UpdateContainer", UpdateContainerRequest
-                    .newBuilder().setPod(pod).setContainer(container).setLinuxResources(resources)
-                    .build(), b -> {
+        public CompletionStage<HookResult> updateContainer(
+                PodSandbox pod, Container container, LinuxResources resources) {
+            return call(
+                    HookEvent.UPDATE_CONTAINER,
+                    "UpdateContainer",
+                    UpdateContainerRequest.newBuilder()
+                            .setPod(pod)
+                            .setContainer(container)
+                            .setLinuxResources(resources)
+                            .build(),
+                    b -> {
                         UpdateContainerResponse r = UpdateContainerResponse.parseFrom(b);
-                        return new HookResult(ContainerAdjustment.getDefaultInstance(),
-                                r.getUpdateList(), r.getEvictList());
+                        return new HookResult(
+                                ContainerAdjustment.getDefaultInstance(),
+                                r.getUpdateList(),
+                                r.getEvictList());
                     });
         }
 
         @Override
         public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
-            return event(HookEvent.POST_UPDATE_CONTAINER, Event.POST_UPDATE_CONTAINER,
-                    PostUpdateContainerRequest.newBuilder().setPod(pod).setContainer(container)
-                            .build(), pod, container);
+            return event(
+                    HookEvent.POST_UPDATE_CONTAINER,
+                    Event.POST_UPDATE_CONTAINER,
+                    PostUpdateContainerRequest.newBuilder()
+                            .setPod(pod)
+                            .setContainer(container)
+                            .build(),
+                    pod,
+                    container);
         }
 
         @Override
         public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-            return call(HookEvent.STOP_CONTAINER, "StopContainer", StopContainerRequest.newBuilder()
-                    .setPod(pod).setContainer(container).build(), b -> HookResult.update(
-                            StopContainerResponse.parseFrom(b).getUpdateList()));
+            return call(
+                    HookEvent.STOP_CONTAINER,
+                    "StopContainer",
+                    StopContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
+                    b -> HookResult.update(StopContainerResponse.parseFrom(b).getUpdateList()));
         }
 
         @Override
         public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
-            return event(HookEvent.REMOVE_CONTAINER, Event.REMOVE_CONTAINER,
+            return event(
+                    HookEvent.REMOVE_CONTAINER,
+                    Event.REMOVE_CONTAINER,
                     RemoveContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    pod, container);
+                    pod,
+                    container);
         }
 
         @Override
         public CompletionStage<Void> validateContainerAdjustment(
                 ValidateContainerAdjustmentRequest request) {
-            return call(HookEvent.VALIDATE_CONTAINER_ADJUSTMENT, "ValidateContainerAdjustment",
-                    request, ValidateContainerAdjustmentResponse::parseFrom).thenApply(r -> {
-                        if (r.getReject()) {
-                            throw new HookRejectedException(name, r.getReason().isEmpty()
-                                    ? "no reason given" : r.getReason(), null);
-                        }
-                        return null;
-                    });
+            return call(
+                            HookEvent.VALIDATE_CONTAINER_ADJUSTMENT,
+                            "ValidateContainerAdjustment",
+                            request,
+                            ValidateContainerAdjustmentResponse::parseFrom)
+                    .thenApply(
+                            r -> {
+                                if (r.getReject()) {
+                                    throw new HookRejectedException(
+                                            name,
+                                            r.getReason().isEmpty()
+                                                    ? "no reason given"
+                                                    : r.getReason(),
+                                            null);
+                                }
+                                return null;
+                            });
         }
 
         @Override

@@ -15,6 +15,7 @@ public final class MuxFrameParser {
 
     /** Length of the mux frame header. */
     public static final int HEADER_LENGTH = 8;
+
     /** The largest payload NRI's multiplexer writes: a ttrpc header plus 4 MiB. */
     public static final int MAX_PAYLOAD = TtrpcFrame.HEADER_LENGTH + TtrpcFrame.MAX_DATA_LENGTH;
 
@@ -57,11 +58,14 @@ public final class MuxFrameParser {
                 if (remaining > MAX_PAYLOAD) {
                     long length = remaining;
                     remaining = -1;
-                    throw new TtrpcProtocolException(String.format(
-                            "not NRI's multiplexer: frame header %s announces %d bytes on "
-                            + "connection %d, more than the %d NRI allows",
-                            TtrpcFrameParser.hex(header), length, Integer.toUnsignedLong(connId),
-                            MAX_PAYLOAD));
+                    throw new TtrpcProtocolException(
+                            String.format(
+                                    "not NRI's multiplexer: frame header %s announces %d bytes on "
+                                            + "connection %d, more than the %d NRI allows",
+                                    TtrpcFrameParser.hex(header),
+                                    length,
+                                    Integer.toUnsignedLong(connId),
+                                    MAX_PAYLOAD));
                 }
                 if (remaining == 0) {
                     remaining = -1;
@@ -84,8 +88,11 @@ public final class MuxFrameParser {
      */
     public String partial() {
         if (remaining > 0) {
-            return "a mux frame on connection " + Integer.toUnsignedLong(connId) + " lacking "
-                    + remaining + " payload bytes";
+            return "a mux frame on connection "
+                    + Integer.toUnsignedLong(connId)
+                    + " lacking "
+                    + remaining
+                    + " payload bytes";
         }
         if (headerFill > 0) {
             return headerFill + " of " + HEADER_LENGTH + " mux header bytes";

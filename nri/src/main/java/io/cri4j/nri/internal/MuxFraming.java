@@ -21,8 +21,8 @@ public final class MuxFraming {
     public static ByteBuf frames(ByteBufAllocator alloc, int connId, byte[] ttrpcFrame) {
         int first = Math.min(ttrpcFrame.length, GO_BUFIO_SIZE);
         int rest = ttrpcFrame.length - first;
-        ByteBuf out = alloc.buffer(ttrpcFrame.length + (rest > 0 ? 2 : 1)
-                * MuxFrameParser.HEADER_LENGTH);
+        ByteBuf out =
+                alloc.buffer(ttrpcFrame.length + (rest > 0 ? 2 : 1) * MuxFrameParser.HEADER_LENGTH);
         out.writeInt(connId).writeInt(first).writeBytes(ttrpcFrame, 0, first);
         if (rest > 0) {
             out.writeInt(connId).writeInt(rest).writeBytes(ttrpcFrame, first, rest);

@@ -35,8 +35,10 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
 
     /** Mux connection of the plugin service (the runtime calls the plugin). */
     public static final int PLUGIN_SERVICE_CONN = 1;
+
     /** Mux connection of the runtime service (the plugin calls the runtime). */
     public static final int RUNTIME_SERVICE_CONN = 2;
+
     /** The runtime service's ttrpc name. */
     public static final String RUNTIME_SERVICE = "nri.pkg.api.v1alpha1.Runtime";
 
@@ -63,52 +65,80 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
      *
      * @param hook the hook served; called on the channel's event loop
      */
-    public NriConnection(Channel channel, AsyncHook hook, HookPolicy policy, Set<HookEvent> events,
-            String pluginName, String pluginIndex, Duration registrationTimeout) {
+    public NriConnection(
+            Channel channel,
+            AsyncHook hook,
+            HookPolicy policy,
+            Set<HookEvent> events,
+            String pluginName,
+            String pluginIndex,
+            Duration registrationTimeout) {
         this.channel = channel;
         this.pluginName = pluginName;
         this.pluginIndex = pluginIndex;
         this.registrationTimeout = registrationTimeout;
-        PluginService service = new PluginService(hook, policy, events, channel.eventLoop(),
-                new PluginService.Session() {
-                    @Override
-                    public void configured(ConfigureRequest request) {
-                        configuration = request;
-                        armHandshakeTimer("the runtime did not synchronize the plugin");
-                        LOG.info("plugin {}-{}: configured by {} {}", pluginIndex, pluginName,
-                                request.getRuntimeName(), request.getRuntimeVersion());
-                    }
+        PluginService service =
+                new PluginService(
+                        hook,
+                        policy,
+                        events,
+                        channel.eventLoop(),
+                        new PluginService.Session() {
+                            @Override
+                            public void configured(ConfigureRequest request) {
+                                configuration = request;
+                                armHandshakeTimer("the runtime did not synchronize the plugin");
+                                LOG.info(
+                                        "plugin {}-{}: configured by {} {}",
+                                        pluginIndex,
+                                        pluginName,
+                                        request.getRuntimeName(),
+                                        request.getRuntimeVersion());
+                            }
 
-                    @Override
-                    public RuntimeHandle runtimeHandle() {
-                        return NriConnection.this::updateContainers;
-                    }
+                            @Override
+                            public RuntimeHandle runtimeHandle() {
+                                return NriConnection.this::updateContainers;
+                            }
 
-                    @Override
-                    public void synchronizedWithRuntime() {
-                        if (handshakeTimer != null) {
-                            handshakeTimer.cancel(false);
-                        }
-                        registered.complete(configuration);
-                    }
+                            @Override
+                            public void synchronizedWithRuntime() {
+                                if (handshakeTimer != null) {
+                                    handshakeTimer.cancel(false);
+                                }
+                                registered.complete(configuration);
+                            }
 
-                    @Override
-                    public void registrationFailed(Throwable cause) {
-                        if (failure == null) {
-                            failure = new IllegalStateException(PluginServiceMessages.describe(cause), cause);
-                        }
-                    }
+                            @Override
+                            public void registrationFailed(Throwable cause) {
+                                if (failure == null) {
+                                    failure =
+                                            new IllegalStateException(
+                                                    PluginServiceMessages.describe(cause), cause);
+                                }
+                            }
 
-                    @Override
-                    public void shutdownRequested() {
-                        shutdownRequested = true;
-                        LOG.info("plugin {}-{}: the runtime shuts down", pluginIndex, pluginName);
-                    }
-                });
-        this.plugin = new TtrpcPeer("plugin service (mux connection 1)", channel.eventLoop(),
-                f -> write(PLUGIN_SERVICE_CONN, f), service);
-        this.runtime = new TtrpcPeer("runtime service (mux connection 2)", channel.eventLoop(),
-                f -> write(RUNTIME_SERVICE_CONN, f), null);
+                            @Override
+                            public void shutdownRequested() {
+                                shutdownRequested = true;
+                                LOG.info(
+                                        "plugin {}-{}: the runtime shuts down",
+                                        pluginIndex,
+                                        pluginName);
+                            }
+                        });
+        this.plugin =
+                new TtrpcPeer(
+                        "plugin service (mux connection 1)",
+                        channel.eventLoop(),
+                        f -> write(PLUGIN_SERVICE_CONN, f),
+                        service);
+        this.runtime =
+                new TtrpcPeer(
+                        "runtime service (mux connection 2)",
+                        channel.eventLoop(),
+                        f -> write(RUNTIME_SERVICE_CONN, f),
+                        null);
         this.mux = new MuxFrameParser(this::demux);
     }
 
@@ -137,33 +167,54 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
      * {@code grace}. NRI has no unregister call: the runtime drops a plugin whose socket closes.
      */
     public CompletableFuture<Throwable> closeGracefully(Duration grace) {
-        channel.eventLoop().execute(() -> {
-            ScheduledFuture<?> t = channel.eventLoop().schedule(() -> {
-                LOG.warn("plugin {}-{}: closing with {} runtime requests unanswered", pluginIndex,
-                        pluginName, plugin.activeServerCalls());
-                channel.close();
-            }, grace.toNanos(), TimeUnit.NANOSECONDS);
-            plugin.whenIdle(() -> {
-                t.cancel(false);
-                channel.close();
-            });
-        });
+        channel.eventLoop()
+                .execute(
+                        () -> {
+                            ScheduledFuture<?> t =
+                                    channel.eventLoop()
+                                            .schedule(
+                                                    () -> {
+                                                        LOG.warn(
+                                                                "plugin {}-{}: closing with {} runtime requests unanswered",
+                                                                pluginIndex,
+                                                                pluginName,
+                                                                plugin.activeServerCalls());
+                                                        channel.close();
+                                                    },
+                                                    grace.toNanos(),
+                                                    TimeUnit.NANOSECONDS);
+                            plugin.whenIdle(
+                                    () -> {
+                                        t.cancel(false);
+                                        channel.close();
+                                    });
+                        });
         return closed;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         armHandshakeTimer("the runtime did not configure the plugin");
-        byte[] req = RegisterPluginRequest.newBuilder().setPluginName(pluginName)
-                .setPluginIdx(pluginIndex).build().toByteArray();
+        byte[] req =
+                RegisterPluginRequest.newBuilder()
+                        .setPluginName(pluginName)
+                        .setPluginIdx(pluginIndex)
+                        .build()
+                        .toByteArray();
         runtime.call(RUNTIME_SERVICE, "RegisterPlugin", req, registrationTimeout)
-                .whenComplete((v, t) -> {
-                    if (t != null) {
-                        fail(new IllegalStateException("the runtime refused to register plugin "
-                                + pluginIndex + "-" + pluginName + ": "
-                                + PluginServiceMessages.describe(t)));
-                    }
-                });
+                .whenComplete(
+                        (v, t) -> {
+                            if (t != null) {
+                                fail(
+                                        new IllegalStateException(
+                                                "the runtime refused to register plugin "
+                                                        + pluginIndex
+                                                        + "-"
+                                                        + pluginName
+                                                        + ": "
+                                                        + PluginServiceMessages.describe(t)));
+                            }
+                        });
         super.channelActive(ctx);
     }
 
@@ -171,9 +222,18 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
-        handshakeTimer = channel.eventLoop().schedule(() -> fail(new IllegalStateException(
-                what + " within " + registrationTimeout.toMillis() + " ms")),
-                registrationTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        handshakeTimer =
+                channel.eventLoop()
+                        .schedule(
+                                () ->
+                                        fail(
+                                                new IllegalStateException(
+                                                        what
+                                                                + " within "
+                                                                + registrationTimeout.toMillis()
+                                                                + " ms")),
+                                registrationTimeout.toNanos(),
+                                TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -192,8 +252,11 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
         switch (conn) {
             case PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
             case RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
-            default -> LOG.debug("dropping {} bytes for unknown mux connection {}",
-                    bytes.readableBytes(), Integer.toUnsignedLong(conn));
+            default ->
+                    LOG.debug(
+                            "dropping {} bytes for unknown mux connection {}",
+                            bytes.readableBytes(),
+                            Integer.toUnsignedLong(conn));
         }
     }
 
@@ -217,18 +280,27 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                 partial = runtime.partialFrame();
             }
             if (partial != null) {
-                failure = new IllegalStateException("the runtime closed the connection in the "
-                        + "middle of a frame (" + partial + ")");
+                failure =
+                        new IllegalStateException(
+                                "the runtime closed the connection in the "
+                                        + "middle of a frame ("
+                                        + partial
+                                        + ")");
             }
         }
-        String why = failure == null ? "connection closed" : "connection closed: "
-                + failure.getMessage();
+        String why =
+                failure == null
+                        ? "connection closed"
+                        : "connection closed: " + failure.getMessage();
         plugin.close(why);
         runtime.close(why);
         if (!registered.isDone()) {
-            registered.completeExceptionally(failure != null ? failure
-                    : new IllegalStateException("the runtime closed the connection before "
-                            + "the plugin was registered"));
+            registered.completeExceptionally(
+                    failure != null
+                            ? failure
+                            : new IllegalStateException(
+                                    "the runtime closed the connection before "
+                                            + "the plugin was registered"));
         }
         closed.complete(failure);
         super.channelInactive(ctx);
@@ -243,30 +315,39 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
 
     private void write(int conn, byte[] frame) {
         channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame))
-                .addListener(f -> {
-                    if (!f.isSuccess() && open) {
-                        LOG.debug("write to the runtime failed: {}", f.cause().toString());
-                    }
-                });
+                .addListener(
+                        f -> {
+                            if (!f.isSuccess() && open) {
+                                LOG.debug("write to the runtime failed: {}", f.cause().toString());
+                            }
+                        });
     }
 
-    private CompletionStage<List<ContainerUpdate>> updateContainers(List<ContainerUpdate> updates,
-            List<ContainerEviction> evictions) {
+    private CompletionStage<List<ContainerUpdate>> updateContainers(
+            List<ContainerUpdate> updates, List<ContainerEviction> evictions) {
         if (!open) {
-            return CompletableFuture.failedFuture(new IllegalStateException("the connection to "
-                    + "the runtime this handle belongs to is closed; after reconnecting, the hook "
-                    + "is configured again with a new handle"));
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException(
+                            "the connection to "
+                                    + "the runtime this handle belongs to is closed; after reconnecting, the hook "
+                                    + "is configured again with a new handle"));
         }
-        byte[] req = UpdateContainersRequest.newBuilder().addAllUpdate(updates)
-                .addAllEvict(evictions).build().toByteArray();
+        byte[] req =
+                UpdateContainersRequest.newBuilder()
+                        .addAllUpdate(updates)
+                        .addAllEvict(evictions)
+                        .build()
+                        .toByteArray();
         return runtime.call(RUNTIME_SERVICE, "UpdateContainers", req, UPDATE_TIMEOUT)
-                .thenApply(bytes -> {
-                    try {
-                        return List.copyOf(UpdateContainersResponse.parseFrom(bytes).getFailedList());
-                    } catch (InvalidProtocolBufferException e) {
-                        throw new IllegalStateException("unreadable UpdateContainers answer: "
-                                + e.getMessage(), e);
-                    }
-                });
+                .thenApply(
+                        bytes -> {
+                            try {
+                                return List.copyOf(
+                                        UpdateContainersResponse.parseFrom(bytes).getFailedList());
+                            } catch (InvalidProtocolBufferException e) {
+                                throw new IllegalStateException(
+                                        "unreadable UpdateContainers answer: " + e.getMessage(), e);
+                            }
+                        });
     }
 }

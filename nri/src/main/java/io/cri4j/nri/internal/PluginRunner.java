@@ -65,9 +65,19 @@ public final class PluginRunner {
      * @param events the public listener
      * @param ownedWorker a worker pool to shut down on close, or null
      */
-    public record Settings(AsyncHook hook, String name, String index, Path socket, int inheritedFd,
-            boolean reconnect, Duration initialBackoff, Duration maxBackoff, boolean waitForRuntime,
-            Duration registrationTimeout, Events events, ExecutorService ownedWorker) {}
+    public record Settings(
+            AsyncHook hook,
+            String name,
+            String index,
+            Path socket,
+            int inheritedFd,
+            boolean reconnect,
+            Duration initialBackoff,
+            Duration maxBackoff,
+            boolean waitForRuntime,
+            Duration registrationTimeout,
+            Events events,
+            ExecutorService ownedWorker) {}
 
     private final Settings s;
     private final HookPolicy policy;
@@ -88,12 +98,17 @@ public final class PluginRunner {
         this.events = settings.hook().events();
         this.backoff = settings.initialBackoff();
         if (!Epoll.isAvailable()) {
-            throw new UnsupportedOperationException("NRI plugins need Netty's epoll transport "
-                    + "(Linux): " + Epoll.unavailabilityCause());
+            throw new UnsupportedOperationException(
+                    "NRI plugins need Netty's epoll transport "
+                            + "(Linux): "
+                            + Epoll.unavailabilityCause());
         }
-        this.group = new MultiThreadIoEventLoopGroup(1,
-                new DefaultThreadFactory("cri4j-nri-" + settings.index() + "-" + settings.name(), true),
-                EpollIoHandler.newFactory());
+        this.group =
+                new MultiThreadIoEventLoopGroup(
+                        1,
+                        new DefaultThreadFactory(
+                                "cri4j-nri-" + settings.index() + "-" + settings.name(), true),
+                        EpollIoHandler.newFactory());
     }
 
     /** The plugin's full name, {@code index-name}. */
@@ -104,7 +119,9 @@ public final class PluginRunner {
     /** Whether the plugin is registered right now. */
     public boolean isRegistered() {
         NriConnection c = current;
-        return c != null && c.registered().isDone() && !c.registered().isCompletedExceptionally()
+        return c != null
+                && c.registered().isDone()
+                && !c.registered().isCompletedExceptionally()
                 && !c.closed().isDone();
     }
 
@@ -133,12 +150,23 @@ public final class PluginRunner {
             c.registered().get(s.registrationTimeout().toMillis() * 3, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             closeNow();
-            throw new IOException("plugin " + fullName() + " could not register with the runtime"
-                    + where() + ": " + PluginServiceMessages.describe(e.getCause()), e.getCause());
+            throw new IOException(
+                    "plugin "
+                            + fullName()
+                            + " could not register with the runtime"
+                            + where()
+                            + ": "
+                            + PluginServiceMessages.describe(e.getCause()),
+                    e.getCause());
         } catch (TimeoutException e) {
             closeNow();
-            throw new IOException("plugin " + fullName() + " was not registered by the runtime"
-                    + where() + " in time", e);
+            throw new IOException(
+                    "plugin "
+                            + fullName()
+                            + " was not registered by the runtime"
+                            + where()
+                            + " in time",
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             closeNow();
@@ -160,14 +188,19 @@ public final class PluginRunner {
         Channel ch;
         ChannelFuture connected;
         // the connection needs the channel's event loop: added once the channel is registered
-        io.netty.channel.ChannelInitializer<Channel> init = new io.netty.channel.ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel c) {
-                c.pipeline().addLast(newConnection(c));
-            }
-        };
+        io.netty.channel.ChannelInitializer<Channel> init =
+                new io.netty.channel.ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel c) {
+                        c.pipeline().addLast(newConnection(c));
+                    }
+                };
         if (s.socket() != null) {
-            Bootstrap b = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class).handler(init);
+            Bootstrap b =
+                    new Bootstrap()
+                            .group(group)
+                            .channel(EpollDomainSocketChannel.class)
+                            .handler(init);
             connected = b.connect(new DomainSocketAddress(s.socket().toFile()));
             ch = connected.channel();
         } else {
@@ -175,38 +208,45 @@ public final class PluginRunner {
             ch.pipeline().addLast(init);
             connected = group.register(ch);
         }
-        connected.addListener(f -> {
-            if (!f.isSuccess()) {
-                out.completeExceptionally(new IOException(connectFailure(f.cause()), f.cause()));
-                onAttemptFailed(connectFailure(f.cause()));
-                return;
-            }
-            NriConnection c = ch.pipeline().get(NriConnection.class);
-            current = c;
-            c.registered().whenComplete((cfg, t) -> onRegistered(c, cfg, t));
-            c.closed().thenAccept(cause -> onClosed(c, cause));
-            out.complete(c);
-        });
+        connected.addListener(
+                f -> {
+                    if (!f.isSuccess()) {
+                        out.completeExceptionally(
+                                new IOException(connectFailure(f.cause()), f.cause()));
+                        onAttemptFailed(connectFailure(f.cause()));
+                        return;
+                    }
+                    NriConnection c = ch.pipeline().get(NriConnection.class);
+                    current = c;
+                    c.registered().whenComplete((cfg, t) -> onRegistered(c, cfg, t));
+                    c.closed().thenAccept(cause -> onClosed(c, cause));
+                    out.complete(c);
+                });
         return out;
     }
 
     private NriConnection newConnection(Channel c) {
-        return new NriConnection(c, s.hook(), policy, events, s.name(), s.index(),
-                s.registrationTimeout());
+        return new NriConnection(
+                c, s.hook(), policy, events, s.name(), s.index(), s.registrationTimeout());
     }
 
     private String connectFailure(Throwable t) {
         if (s.socket() == null) {
-            return "cannot use the inherited NRI socket (file descriptor " + s.inheritedFd()
-                    + "): " + t.getMessage();
+            return "cannot use the inherited NRI socket (file descriptor "
+                    + s.inheritedFd()
+                    + "): "
+                    + t.getMessage();
         }
         if (!Files.exists(s.socket())) {
-            return "cannot connect to the NRI socket " + s.socket() + ": it does not exist "
+            return "cannot connect to the NRI socket "
+                    + s.socket()
+                    + ": it does not exist "
                     + "(is the runtime running, with NRI enabled?)";
         }
         String m = String.valueOf(t.getMessage());
         if (m.contains("Connection refused")) {
-            return "cannot connect to the NRI socket " + s.socket()
+            return "cannot connect to the NRI socket "
+                    + s.socket()
                     + ": connection refused (no runtime listens there)";
         }
         if (m.contains("Permission denied")) {
@@ -222,7 +262,10 @@ public final class PluginRunner {
         registeredOnce = true;
         backoff = s.initialBackoff();
         failedAttempts = 0;
-        LOG.info("plugin {} registered with {} {}", fullName(), cfg.getRuntimeName(),
+        LOG.info(
+                "plugin {} registered with {} {}",
+                fullName(),
+                cfg.getRuntimeName(),
                 cfg.getRuntimeVersion());
         safely(() -> s.events().registered(cfg.getRuntimeName(), cfg.getRuntimeVersion()));
     }
@@ -231,12 +274,17 @@ public final class PluginRunner {
         if (current == c) {
             current = null;
         }
-        boolean wasRegistered = c.registered().isDone() && !c.registered().isCompletedExceptionally();
+        boolean wasRegistered =
+                c.registered().isDone() && !c.registered().isCompletedExceptionally();
         if (closing) {
             return;
         }
-        String why = cause == null ? (c.shutdownRequested() ? "the runtime shut down"
-                : "the runtime closed the connection") : cause.getMessage();
+        String why =
+                cause == null
+                        ? (c.shutdownRequested()
+                                ? "the runtime shut down"
+                                : "the runtime closed the connection")
+                        : cause.getMessage();
         if (wasRegistered) {
             safely(() -> s.events().disconnected(cause));
         }
@@ -269,7 +317,10 @@ public final class PluginRunner {
             backoff = s.maxBackoff();
         }
         if (failedAttempts == 1) {
-            LOG.warn("plugin {}: {}; retrying with back-off up to {} s", fullName(), why,
+            LOG.warn(
+                    "plugin {}: {}; retrying with back-off up to {} s",
+                    fullName(),
+                    why,
                     s.maxBackoff().toSeconds());
         } else {
             LOG.debug("plugin {}: attempt {}: {}", fullName(), failedAttempts, why);
@@ -281,13 +332,17 @@ public final class PluginRunner {
         if (closing) {
             return;
         }
-        long jittered = (long) (delay.toNanos() * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
+        long jittered =
+                (long) (delay.toNanos() * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
         try {
-            group.schedule(() -> {
-                if (!closing) {
-                    connect();
-                }
-            }, jittered, TimeUnit.NANOSECONDS);
+            group.schedule(
+                    () -> {
+                        if (!closing) {
+                            connect();
+                        }
+                    },
+                    jittered,
+                    TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             LOG.debug("event loop closed; not reconnecting");
         }
@@ -339,18 +394,20 @@ public final class PluginRunner {
             if (w != null) {
                 w.shutdown();
             }
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(f -> {
-                if (w != null) {
-                    try {
-                        if (!w.awaitTermination(5, TimeUnit.SECONDS)) {
-                            w.shutdownNow();
-                        }
-                    } catch (InterruptedException e) {
-                        w.shutdownNow();
-                    }
-                }
-                terminated.countDown();
-            });
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                    .addListener(
+                            f -> {
+                                if (w != null) {
+                                    try {
+                                        if (!w.awaitTermination(5, TimeUnit.SECONDS)) {
+                                            w.shutdownNow();
+                                        }
+                                    } catch (InterruptedException e) {
+                                        w.shutdownNow();
+                                    }
+                                }
+                                terminated.countDown();
+                            });
         }
     }
 

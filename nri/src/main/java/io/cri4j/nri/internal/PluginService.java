@@ -94,6 +94,7 @@ public final class PluginService implements TtrpcPeer.Service {
     private static final Logger LOG = LoggerFactory.getLogger(PluginService.class);
     private static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
+
     /** Events of NRI v0.8 (containerd 2.0/2.1): 1..11; newer ones are refused by such runtimes. */
     private static final int V0_8_EVENTS = (1 << 11) - 1;
 
@@ -132,8 +133,12 @@ public final class PluginService implements TtrpcPeer.Service {
      * @param loop the connection's event loop
      * @param session the connection
      */
-    public PluginService(AsyncHook hook, HookPolicy policy, Set<HookEvent> events,
-            EventExecutor loop, Session session) {
+    public PluginService(
+            AsyncHook hook,
+            HookPolicy policy,
+            Set<HookEvent> events,
+            EventExecutor loop,
+            Session session) {
         this.hook = hook;
         this.hookName = hook.name();
         this.policy = policy;
@@ -150,8 +155,9 @@ public final class PluginService implements TtrpcPeer.Service {
         try {
             return dispatch(call).thenApply(Message::toByteArray);
         } catch (InvalidProtocolBufferException e) {
-            return failed(Status.Code.INVALID_ARGUMENT, "cannot read the " + call.method()
-                    + " request: " + e.getMessage());
+            return failed(
+                    Status.Code.INVALID_ARGUMENT,
+                    "cannot read the " + call.method() + " request: " + e.getMessage());
         }
     }
 
@@ -168,81 +174,155 @@ public final class PluginService implements TtrpcPeer.Service {
                 return CompletableFuture.completedFuture(Empty.getDefaultInstance());
             case "StateChange":
                 return stateChange(c, StateChangeEvent.parseFrom(p));
-            case "RunPodSandbox": {
-                PodSandbox pod = RunPodSandboxRequest.parseFrom(p).getPod();
-                return pod(c, HookEvent.RUN_POD_SANDBOX, pod, () -> hook.runPodSandbox(pod),
-                        RunPodSandboxResponse.getDefaultInstance());
-            }
-            case "UpdatePodSandbox": {
-                UpdatePodSandboxRequest r = UpdatePodSandboxRequest.parseFrom(p);
-                return pod(c, HookEvent.UPDATE_POD_SANDBOX, r.getPod(), () -> hook.updatePodSandbox(
-                        r.getPod(), r.getOverheadLinuxResources(), r.getLinuxResources()),
-                        UpdatePodSandboxResponse.getDefaultInstance());
-            }
-            case "PostUpdatePodSandbox": {
-                PodSandbox pod = PostUpdatePodSandboxRequest.parseFrom(p).getPod();
-                return pod(c, HookEvent.POST_UPDATE_POD_SANDBOX, pod,
-                        () -> hook.postUpdatePodSandbox(pod),
-                        PostUpdatePodSandboxResponse.getDefaultInstance());
-            }
-            case "StopPodSandbox": {
-                PodSandbox pod = StopPodSandboxRequest.parseFrom(p).getPod();
-                return pod(c, HookEvent.STOP_POD_SANDBOX, pod, () -> hook.stopPodSandbox(pod),
-                        StopPodSandboxResponse.getDefaultInstance());
-            }
-            case "RemovePodSandbox": {
-                PodSandbox pod = RemovePodSandboxRequest.parseFrom(p).getPod();
-                return pod(c, HookEvent.REMOVE_POD_SANDBOX, pod, () -> hook.removePodSandbox(pod),
-                        RemovePodSandboxResponse.getDefaultInstance());
-            }
-            case "CreateContainer": {
-                CreateContainerRequest r = CreateContainerRequest.parseFrom(p);
-                return result(c, HookEvent.CREATE_CONTAINER, r.getPod(), r.getContainer(),
-                        () -> hook.createContainer(r.getPod(), r.getContainer()), this::createResponse);
-            }
-            case "UpdateContainer": {
-                UpdateContainerRequest r = UpdateContainerRequest.parseFrom(p);
-                return result(c, HookEvent.UPDATE_CONTAINER, r.getPod(), r.getContainer(),
-                        () -> hook.updateContainer(r.getPod(), r.getContainer(), r.getLinuxResources()),
-                        h -> UpdateContainerResponse.newBuilder().addAllUpdate(h.updates())
-                                .addAllEvict(h.evictions()).build());
-            }
-            case "StopContainer": {
-                StopContainerRequest r = StopContainerRequest.parseFrom(p);
-                return result(c, HookEvent.STOP_CONTAINER, r.getPod(), r.getContainer(),
-                        () -> hook.stopContainer(r.getPod(), r.getContainer()),
-                        h -> stopResponse(h, r.getContainer()));
-            }
-            case "PostCreateContainer": {
-                PostCreateContainerRequest r = PostCreateContainerRequest.parseFrom(p);
-                return container(c, HookEvent.POST_CREATE_CONTAINER, r.getPod(), r.getContainer(),
-                        PostCreateContainerResponse.getDefaultInstance());
-            }
-            case "StartContainer": {
-                StartContainerRequest r = StartContainerRequest.parseFrom(p);
-                return container(c, HookEvent.START_CONTAINER, r.getPod(), r.getContainer(),
-                        StartContainerResponse.getDefaultInstance());
-            }
-            case "PostStartContainer": {
-                PostStartContainerRequest r = PostStartContainerRequest.parseFrom(p);
-                return container(c, HookEvent.POST_START_CONTAINER, r.getPod(), r.getContainer(),
-                        PostStartContainerResponse.getDefaultInstance());
-            }
-            case "PostUpdateContainer": {
-                PostUpdateContainerRequest r = PostUpdateContainerRequest.parseFrom(p);
-                return container(c, HookEvent.POST_UPDATE_CONTAINER, r.getPod(), r.getContainer(),
-                        PostUpdateContainerResponse.getDefaultInstance());
-            }
-            case "RemoveContainer": {
-                RemoveContainerRequest r = RemoveContainerRequest.parseFrom(p);
-                return container(c, HookEvent.REMOVE_CONTAINER, r.getPod(), r.getContainer(),
-                        RemoveContainerResponse.getDefaultInstance());
-            }
+            case "RunPodSandbox":
+                {
+                    PodSandbox pod = RunPodSandboxRequest.parseFrom(p).getPod();
+                    return pod(
+                            c,
+                            HookEvent.RUN_POD_SANDBOX,
+                            pod,
+                            () -> hook.runPodSandbox(pod),
+                            RunPodSandboxResponse.getDefaultInstance());
+                }
+            case "UpdatePodSandbox":
+                {
+                    UpdatePodSandboxRequest r = UpdatePodSandboxRequest.parseFrom(p);
+                    return pod(
+                            c,
+                            HookEvent.UPDATE_POD_SANDBOX,
+                            r.getPod(),
+                            () ->
+                                    hook.updatePodSandbox(
+                                            r.getPod(),
+                                            r.getOverheadLinuxResources(),
+                                            r.getLinuxResources()),
+                            UpdatePodSandboxResponse.getDefaultInstance());
+                }
+            case "PostUpdatePodSandbox":
+                {
+                    PodSandbox pod = PostUpdatePodSandboxRequest.parseFrom(p).getPod();
+                    return pod(
+                            c,
+                            HookEvent.POST_UPDATE_POD_SANDBOX,
+                            pod,
+                            () -> hook.postUpdatePodSandbox(pod),
+                            PostUpdatePodSandboxResponse.getDefaultInstance());
+                }
+            case "StopPodSandbox":
+                {
+                    PodSandbox pod = StopPodSandboxRequest.parseFrom(p).getPod();
+                    return pod(
+                            c,
+                            HookEvent.STOP_POD_SANDBOX,
+                            pod,
+                            () -> hook.stopPodSandbox(pod),
+                            StopPodSandboxResponse.getDefaultInstance());
+                }
+            case "RemovePodSandbox":
+                {
+                    PodSandbox pod = RemovePodSandboxRequest.parseFrom(p).getPod();
+                    return pod(
+                            c,
+                            HookEvent.REMOVE_POD_SANDBOX,
+                            pod,
+                            () -> hook.removePodSandbox(pod),
+                            RemovePodSandboxResponse.getDefaultInstance());
+                }
+            case "CreateContainer":
+                {
+                    CreateContainerRequest r = CreateContainerRequest.parseFrom(p);
+                    return result(
+                            c,
+                            HookEvent.CREATE_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            () -> hook.createContainer(r.getPod(), r.getContainer()),
+                            this::createResponse);
+                }
+            case "UpdateContainer":
+                {
+                    UpdateContainerRequest r = UpdateContainerRequest.parseFrom(p);
+                    return result(
+                            c,
+                            HookEvent.UPDATE_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            () ->
+                                    hook.updateContainer(
+                                            r.getPod(), r.getContainer(), r.getLinuxResources()),
+                            h ->
+                                    UpdateContainerResponse.newBuilder()
+                                            .addAllUpdate(h.updates())
+                                            .addAllEvict(h.evictions())
+                                            .build());
+                }
+            case "StopContainer":
+                {
+                    StopContainerRequest r = StopContainerRequest.parseFrom(p);
+                    return result(
+                            c,
+                            HookEvent.STOP_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            () -> hook.stopContainer(r.getPod(), r.getContainer()),
+                            h -> stopResponse(h, r.getContainer()));
+                }
+            case "PostCreateContainer":
+                {
+                    PostCreateContainerRequest r = PostCreateContainerRequest.parseFrom(p);
+                    return container(
+                            c,
+                            HookEvent.POST_CREATE_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            PostCreateContainerResponse.getDefaultInstance());
+                }
+            case "StartContainer":
+                {
+                    StartContainerRequest r = StartContainerRequest.parseFrom(p);
+                    return container(
+                            c,
+                            HookEvent.START_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            StartContainerResponse.getDefaultInstance());
+                }
+            case "PostStartContainer":
+                {
+                    PostStartContainerRequest r = PostStartContainerRequest.parseFrom(p);
+                    return container(
+                            c,
+                            HookEvent.POST_START_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            PostStartContainerResponse.getDefaultInstance());
+                }
+            case "PostUpdateContainer":
+                {
+                    PostUpdateContainerRequest r = PostUpdateContainerRequest.parseFrom(p);
+                    return container(
+                            c,
+                            HookEvent.POST_UPDATE_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            PostUpdateContainerResponse.getDefaultInstance());
+                }
+            case "RemoveContainer":
+                {
+                    RemoveContainerRequest r = RemoveContainerRequest.parseFrom(p);
+                    return container(
+                            c,
+                            HookEvent.REMOVE_CONTAINER,
+                            r.getPod(),
+                            r.getContainer(),
+                            RemoveContainerResponse.getDefaultInstance());
+                }
             case "ValidateContainerAdjustment":
                 return validate(c, ValidateContainerAdjustmentRequest.parseFrom(p));
             default:
-                return failed(Status.Code.UNIMPLEMENTED, SERVICE + "/" + c.method()
-                        + " is not implemented by this plugin");
+                return failed(
+                        Status.Code.UNIMPLEMENTED,
+                        SERVICE + "/" + c.method() + " is not implemented by this plugin");
         }
     }
 
@@ -258,48 +338,85 @@ public final class PluginService implements TtrpcPeer.Service {
         if (r.getNRIVersion().isEmpty() && (mask & ~V0_8_EVENTS) != 0) {
             Set<HookEvent> dropped = HookEvent.fromNriMask(mask & ~V0_8_EVENTS);
             mask &= V0_8_EVENTS;
-            LOG.warn("hook '{}': {} speaks NRI v0.8, which has no {} events; the hook gets the "
-                    + "others", hookName, runtime, names(dropped));
+            LOG.warn(
+                    "hook '{}': {} speaks NRI v0.8, which has no {} events; the hook gets the "
+                            + "others",
+                    hookName,
+                    runtime,
+                    names(dropped));
         }
         if (mask == 0) {
-            return reportFailure(failed(Status.Code.FAILED_PRECONDITION, "hook '" + hookName
-                    + "' subscribes to no event " + runtime + " can deliver (" + names(events) + ")"));
+            return reportFailure(
+                    failed(
+                            Status.Code.FAILED_PRECONDITION,
+                            "hook '"
+                                    + hookName
+                                    + "' subscribes to no event "
+                                    + runtime
+                                    + " can deliver ("
+                                    + names(events)
+                                    + ")"));
         }
-        HookConfiguration cfg = new HookConfiguration(r.getConfig(), r.getRuntimeName(),
-                r.getRuntimeVersion(), millis(r.getRegistrationTimeout(), DEFAULT_REGISTRATION_TIMEOUT),
-                requestTimeout, session.runtimeHandle());
+        HookConfiguration cfg =
+                new HookConfiguration(
+                        r.getConfig(),
+                        r.getRuntimeName(),
+                        r.getRuntimeVersion(),
+                        millis(r.getRegistrationTimeout(), DEFAULT_REGISTRATION_TIMEOUT),
+                        requestTimeout,
+                        session.runtimeHandle());
         int events = mask;
-        return reportFailure(bounded(c, "Configure", "the runtime " + runtime, FailurePolicy.FAIL,
-                () -> hook.configure(cfg), null)
-                .thenApply(v -> ConfigureResponse.newBuilder().setEvents(events).build()));
+        return reportFailure(
+                bounded(
+                                c,
+                                "Configure",
+                                "the runtime " + runtime,
+                                FailurePolicy.FAIL,
+                                () -> hook.configure(cfg),
+                                null)
+                        .thenApply(v -> ConfigureResponse.newBuilder().setEvents(events).build()));
     }
 
-    private CompletionStage<SynchronizeResponse> synchronize(TtrpcPeer.Call c, SynchronizeRequest r) {
+    private CompletionStage<SynchronizeResponse> synchronize(
+            TtrpcPeer.Call c, SynchronizeRequest r) {
         syncPods.addAll(r.getPodsList());
         syncContainers.addAll(r.getContainersList());
         if (r.getMore()) {
-            LOG.debug("Synchronize: {} pods and {} containers so far, more to come", syncPods.size(),
+            LOG.debug(
+                    "Synchronize: {} pods and {} containers so far, more to come",
+                    syncPods.size(),
                     syncContainers.size());
-            return CompletableFuture.completedFuture(SynchronizeResponse.newBuilder().setMore(true).build());
+            return CompletableFuture.completedFuture(
+                    SynchronizeResponse.newBuilder().setMore(true).build());
         }
         List<PodSandbox> pods = List.copyOf(syncPods);
         List<Container> containers = List.copyOf(syncContainers);
         syncPods.clear();
         syncContainers.clear();
-        return reportFailure(bounded(c, "Synchronize", pods.size() + " pods and " + containers.size()
-                + " containers", FailurePolicy.FAIL, () -> hook.synchronize(pods, containers), List.<ContainerUpdate>of())
-                .thenApply(updates -> {
-                    session.synchronizedWithRuntime();
-                    return SynchronizeResponse.newBuilder().addAllUpdate(updates).build();
-                }));
+        return reportFailure(
+                bounded(
+                                c,
+                                "Synchronize",
+                                pods.size() + " pods and " + containers.size() + " containers",
+                                FailurePolicy.FAIL,
+                                () -> hook.synchronize(pods, containers),
+                                List.<ContainerUpdate>of())
+                        .thenApply(
+                                updates -> {
+                                    session.synchronizedWithRuntime();
+                                    return SynchronizeResponse.newBuilder()
+                                            .addAllUpdate(updates)
+                                            .build();
+                                }));
     }
 
     private <T> CompletionStage<T> reportFailure(CompletionStage<T> stage) {
-        return stage.whenComplete((v, t) -> {
-            if (t != null) {
-                session.registrationFailed(TtrpcStatus.unwrap(t));
-            }
-        });
+        return stage.whenComplete(
+                (v, t) -> {
+                    if (t != null) {
+                        session.registrationFailed(TtrpcStatus.unwrap(t));
+                    }
+                });
     }
 
     // --- events ---------------------------------------------------------------------------
@@ -310,15 +427,31 @@ public final class PluginService implements TtrpcPeer.Service {
         Container ctr = e.getContainer();
         Event ev = e.getEvent();
         return switch (ev) {
-            case RUN_POD_SANDBOX -> pod(c, HookEvent.RUN_POD_SANDBOX, pod, () -> hook.runPodSandbox(pod), empty);
-            case STOP_POD_SANDBOX -> pod(c, HookEvent.STOP_POD_SANDBOX, pod, () -> hook.stopPodSandbox(pod), empty);
-            case REMOVE_POD_SANDBOX -> pod(c, HookEvent.REMOVE_POD_SANDBOX, pod, () -> hook.removePodSandbox(pod), empty);
-            case POST_UPDATE_POD_SANDBOX -> pod(c, HookEvent.POST_UPDATE_POD_SANDBOX, pod,
-                    () -> hook.postUpdatePodSandbox(pod), empty);
-            case POST_CREATE_CONTAINER -> container(c, HookEvent.POST_CREATE_CONTAINER, pod, ctr, empty);
+            case RUN_POD_SANDBOX ->
+                    pod(c, HookEvent.RUN_POD_SANDBOX, pod, () -> hook.runPodSandbox(pod), empty);
+            case STOP_POD_SANDBOX ->
+                    pod(c, HookEvent.STOP_POD_SANDBOX, pod, () -> hook.stopPodSandbox(pod), empty);
+            case REMOVE_POD_SANDBOX ->
+                    pod(
+                            c,
+                            HookEvent.REMOVE_POD_SANDBOX,
+                            pod,
+                            () -> hook.removePodSandbox(pod),
+                            empty);
+            case POST_UPDATE_POD_SANDBOX ->
+                    pod(
+                            c,
+                            HookEvent.POST_UPDATE_POD_SANDBOX,
+                            pod,
+                            () -> hook.postUpdatePodSandbox(pod),
+                            empty);
+            case POST_CREATE_CONTAINER ->
+                    container(c, HookEvent.POST_CREATE_CONTAINER, pod, ctr, empty);
             case START_CONTAINER -> container(c, HookEvent.START_CONTAINER, pod, ctr, empty);
-            case POST_START_CONTAINER -> container(c, HookEvent.POST_START_CONTAINER, pod, ctr, empty);
-            case POST_UPDATE_CONTAINER -> container(c, HookEvent.POST_UPDATE_CONTAINER, pod, ctr, empty);
+            case POST_START_CONTAINER ->
+                    container(c, HookEvent.POST_START_CONTAINER, pod, ctr, empty);
+            case POST_UPDATE_CONTAINER ->
+                    container(c, HookEvent.POST_UPDATE_CONTAINER, pod, ctr, empty);
             case REMOVE_CONTAINER -> container(c, HookEvent.REMOVE_CONTAINER, pod, ctr, empty);
             default -> {
                 LOG.debug("StateChange for {} has no hook method without an answer; ignored", ev);
@@ -327,45 +460,74 @@ public final class PluginService implements TtrpcPeer.Service {
         };
     }
 
-    private <R> CompletionStage<R> pod(TtrpcPeer.Call c, HookEvent event, PodSandbox pod,
-            Supplier<CompletionStage<Void>> call, R answer) {
+    private <R> CompletionStage<R> pod(
+            TtrpcPeer.Call c,
+            HookEvent event,
+            PodSandbox pod,
+            Supplier<CompletionStage<Void>> call,
+            R answer) {
         if (!events.contains(event)) {
             return CompletableFuture.completedFuture(answer);
         }
-        return bounded(c, event.displayName(), "pod " + describe(pod), policy.failurePolicy(),
-                call, null).thenApply(v -> answer);
+        return bounded(
+                        c,
+                        event.displayName(),
+                        "pod " + describe(pod),
+                        policy.failurePolicy(),
+                        call,
+                        null)
+                .thenApply(v -> answer);
     }
 
-    private <R> CompletionStage<R> container(TtrpcPeer.Call c, HookEvent event, PodSandbox pod,
-            Container ctr, R answer) {
+    private <R> CompletionStage<R> container(
+            TtrpcPeer.Call c, HookEvent event, PodSandbox pod, Container ctr, R answer) {
         if (!events.contains(event)) {
             return CompletableFuture.completedFuture(answer);
         }
-        Supplier<CompletionStage<Void>> call = switch (event) {
-            case POST_CREATE_CONTAINER -> () -> hook.postCreateContainer(pod, ctr);
-            case START_CONTAINER -> () -> hook.startContainer(pod, ctr);
-            case POST_START_CONTAINER -> () -> hook.postStartContainer(pod, ctr);
-            case POST_UPDATE_CONTAINER -> () -> hook.postUpdateContainer(pod, ctr);
-            case REMOVE_CONTAINER -> () -> hook.removeContainer(pod, ctr);
-            default -> throw new IllegalArgumentException(event.toString());
-        };
-        return bounded(c, event.displayName(), "container " + describe(pod, ctr),
-                policy.failurePolicy(), call, null).thenApply(v -> answer);
+        Supplier<CompletionStage<Void>> call =
+                switch (event) {
+                    case POST_CREATE_CONTAINER -> () -> hook.postCreateContainer(pod, ctr);
+                    case START_CONTAINER -> () -> hook.startContainer(pod, ctr);
+                    case POST_START_CONTAINER -> () -> hook.postStartContainer(pod, ctr);
+                    case POST_UPDATE_CONTAINER -> () -> hook.postUpdateContainer(pod, ctr);
+                    case REMOVE_CONTAINER -> () -> hook.removeContainer(pod, ctr);
+                    default -> throw new IllegalArgumentException(event.toString());
+                };
+        return bounded(
+                        c,
+                        event.displayName(),
+                        "container " + describe(pod, ctr),
+                        policy.failurePolicy(),
+                        call,
+                        null)
+                .thenApply(v -> answer);
     }
 
-    private <R> CompletionStage<R> result(TtrpcPeer.Call c, HookEvent event, PodSandbox pod,
-            Container ctr, Supplier<CompletionStage<HookResult>> call, Function<HookResult, R> answer) {
+    private <R> CompletionStage<R> result(
+            TtrpcPeer.Call c,
+            HookEvent event,
+            PodSandbox pod,
+            Container ctr,
+            Supplier<CompletionStage<HookResult>> call,
+            Function<HookResult, R> answer) {
         if (!events.contains(event)) {
             return CompletableFuture.completedFuture(answer.apply(HookResult.none()));
         }
-        return bounded(c, event.displayName(), "container " + describe(pod, ctr),
-                policy.failurePolicy(), call, HookResult.none())
+        return bounded(
+                        c,
+                        event.displayName(),
+                        "container " + describe(pod, ctr),
+                        policy.failurePolicy(),
+                        call,
+                        HookResult.none())
                 .thenApply(h -> answer.apply(h == null ? HookResult.none() : h));
     }
 
     private CreateContainerResponse createResponse(HookResult h) {
-        CreateContainerResponse.Builder b = CreateContainerResponse.newBuilder()
-                .addAllUpdate(h.updates()).addAllEvict(h.evictions());
+        CreateContainerResponse.Builder b =
+                CreateContainerResponse.newBuilder()
+                        .addAllUpdate(h.updates())
+                        .addAllEvict(h.evictions());
         if (!h.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
             b.setAdjust(h.adjustment());
         }
@@ -374,20 +536,27 @@ public final class PluginService implements TtrpcPeer.Service {
 
     private StopContainerResponse stopResponse(HookResult h, Container ctr) {
         if (!h.evictions().isEmpty()) {
-            LOG.warn("hook '{}' asked to evict {} containers when container {} stops; NRI's "
-                    + "StopContainer answer carries only updates, the evictions are dropped",
-                    hookName, h.evictions().size(), ctr.getId());
+            LOG.warn(
+                    "hook '{}' asked to evict {} containers when container {} stops; NRI's "
+                            + "StopContainer answer carries only updates, the evictions are dropped",
+                    hookName,
+                    h.evictions().size(),
+                    ctr.getId());
         }
         if (!h.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
-            LOG.warn("hook '{}' answered StopContainer of {} with an adjustment; only "
-                    + "CreateContainer adjusts a container, it is dropped", hookName, ctr.getId());
+            LOG.warn(
+                    "hook '{}' answered StopContainer of {} with an adjustment; only "
+                            + "CreateContainer adjusts a container, it is dropped",
+                    hookName,
+                    ctr.getId());
         }
         return StopContainerResponse.newBuilder().addAllUpdate(h.updates()).build();
     }
 
-    private CompletionStage<ValidateContainerAdjustmentResponse> validate(TtrpcPeer.Call c,
-            ValidateContainerAdjustmentRequest r) {
-        ValidateContainerAdjustmentResponse accept = ValidateContainerAdjustmentResponse.getDefaultInstance();
+    private CompletionStage<ValidateContainerAdjustmentResponse> validate(
+            TtrpcPeer.Call c, ValidateContainerAdjustmentRequest r) {
+        ValidateContainerAdjustmentResponse accept =
+                ValidateContainerAdjustmentResponse.getDefaultInstance();
         if (!events.contains(HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
             return CompletableFuture.completedFuture(accept);
         }
@@ -399,27 +568,40 @@ public final class PluginService implements TtrpcPeer.Service {
             stage = CompletableFuture.failedFuture(e);
         }
         CompletableFuture<Void> rejected = new CompletableFuture<>();
-        stage.whenComplete((v, t) -> {
-            if (t != null) {
-                rejected.completeExceptionally(t);
-            } else {
-                rejected.complete(null);
-            }
-        });
-        // a rejection is the answer, not a failure: only a timeout goes by the failure policy
-        bounded(c, "ValidateContainerAdjustment", "container " + describe(r.getPod(), r.getContainer()),
-                policy.failurePolicy(), () -> rejected.handle((v, t) -> t), null)
-                .whenComplete((t, timeout) -> {
-                    if (timeout != null) {
-                        out.complete(ValidateContainerAdjustmentResponse.newBuilder().setReject(true)
-                                .setReason(message(timeout)).build());
-                    } else if (t != null) {
-                        out.complete(ValidateContainerAdjustmentResponse.newBuilder().setReject(true)
-                                .setReason("hook '" + hookName + "': " + message(t)).build());
+        stage.whenComplete(
+                (v, t) -> {
+                    if (t != null) {
+                        rejected.completeExceptionally(t);
                     } else {
-                        out.complete(accept);
+                        rejected.complete(null);
                     }
                 });
+        // a rejection is the answer, not a failure: only a timeout goes by the failure policy
+        bounded(
+                        c,
+                        "ValidateContainerAdjustment",
+                        "container " + describe(r.getPod(), r.getContainer()),
+                        policy.failurePolicy(),
+                        () -> rejected.handle((v, t) -> t),
+                        null)
+                .whenComplete(
+                        (t, timeout) -> {
+                            if (timeout != null) {
+                                out.complete(
+                                        ValidateContainerAdjustmentResponse.newBuilder()
+                                                .setReject(true)
+                                                .setReason(message(timeout))
+                                                .build());
+                            } else if (t != null) {
+                                out.complete(
+                                        ValidateContainerAdjustmentResponse.newBuilder()
+                                                .setReject(true)
+                                                .setReason("hook '" + hookName + "': " + message(t))
+                                                .build());
+                            } else {
+                                out.complete(accept);
+                            }
+                        });
         return out;
     }
 
@@ -429,10 +611,16 @@ public final class PluginService implements TtrpcPeer.Service {
      * Calls the hook and bounds the call: see the class comment. Completes on the loop with the
      * hook's value, the fallback (IGNORE), or fails with a status naming the hook (FAIL).
      */
-    private <T> CompletionStage<T> bounded(TtrpcPeer.Call c, String what, String subject,
-            FailurePolicy failurePolicy, Supplier<CompletionStage<T>> call, T fallback) {
+    private <T> CompletionStage<T> bounded(
+            TtrpcPeer.Call c,
+            String what,
+            String subject,
+            FailurePolicy failurePolicy,
+            Supplier<CompletionStage<T>> call,
+            T fallback) {
         long start = System.nanoTime();
-        long runtimeDeadline = c.deadlineNanos().orElse(c.receivedNanos() + requestTimeout.toNanos());
+        long runtimeDeadline =
+                c.deadlineNanos().orElse(c.receivedNanos() + requestTimeout.toNanos());
         long runtimeBudget = runtimeDeadline - start;
         long margin = Math.min(TimeUnit.MILLISECONDS.toNanos(100), Math.max(0, runtimeBudget / 10));
         long budget = Math.max(TimeUnit.MILLISECONDS.toNanos(1), runtimeBudget - margin);
@@ -445,66 +633,111 @@ public final class PluginService implements TtrpcPeer.Service {
         try {
             stage = call.get();
             if (stage == null) {
-                stage = CompletableFuture.failedFuture(new NullPointerException(
-                        "hook returned no stage"));
+                stage =
+                        CompletableFuture.failedFuture(
+                                new NullPointerException("hook returned no stage"));
             }
         } catch (RuntimeException e) {
             stage = CompletableFuture.failedFuture(e);
         }
         CompletionStage<T> hookStage = stage;
-        ScheduledFuture<?> timer = loop.schedule(() -> {
-            if (out.isDone()) {
-                return;
-            }
-            String why = ownFirst
-                    ? String.format("hook '%s' did not answer %s of %s within its timeout of %s",
-                            hookName, what, subject, human(own))
-                    : String.format("hook '%s' is late: no answer to %s of %s after %s, and the "
-                            + "runtime gives up after %s", hookName, what, subject, human(limit),
-                            human(runtimeBudget));
-            if (failurePolicy == FailurePolicy.IGNORE) {
-                LOG.warn("{}; answering without its result (failure policy IGNORE)", why);
-                out.complete(fallback);
-            } else {
-                LOG.warn("{}; answering with an error (failure policy FAIL)", why);
-                out.completeExceptionally(TtrpcStatus.error(Status.Code.DEADLINE_EXCEEDED, why));
-            }
-            // after answering: cancelling completes the hook's stage (and interrupts a blocking hook)
-            hookStage.toCompletableFuture().cancel(true);
-        }, limit, TimeUnit.NANOSECONDS);
-        hookStage.whenComplete((v, t) -> onLoop(() -> {
-            if (out.isDone()) {
-                if (!(TtrpcStatus.unwrap(t) instanceof java.util.concurrent.CancellationException)) {
-                    LOG.info("hook '{}' answered {} of {} after {}, too late; the answer was "
-                            + "dropped", hookName, what, subject, human(System.nanoTime() - start));
-                }
-                return;
-            }
-            timer.cancel(false);
-            if (t == null) {
-                out.complete(v);
-                return;
-            }
-            Throwable cause = TtrpcStatus.unwrap(t);
-            if (cause instanceof HookException h) {
-                // a HookChain's verdict, reached under its hooks' own policies: it fails the event
-                LOG.warn("{}: {} of {}", h.getMessage(), what, subject);
-                out.completeExceptionally(TtrpcStatus.error(code(h), h.getMessage() + " (" + what
-                        + " of " + subject + ")"));
-                return;
-            }
-            String why = "hook '" + hookName + "' failed at " + what + " of " + subject + ": "
-                    + message(t);
-            if (failurePolicy == FailurePolicy.IGNORE) {
-                LOG.warn("{}; going on without its result (failure policy IGNORE)", why);
-                out.complete(fallback);
-            } else {
-                LOG.warn("{} (failure policy FAIL)", why);
-                Status.Code code = cause instanceof StatusRuntimeException s
-                        ? s.getStatus().getCode() : Status.Code.UNKNOWN;
-                out.completeExceptionally(TtrpcStatus.error(code, why));
-            }
-        }));
+        ScheduledFuture<?> timer =
+                loop.schedule(
+                        () -> {
+                            if (out.isDone()) {
+                                return;
+                            }
+                            String why =
+                                    ownFirst
+                                            ? String.format(
+                                                    "hook '%s' did not answer %s of %s within its timeout of %s",
+                                                    hookName, what, subject, human(own))
+                                            : String.format(
+                                                    "hook '%s' is late: no answer to %s of %s after %s, and the "
+                                                            + "runtime gives up after %s",
+                                                    hookName,
+                                                    what,
+                                                    subject,
+                                                    human(limit),
+                                                    human(runtimeBudget));
+                            if (failurePolicy == FailurePolicy.IGNORE) {
+                                LOG.warn(
+                                        "{}; answering without its result (failure policy IGNORE)",
+                                        why);
+                                out.complete(fallback);
+                            } else {
+                                LOG.warn("{}; answering with an error (failure policy FAIL)", why);
+                                out.completeExceptionally(
+                                        TtrpcStatus.error(Status.Code.DEADLINE_EXCEEDED, why));
+                            }
+                            // after answering: cancelling completes the hook's stage (and
+                            // interrupts a blocking hook)
+                            hookStage.toCompletableFuture().cancel(true);
+                        },
+                        limit,
+                        TimeUnit.NANOSECONDS);
+        hookStage.whenComplete(
+                (v, t) ->
+                        onLoop(
+                                () -> {
+                                    if (out.isDone()) {
+                                        if (!(TtrpcStatus.unwrap(t)
+                                                instanceof
+                                                java.util.concurrent.CancellationException)) {
+                                            LOG.info(
+                                                    "hook '{}' answered {} of {} after {}, too late; the answer was "
+                                                            + "dropped",
+                                                    hookName,
+                                                    what,
+                                                    subject,
+                                                    human(System.nanoTime() - start));
+                                        }
+                                        return;
+                                    }
+                                    timer.cancel(false);
+                                    if (t == null) {
+                                        out.complete(v);
+                                        return;
+                                    }
+                                    Throwable cause = TtrpcStatus.unwrap(t);
+                                    if (cause instanceof HookException h) {
+                                        // a HookChain's verdict, reached under its hooks' own
+                                        // policies: it fails the event
+                                        LOG.warn("{}: {} of {}", h.getMessage(), what, subject);
+                                        out.completeExceptionally(
+                                                TtrpcStatus.error(
+                                                        code(h),
+                                                        h.getMessage()
+                                                                + " ("
+                                                                + what
+                                                                + " of "
+                                                                + subject
+                                                                + ")"));
+                                        return;
+                                    }
+                                    String why =
+                                            "hook '"
+                                                    + hookName
+                                                    + "' failed at "
+                                                    + what
+                                                    + " of "
+                                                    + subject
+                                                    + ": "
+                                                    + message(t);
+                                    if (failurePolicy == FailurePolicy.IGNORE) {
+                                        LOG.warn(
+                                                "{}; going on without its result (failure policy IGNORE)",
+                                                why);
+                                        out.complete(fallback);
+                                    } else {
+                                        LOG.warn("{} (failure policy FAIL)", why);
+                                        Status.Code code =
+                                                cause instanceof StatusRuntimeException s
+                                                        ? s.getStatus().getCode()
+                                                        : Status.Code.UNKNOWN;
+                                        out.completeExceptionally(TtrpcStatus.error(code, why));
+                                    }
+                                }));
         return out;
     }
 

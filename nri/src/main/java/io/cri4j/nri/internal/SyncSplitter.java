@@ -21,6 +21,7 @@ public final class SyncSplitter {
      * method names, the payload's tag and length, {@code timeout_nano}; with margin.
      */
     static final int REQUEST_OVERHEAD = 128;
+
     /** The largest {@code SynchronizeRequest} that fits in one ttrpc message. */
     public static final int MAX_MESSAGE = TtrpcFrame.MAX_DATA_LENGTH - REQUEST_OVERHEAD;
 
@@ -33,8 +34,8 @@ public final class SyncSplitter {
      * @throws IllegalArgumentException naming the pod or container that does not fit in a message
      *     of its own
      */
-    public static List<SynchronizeRequest> split(List<PodSandbox> pods, List<Container> containers,
-            int limit) {
+    public static List<SynchronizeRequest> split(
+            List<PodSandbox> pods, List<Container> containers, int limit) {
         List<SynchronizeRequest> out = new ArrayList<>();
         SynchronizeRequest.Builder current = SynchronizeRequest.newBuilder();
         // room for more = true, which every message but the last carries
@@ -45,18 +46,24 @@ public final class SyncSplitter {
             if (size + s > limit) {
                 out.add(current.setMore(true).build());
                 current = SynchronizeRequest.newBuilder();
-                size = CodedOutputStream.computeBoolSize(SynchronizeRequest.MORE_FIELD_NUMBER, true);
+                size =
+                        CodedOutputStream.computeBoolSize(
+                                SynchronizeRequest.MORE_FIELD_NUMBER, true);
             }
             current.addPods(p);
             size += s;
         }
         for (Container c : containers) {
-            long s = CodedOutputStream.computeMessageSize(SynchronizeRequest.CONTAINERS_FIELD_NUMBER, c);
+            long s =
+                    CodedOutputStream.computeMessageSize(
+                            SynchronizeRequest.CONTAINERS_FIELD_NUMBER, c);
             check(s, limit, "container " + c.getName() + " (" + c.getId() + ")");
             if (size + s > limit) {
                 out.add(current.setMore(true).build());
                 current = SynchronizeRequest.newBuilder();
-                size = CodedOutputStream.computeBoolSize(SynchronizeRequest.MORE_FIELD_NUMBER, true);
+                size =
+                        CodedOutputStream.computeBoolSize(
+                                SynchronizeRequest.MORE_FIELD_NUMBER, true);
             }
             current.addContainers(c);
             size += s;
@@ -68,9 +75,14 @@ public final class SyncSplitter {
     private static void check(long itemSize, long limit, String what) {
         if (itemSize + CodedOutputStream.computeBoolSize(SynchronizeRequest.MORE_FIELD_NUMBER, true)
                 > limit) {
-            throw new IllegalArgumentException(what + " alone takes " + itemSize + " bytes, more "
-                    + "than one Synchronize message can carry within ttrpc's maximum message size of "
-                    + TtrpcFrame.MAX_DATA_LENGTH + " bytes");
+            throw new IllegalArgumentException(
+                    what
+                            + " alone takes "
+                            + itemSize
+                            + " bytes, more "
+                            + "than one Synchronize message can carry within ttrpc's maximum message size of "
+                            + TtrpcFrame.MAX_DATA_LENGTH
+                            + " bytes");
         }
     }
 }

@@ -16,18 +16,25 @@ public record TtrpcFrame(int streamId, int type, int flags, byte[] data) {
 
     /** Length of the frame header in bytes. */
     public static final int HEADER_LENGTH = 10;
+
     /** The largest data length a frame may carry: 4 MiB. */
     public static final int MAX_DATA_LENGTH = 4 << 20;
+
     /** Message type: initiates a stream. */
     public static final int REQUEST = 0x1;
+
     /** Message type: final stream data, terminates the stream. */
     public static final int RESPONSE = 0x2;
+
     /** Message type: stream data. */
     public static final int DATA = 0x3;
+
     /** Flag of requests and data: no more data expected from the sender. */
     public static final int FLAG_REMOTE_CLOSED = 0x1;
+
     /** Flag of requests: the sender still sends data. */
     public static final int FLAG_REMOTE_OPEN = 0x2;
+
     /** Flag of data frames: the frame carries no data. */
     public static final int FLAG_NO_DATA = 0x4;
 
@@ -59,8 +66,13 @@ public record TtrpcFrame(int streamId, int type, int flags, byte[] data) {
     /** Throws the error ttrpc gives for a message longer than {@link #MAX_DATA_LENGTH}. */
     public static void checkLength(long length) {
         if (length > MAX_DATA_LENGTH) {
-            throw TtrpcStatus.error(io.grpc.Status.Code.RESOURCE_EXHAUSTED, "message length " + length
-                    + " exceeds ttrpc's maximum message size of " + MAX_DATA_LENGTH + " bytes");
+            throw TtrpcStatus.error(
+                    io.grpc.Status.Code.RESOURCE_EXHAUSTED,
+                    "message length "
+                            + length
+                            + " exceeds ttrpc's maximum message size of "
+                            + MAX_DATA_LENGTH
+                            + " bytes");
         }
     }
 
@@ -83,14 +95,24 @@ public record TtrpcFrame(int streamId, int type, int flags, byte[] data) {
 
     @Override
     public String toString() {
-        return "TtrpcFrame[" + typeName(type) + " stream " + Integer.toUnsignedString(streamId)
-                + " flags 0x" + Integer.toHexString(flags) + ", " + data.length + " bytes]";
+        return "TtrpcFrame["
+                + typeName(type)
+                + " stream "
+                + Integer.toUnsignedString(streamId)
+                + " flags 0x"
+                + Integer.toHexString(flags)
+                + ", "
+                + data.length
+                + " bytes]";
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof TtrpcFrame f && f.streamId == streamId && f.type == type
-                && f.flags == flags && java.util.Arrays.equals(f.data, data);
+        return o instanceof TtrpcFrame f
+                && f.streamId == streamId
+                && f.type == type
+                && f.flags == flags
+                && java.util.Arrays.equals(f.data, data);
     }
 
     @Override

@@ -61,10 +61,11 @@ public final class TtrpcFrameParser {
                 }
                 headerFill = 0;
                 if (header[0] != 0) {
-                    throw new TtrpcProtocolException(String.format(
-                            "not a ttrpc frame: header %s has a non-zero reserved first byte "
-                            + "(a data length of %d bytes)", hex(header),
-                            Integer.toUnsignedLong(getInt(header, 0))));
+                    throw new TtrpcProtocolException(
+                            String.format(
+                                    "not a ttrpc frame: header %s has a non-zero reserved first byte "
+                                            + "(a data length of %d bytes)",
+                                    hex(header), Integer.toUnsignedLong(getInt(header, 0))));
                 }
                 long length = Integer.toUnsignedLong(getInt(header, 0));
                 int stream = getInt(header, 4);
@@ -82,8 +83,8 @@ public final class TtrpcFrameParser {
             in.readBytes(data, dataFill, n);
             dataFill += n;
             if (dataFill == data.length) {
-                TtrpcFrame f = new TtrpcFrame(getInt(header, 4), header[8] & 0xff,
-                        header[9] & 0xff, data);
+                TtrpcFrame f =
+                        new TtrpcFrame(getInt(header, 4), header[8] & 0xff, header[9] & 0xff, data);
                 data = null;
                 listener.frame(f);
             }
@@ -99,7 +100,10 @@ public final class TtrpcFrameParser {
             return (skipLength - skip) + " of " + skipLength + " bytes of an oversized frame";
         }
         if (data != null) {
-            return dataFill + " of " + data.length + " data bytes of a frame on stream "
+            return dataFill
+                    + " of "
+                    + data.length
+                    + " data bytes of a frame on stream "
                     + Integer.toUnsignedString(getInt(header, 4));
         }
         if (headerFill > 0) {
@@ -109,7 +113,9 @@ public final class TtrpcFrameParser {
     }
 
     static int getInt(byte[] b, int at) {
-        return ((b[at] & 0xff) << 24) | ((b[at + 1] & 0xff) << 16) | ((b[at + 2] & 0xff) << 8)
+        return ((b[at] & 0xff) << 24)
+                | ((b[at + 1] & 0xff) << 16)
+                | ((b[at + 2] & 0xff) << 8)
                 | (b[at + 3] & 0xff);
     }
 

@@ -60,12 +60,19 @@ public final class TtrpcPeer {
      * @param receivedNanos {@link System#nanoTime()} when the request arrived
      * @param metadata the caller's metadata
      */
-    public record Call(int streamId, String service, String method, byte[] payload,
-            long timeoutNanos, long receivedNanos, List<KeyValue> metadata) {
+    public record Call(
+            int streamId,
+            String service,
+            String method,
+            byte[] payload,
+            long timeoutNanos,
+            long receivedNanos,
+            List<KeyValue> metadata) {
 
         /** {@link System#nanoTime()} by which the caller gives up, or empty without a timeout. */
         public java.util.OptionalLong deadlineNanos() {
-            return timeoutNanos > 0 ? java.util.OptionalLong.of(receivedNanos + timeoutNanos)
+            return timeoutNanos > 0
+                    ? java.util.OptionalLong.of(receivedNanos + timeoutNanos)
                     : java.util.OptionalLong.empty();
         }
 
@@ -87,8 +94,8 @@ public final class TtrpcPeer {
     private final List<Runnable> whenIdle = new ArrayList<>();
     private StatusRuntimeException closed;
 
-    private record Pending(CompletableFuture<byte[]> result, String method,
-            ScheduledFuture<?> timer) {}
+    private record Pending(
+            CompletableFuture<byte[]> result, String method, ScheduledFuture<?> timer) {}
 
     /**
      * @param name for logs, e.g. {@code "plugin service (mux connection 1)"}
@@ -101,17 +108,19 @@ public final class TtrpcPeer {
         this.loop = loop;
         this.sink = sink;
         this.service = service;
-        this.parser = new TtrpcFrameParser(new TtrpcFrameParser.Listener() {
-            @Override
-            public void frame(TtrpcFrame frame) {
-                onFrame(frame);
-            }
+        this.parser =
+                new TtrpcFrameParser(
+                        new TtrpcFrameParser.Listener() {
+                            @Override
+                            public void frame(TtrpcFrame frame) {
+                                onFrame(frame);
+                            }
 
-            @Override
-            public void oversized(int streamId, int type, long length) {
-                onOversized(streamId, type, length);
-            }
-        });
+                            @Override
+                            public void oversized(int streamId, int type, long length) {
+                                onOversized(streamId, type, length);
+                            }
+                        });
     }
 
     /**
@@ -135,19 +144,23 @@ public final class TtrpcPeer {
      *     after {@code timeout}, with {@code RESOURCE_EXHAUSTED} for a request over 4 MiB and with
      *     {@code UNAVAILABLE} when the connection is or gets closed
      */
-    public CompletableFuture<byte[]> call(String service, String method, byte[] payload,
-            Duration timeout) {
+    public CompletableFuture<byte[]> call(
+            String service, String method, byte[] payload, Duration timeout) {
         CompletableFuture<byte[]> result = new CompletableFuture<>();
         try {
             onLoop(() -> startCall(service, method, payload, timeout, result));
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            result.completeExceptionally(TtrpcStatus.error(Status.Code.UNAVAILABLE,
-                    name + ": closed"));
+            result.completeExceptionally(
+                    TtrpcStatus.error(Status.Code.UNAVAILABLE, name + ": closed"));
         }
         return result;
     }
 
-    private void startCall(String svc, String method, byte[] payload, Duration timeout,
+    private void startCall(
+            String svc,
+            String method,
+            byte[] payload,
+            Duration timeout,
             CompletableFuture<byte[]> result) {
         if (result.isDone()) {
             return;
@@ -156,34 +169,60 @@ public final class TtrpcPeer {
             result.completeExceptionally(closed);
             return;
         }
-        byte[] data = Request.newBuilder().setService(svc).setMethod(method)
-                .setPayload(ByteString.copyFrom(payload)).setTimeoutNano(timeout.toNanos()).build()
-                .toByteArray();
+        byte[] data =
+                Request.newBuilder()
+                        .setService(svc)
+                        .setMethod(method)
+                        .setPayload(ByteString.copyFrom(payload))
+                        .setTimeoutNano(timeout.toNanos())
+                        .build()
+                        .toByteArray();
         byte[] frame;
         try {
             TtrpcFrame.checkLength(data.length);
             frame = new TtrpcFrame(nextStreamId, TtrpcFrame.REQUEST, 0, data).encode();
         } catch (StatusRuntimeException e) {
-            result.completeExceptionally(TtrpcStatus.error(Status.Code.RESOURCE_EXHAUSTED,
-                    "request " + svc + "/" + method + ": " + e.getStatus().getDescription()));
+            result.completeExceptionally(
+                    TtrpcStatus.error(
+                            Status.Code.RESOURCE_EXHAUSTED,
+                            "request "
+                                    + svc
+                                    + "/"
+                                    + method
+                                    + ": "
+                                    + e.getStatus().getDescription()));
             return;
         }
         int id = nextStreamId;
         nextStreamId += 2;
         String full = svc + "/" + method;
-        ScheduledFuture<?> timer = loop.schedule(() -> {
-            if (pending.remove(id) != null) {
-                result.completeExceptionally(TtrpcStatus.error(Status.Code.DEADLINE_EXCEEDED,
-                        name + ": no answer to " + full + " within " + timeout.toMillis() + " ms"));
-            }
-        }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> timer =
+                loop.schedule(
+                        () -> {
+                            if (pending.remove(id) != null) {
+                                result.completeExceptionally(
+                                        TtrpcStatus.error(
+                                                Status.Code.DEADLINE_EXCEEDED,
+                                                name
+                                                        + ": no answer to "
+                                                        + full
+                                                        + " within "
+                                                        + timeout.toMillis()
+                                                        + " ms"));
+                            }
+                        },
+                        timeout.toNanos(),
+                        TimeUnit.NANOSECONDS);
         pending.put(id, new Pending(result, full, timer));
-        result.whenComplete((v, t) -> onLoop(() -> {
-            Pending p = pending.remove(id);
-            if (p != null) {
-                p.timer.cancel(false);
-            }
-        }));
+        result.whenComplete(
+                (v, t) ->
+                        onLoop(
+                                () -> {
+                                    Pending p = pending.remove(id);
+                                    if (p != null) {
+                                        p.timer.cancel(false);
+                                    }
+                                }));
         sink.send(frame);
     }
 
@@ -222,8 +261,11 @@ public final class TtrpcPeer {
         switch (f.type()) {
             case TtrpcFrame.REQUEST -> onRequest(f);
             case TtrpcFrame.RESPONSE -> onResponse(f);
-            case TtrpcFrame.DATA -> sendStatus(f.streamId(), Status.Code.INVALID_ARGUMENT,
-                    "StreamID is no longer active");
+            case TtrpcFrame.DATA ->
+                    sendStatus(
+                            f.streamId(),
+                            Status.Code.INVALID_ARGUMENT,
+                            "StreamID is no longer active");
             default -> LOG.debug("{}: ignoring {}", name, f);
         }
     }
@@ -231,12 +273,16 @@ public final class TtrpcPeer {
     private void onRequest(TtrpcFrame f) {
         long id = Integer.toUnsignedLong(f.streamId());
         if (id % 2 != 1) {
-            sendStatus(f.streamId(), Status.Code.INVALID_ARGUMENT,
+            sendStatus(
+                    f.streamId(),
+                    Status.Code.INVALID_ARGUMENT,
                     "StreamID must be odd for client initiated streams");
             return;
         }
         if (id <= lastRemoteStream) {
-            sendStatus(f.streamId(), Status.Code.INVALID_ARGUMENT,
+            sendStatus(
+                    f.streamId(),
+                    Status.Code.INVALID_ARGUMENT,
                     "StreamID cannot be re-used and must increment");
             return;
         }
@@ -245,7 +291,9 @@ public final class TtrpcPeer {
         try {
             req = Request.parseFrom(f.data());
         } catch (InvalidProtocolBufferException e) {
-            sendStatus(f.streamId(), Status.Code.INVALID_ARGUMENT,
+            sendStatus(
+                    f.streamId(),
+                    Status.Code.INVALID_ARGUMENT,
                     "unmarshal request error: " + e.getMessage());
             return;
         }
@@ -253,9 +301,15 @@ public final class TtrpcPeer {
             sendStatus(f.streamId(), Status.Code.UNIMPLEMENTED, "service " + req.getService());
             return;
         }
-        Call call = new Call(f.streamId(), req.getService(), req.getMethod(),
-                req.getPayload().toByteArray(), req.getTimeoutNano(), System.nanoTime(),
-                req.getMetadataList());
+        Call call =
+                new Call(
+                        f.streamId(),
+                        req.getService(),
+                        req.getMethod(),
+                        req.getPayload().toByteArray(),
+                        req.getTimeoutNano(),
+                        System.nanoTime(),
+                        req.getMetadataList());
         activeServerCalls++;
         CompletionStage<byte[]> answer;
         try {
@@ -263,15 +317,18 @@ public final class TtrpcPeer {
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
-        answer.whenComplete((payload, failure) -> onLoop(() -> {
-            activeServerCalls--;
-            respond(call, payload, failure);
-            if (activeServerCalls == 0 && !whenIdle.isEmpty()) {
-                List<Runnable> run = new ArrayList<>(whenIdle);
-                whenIdle.clear();
-                run.forEach(Runnable::run);
-            }
-        }));
+        answer.whenComplete(
+                (payload, failure) ->
+                        onLoop(
+                                () -> {
+                                    activeServerCalls--;
+                                    respond(call, payload, failure);
+                                    if (activeServerCalls == 0 && !whenIdle.isEmpty()) {
+                                        List<Runnable> run = new ArrayList<>(whenIdle);
+                                        whenIdle.clear();
+                                        run.forEach(Runnable::run);
+                                    }
+                                }));
     }
 
     private void respond(Call call, byte[] payload, Throwable failure) {
@@ -287,13 +344,22 @@ public final class TtrpcPeer {
         }
         byte[] data = r.build().toByteArray();
         if (data.length > TtrpcFrame.MAX_DATA_LENGTH) {
-            String why = "the answer to " + call.fullMethod() + " has " + data.length
-                    + " bytes, more than ttrpc's maximum message size of "
-                    + TtrpcFrame.MAX_DATA_LENGTH;
+            String why =
+                    "the answer to "
+                            + call.fullMethod()
+                            + " has "
+                            + data.length
+                            + " bytes, more than ttrpc's maximum message size of "
+                            + TtrpcFrame.MAX_DATA_LENGTH;
             LOG.warn("{}: {}", name, why);
-            data = Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
-                    .setCode(Status.Code.RESOURCE_EXHAUSTED.value()).setMessage(why)).build()
-                    .toByteArray();
+            data =
+                    Response.newBuilder()
+                            .setStatus(
+                                    io.cri4j.nri.internal.proto.Status.newBuilder()
+                                            .setCode(Status.Code.RESOURCE_EXHAUSTED.value())
+                                            .setMessage(why))
+                            .build()
+                            .toByteArray();
         }
         sink.send(new TtrpcFrame(call.streamId(), TtrpcFrame.RESPONSE, 0, data).encode());
     }
@@ -301,7 +367,9 @@ public final class TtrpcPeer {
     private void onResponse(TtrpcFrame f) {
         Pending p = pending.remove(f.streamId());
         if (p == null) {
-            LOG.debug("{}: answer on stream {} that no call waits for (late or unknown)", name,
+            LOG.debug(
+                    "{}: answer on stream {} that no call waits for (late or unknown)",
+                    name,
                     Integer.toUnsignedString(f.streamId()));
             return;
         }
@@ -310,8 +378,10 @@ public final class TtrpcPeer {
         try {
             r = Response.parseFrom(f.data());
         } catch (InvalidProtocolBufferException e) {
-            p.result.completeExceptionally(TtrpcStatus.error(Status.Code.INTERNAL,
-                    name + ": unreadable answer to " + p.method + ": " + e.getMessage()));
+            p.result.completeExceptionally(
+                    TtrpcStatus.error(
+                            Status.Code.INTERNAL,
+                            name + ": unreadable answer to " + p.method + ": " + e.getMessage()));
             return;
         }
         if (r.hasStatus() && r.getStatus().getCode() != 0) {
@@ -322,16 +392,25 @@ public final class TtrpcPeer {
     }
 
     private void onOversized(int streamId, int type, long length) {
-        String why = "message length " + length + " exceed maximum message size of "
-                + TtrpcFrame.MAX_DATA_LENGTH;
-        LOG.warn("{}: skipped a {} frame on stream {}: {}", name, TtrpcFrame.typeName(type),
-                Integer.toUnsignedString(streamId), why);
+        String why =
+                "message length "
+                        + length
+                        + " exceed maximum message size of "
+                        + TtrpcFrame.MAX_DATA_LENGTH;
+        LOG.warn(
+                "{}: skipped a {} frame on stream {}: {}",
+                name,
+                TtrpcFrame.typeName(type),
+                Integer.toUnsignedString(streamId),
+                why);
         if (type == TtrpcFrame.RESPONSE) {
             Pending p = pending.remove(streamId);
             if (p != null) {
                 p.timer.cancel(false);
-                p.result.completeExceptionally(TtrpcStatus.error(Status.Code.RESOURCE_EXHAUSTED,
-                        name + ": answer to " + p.method + ": " + why));
+                p.result.completeExceptionally(
+                        TtrpcStatus.error(
+                                Status.Code.RESOURCE_EXHAUSTED,
+                                name + ": answer to " + p.method + ": " + why));
             }
         } else {
             sendStatus(streamId, Status.Code.RESOURCE_EXHAUSTED, why);
@@ -339,10 +418,20 @@ public final class TtrpcPeer {
     }
 
     private void sendStatus(int streamId, Status.Code code, String message) {
-        LOG.debug("{}: answering stream {} with {}: {}", name, Integer.toUnsignedString(streamId),
-                code, message);
-        byte[] data = Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
-                .setCode(code.value()).setMessage(message)).build().toByteArray();
+        LOG.debug(
+                "{}: answering stream {} with {}: {}",
+                name,
+                Integer.toUnsignedString(streamId),
+                code,
+                message);
+        byte[] data =
+                Response.newBuilder()
+                        .setStatus(
+                                io.cri4j.nri.internal.proto.Status.newBuilder()
+                                        .setCode(code.value())
+                                        .setMessage(message))
+                        .build()
+                        .toByteArray();
         sink.send(new TtrpcFrame(streamId, TtrpcFrame.RESPONSE, 0, data).encode());
     }
 

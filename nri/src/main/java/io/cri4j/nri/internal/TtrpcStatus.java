@@ -34,8 +34,8 @@ public final class TtrpcStatus {
             String m = t.getMessage();
             s = Status.UNKNOWN.withDescription(m == null ? t.getClass().getName() : m);
         }
-        io.cri4j.nri.internal.proto.Status.Builder b = io.cri4j.nri.internal.proto.Status.newBuilder()
-                .setCode(s.getCode().value());
+        io.cri4j.nri.internal.proto.Status.Builder b =
+                io.cri4j.nri.internal.proto.Status.newBuilder().setCode(s.getCode().value());
         if (s.getDescription() != null) {
             b.setMessage(s.getDescription());
         }
@@ -44,7 +44,8 @@ public final class TtrpcStatus {
 
     /** The Java form of a status received from a peer. */
     public static StatusRuntimeException fromProto(io.cri4j.nri.internal.proto.Status status) {
-        return Status.fromCodeValue(status.getCode()).withDescription(status.getMessage())
+        return Status.fromCodeValue(status.getCode())
+                .withDescription(status.getMessage())
                 .asRuntimeException();
     }
 

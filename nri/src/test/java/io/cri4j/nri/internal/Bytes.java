@@ -42,8 +42,10 @@ final class Bytes {
         List<List<ByteBuf>> all = new ArrayList<>();
         all.add(List.of(Unpooled.wrappedBuffer(bytes)));
         for (int i = 1; i < bytes.length; i++) {
-            all.add(List.of(Unpooled.wrappedBuffer(bytes, 0, i),
-                    Unpooled.wrappedBuffer(bytes, i, bytes.length - i)));
+            all.add(
+                    List.of(
+                            Unpooled.wrappedBuffer(bytes, 0, i),
+                            Unpooled.wrappedBuffer(bytes, i, bytes.length - i)));
         }
         List<ByteBuf> single = new ArrayList<>();
         for (int i = 0; i < bytes.length; i++) {

@@ -38,8 +38,9 @@ class GoldenConversationTest {
 
     private static List<Line> conversation() throws IOException {
         List<Line> out = new ArrayList<>();
-        try (InputStream in = GoldenConversationTest.class
-                .getResourceAsStream("/golden/nri-logger-registers-with-containerd-2.1.4.txt")) {
+        try (InputStream in =
+                GoldenConversationTest.class.getResourceAsStream(
+                        "/golden/nri-logger-registers-with-containerd-2.1.4.txt")) {
             for (String l : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (l.isBlank() || l.startsWith("#")) {
                     continue;
@@ -60,62 +61,108 @@ class GoldenConversationTest {
     @Test
     void readsWhatContainerdSentCutAtEveryByte() throws Exception {
         byte[] all = fromRuntime();
-        Bytes.forEveryCut(all, pieces -> {
-            Map<Integer, List<TtrpcFrame>> frames = new HashMap<>();
-            Map<Integer, TtrpcFrameParser> ttrpc = new HashMap<>();
-            MuxFrameParser mux = new MuxFrameParser((conn, bytes) -> ttrpc.computeIfAbsent(conn,
-                    c -> new TtrpcFrameParser(new TtrpcFrameParser.Listener() {
-                        @Override
-                        public void frame(TtrpcFrame frame) {
-                            frames.computeIfAbsent(c, x -> new ArrayList<>()).add(frame);
-                        }
+        Bytes.forEveryCut(
+                all,
+                pieces -> {
+                    Map<Integer, List<TtrpcFrame>> frames = new HashMap<>();
+                    Map<Integer, TtrpcFrameParser> ttrpc = new HashMap<>();
+                    MuxFrameParser mux =
+                            new MuxFrameParser(
+                                    (conn, bytes) ->
+                                            ttrpc.computeIfAbsent(
+                                                            conn,
+                                                            c ->
+                                                                    new TtrpcFrameParser(
+                                                                            new TtrpcFrameParser
+                                                                                    .Listener() {
+                                                                                @Override
+                                                                                public void frame(
+                                                                                        TtrpcFrame
+                                                                                                frame) {
+                                                                                    frames.computeIfAbsent(
+                                                                                                    c,
+                                                                                                    x ->
+                                                                                                            new ArrayList<>())
+                                                                                            .add(
+                                                                                                    frame);
+                                                                                }
 
-                        @Override
-                        public void oversized(int streamId, int type, long length) {
-                            throw new AssertionError("no oversized frame here");
-                        }
-                    })).feed(bytes));
-            pieces.forEach(mux::feed);
-            try {
-                assertThat(frames.get(2)).containsExactly(
-                        new TtrpcFrame(1, TtrpcFrame.RESPONSE, 0, new byte[0]));
-                List<TtrpcFrame> plugin = frames.get(1);
-                assertThat(plugin).extracting(TtrpcFrame::streamId, TtrpcFrame::type)
-                        .containsExactly(org.assertj.core.groups.Tuple.tuple(1, 1),
-                                org.assertj.core.groups.Tuple.tuple(3, 1));
-                Request configure = Request.parseFrom(plugin.get(0).data());
-                assertThat(configure.getService()).isEqualTo("nri.pkg.api.v1alpha1.Plugin");
-                assertThat(configure.getMethod()).isEqualTo("Configure");
-                assertThat(configure.getTimeoutNano()).isBetween(1_000_000_000L, 2_000_000_000L);
-                ConfigureRequest c = ConfigureRequest.parseFrom(configure.getPayload());
-                assertThat(c.getRuntimeName()).isEqualTo("containerd");
-                assertThat(c.getRuntimeVersion()).isEqualTo("2.1.4+unknown");
-                assertThat(c.getRegistrationTimeout()).isEqualTo(5000);
-                assertThat(c.getRequestTimeout()).isEqualTo(2000);
-                assertThat(c.getNRIVersion()).as("v0.8.0 has no NRI_version").isEmpty();
-                Request sync = Request.parseFrom(plugin.get(1).data());
-                assertThat(sync.getMethod()).isEqualTo("Synchronize");
-                assertThat(SynchronizeRequest.parseFrom(sync.getPayload()))
-                        .isEqualTo(SynchronizeRequest.getDefaultInstance());
-            } catch (IOException e) {
-                throw new AssertionError(e);
-            }
-        });
+                                                                                @Override
+                                                                                public void
+                                                                                        oversized(
+                                                                                                int
+                                                                                                        streamId,
+                                                                                                int
+                                                                                                        type,
+                                                                                                long
+                                                                                                        length) {
+                                                                                    throw new AssertionError(
+                                                                                            "no oversized frame here");
+                                                                                }
+                                                                            }))
+                                                    .feed(bytes));
+                    pieces.forEach(mux::feed);
+                    try {
+                        assertThat(frames.get(2))
+                                .containsExactly(
+                                        new TtrpcFrame(1, TtrpcFrame.RESPONSE, 0, new byte[0]));
+                        List<TtrpcFrame> plugin = frames.get(1);
+                        assertThat(plugin)
+                                .extracting(TtrpcFrame::streamId, TtrpcFrame::type)
+                                .containsExactly(
+                                        org.assertj.core.groups.Tuple.tuple(1, 1),
+                                        org.assertj.core.groups.Tuple.tuple(3, 1));
+                        Request configure = Request.parseFrom(plugin.get(0).data());
+                        assertThat(configure.getService()).isEqualTo("nri.pkg.api.v1alpha1.Plugin");
+                        assertThat(configure.getMethod()).isEqualTo("Configure");
+                        assertThat(configure.getTimeoutNano())
+                                .isBetween(1_000_000_000L, 2_000_000_000L);
+                        ConfigureRequest c = ConfigureRequest.parseFrom(configure.getPayload());
+                        assertThat(c.getRuntimeName()).isEqualTo("containerd");
+                        assertThat(c.getRuntimeVersion()).isEqualTo("2.1.4+unknown");
+                        assertThat(c.getRegistrationTimeout()).isEqualTo(5000);
+                        assertThat(c.getRequestTimeout()).isEqualTo(2000);
+                        assertThat(c.getNRIVersion()).as("v0.8.0 has no NRI_version").isEmpty();
+                        Request sync = Request.parseFrom(plugin.get(1).data());
+                        assertThat(sync.getMethod()).isEqualTo("Synchronize");
+                        assertThat(SynchronizeRequest.parseFrom(sync.getPayload()))
+                                .isEqualTo(SynchronizeRequest.getDefaultInstance());
+                    } catch (IOException e) {
+                        throw new AssertionError(e);
+                    }
+                });
     }
 
     @Test
     void registersWithTheBytesNriLoggerWrites() throws Exception {
         byte[] golden = conversation().get(0).bytes();
-        long timeout = Request.parseFrom(ByteBufUtil.getBytes(Unpooled.wrappedBuffer(golden), 18,
-                golden.length - 18)).getTimeoutNano();
+        long timeout =
+                Request.parseFrom(
+                                ByteBufUtil.getBytes(
+                                        Unpooled.wrappedBuffer(golden), 18, golden.length - 18))
+                        .getTimeoutNano();
         EmbeddedChannel loop = new EmbeddedChannel();
         ByteArrayOutputStream wire = new ByteArrayOutputStream();
-        TtrpcPeer runtime = new TtrpcPeer("runtime", loop.eventLoop(),
-                f -> wire.writeBytes(ByteBufUtil.getBytes(
-                        MuxFraming.frames(UnpooledByteBufAllocator.DEFAULT, 2, f))), null);
-        CompletableFuture<byte[]> answer = runtime.call("nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin",
-                RegisterPluginRequest.newBuilder().setPluginName("nri-logger").setPluginIdx("20").build()
-                        .toByteArray(), Duration.ofNanos(timeout));
+        TtrpcPeer runtime =
+                new TtrpcPeer(
+                        "runtime",
+                        loop.eventLoop(),
+                        f ->
+                                wire.writeBytes(
+                                        ByteBufUtil.getBytes(
+                                                MuxFraming.frames(
+                                                        UnpooledByteBufAllocator.DEFAULT, 2, f))),
+                        null);
+        CompletableFuture<byte[]> answer =
+                runtime.call(
+                        "nri.pkg.api.v1alpha1.Runtime",
+                        "RegisterPlugin",
+                        RegisterPluginRequest.newBuilder()
+                                .setPluginName("nri-logger")
+                                .setPluginIdx("20")
+                                .build()
+                                .toByteArray(),
+                        Duration.ofNanos(timeout));
         assertThat(hex(wire.toByteArray())).isEqualTo(hex(golden));
         byte[] reply = conversation().get(1).bytes();
         runtime.receive(Unpooled.wrappedBuffer(reply, 8, reply.length - 8));
@@ -129,21 +176,42 @@ class GoldenConversationTest {
         List<Line> c = conversation();
         EmbeddedChannel loop = new EmbeddedChannel();
         List<byte[]> wire = new ArrayList<>();
-        TtrpcPeer plugin = new TtrpcPeer("plugin", loop.eventLoop(),
-                f -> wire.add(ByteBufUtil.getBytes(
-                        MuxFraming.frames(UnpooledByteBufAllocator.DEFAULT, 1, f))),
-                call -> CompletableFuture.completedFuture(switch (call.method()) {
-                    case "Configure" -> ConfigureResponse.newBuilder().setEvents(0x7ff).build().toByteArray();
-                    case "Synchronize" -> SynchronizeResponse.getDefaultInstance().toByteArray();
-                    default -> throw new AssertionError(call.method());
-                }));
+        TtrpcPeer plugin =
+                new TtrpcPeer(
+                        "plugin",
+                        loop.eventLoop(),
+                        f ->
+                                wire.add(
+                                        ByteBufUtil.getBytes(
+                                                MuxFraming.frames(
+                                                        UnpooledByteBufAllocator.DEFAULT, 1, f))),
+                        call ->
+                                CompletableFuture.completedFuture(
+                                        switch (call.method()) {
+                                            case "Configure" ->
+                                                    ConfigureResponse.newBuilder()
+                                                            .setEvents(0x7ff)
+                                                            .build()
+                                                            .toByteArray();
+                                            case "Synchronize" ->
+                                                    SynchronizeResponse.getDefaultInstance()
+                                                            .toByteArray();
+                                            default -> throw new AssertionError(call.method());
+                                        }));
         for (int i : new int[] {2, 4}) {
             byte[] req = c.get(i).bytes();
             plugin.receive(Unpooled.wrappedBuffer(req, 8, req.length - 8));
         }
-        assertThat(wire).extracting(Bytes::hex).containsExactly(hex(c.get(3).bytes()), hex(c.get(5).bytes()));
-        assertThat(Response.parseFrom(java.util.Arrays.copyOfRange(c.get(3).bytes(), 18, c.get(3).bytes().length))
-                .hasStatus()).as("Go's ttrpc sends no status on success").isFalse();
+        assertThat(wire)
+                .extracting(Bytes::hex)
+                .containsExactly(hex(c.get(3).bytes()), hex(c.get(5).bytes()));
+        assertThat(
+                        Response.parseFrom(
+                                        java.util.Arrays.copyOfRange(
+                                                c.get(3).bytes(), 18, c.get(3).bytes().length))
+                                .hasStatus())
+                .as("Go's ttrpc sends no status on success")
+                .isFalse();
         loop.finishAndReleaseAll();
     }
 }

@@ -39,8 +39,9 @@ class HostGoldenConversationTest {
 
     private static List<byte[]> lines() throws IOException {
         List<byte[]> out = new ArrayList<>();
-        try (InputStream in = HostGoldenConversationTest.class
-                .getResourceAsStream("/golden/nri-logger-registers-with-containerd-2.1.4.txt")) {
+        try (InputStream in =
+                HostGoldenConversationTest.class.getResourceAsStream(
+                        "/golden/nri-logger-registers-with-containerd-2.1.4.txt")) {
             for (String l : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (!l.isBlank() && !l.startsWith("#")) {
                     out.add(hex(l.trim().split(" ")[1]));
@@ -52,29 +53,35 @@ class HostGoldenConversationTest {
 
     /** A host like containerd 2.1.4: its name and version, NRI v0.8 (no NRI version), no pods. */
     private static HostConnection.Settings containerdLike() {
-        HookHost host = new HookHost() {
-            @Override
-            public String runtimeName() {
-                return "containerd";
-            }
+        HookHost host =
+                new HookHost() {
+                    @Override
+                    public String runtimeName() {
+                        return "containerd";
+                    }
 
-            @Override
-            public String runtimeVersion() {
-                return "2.1.4+unknown";
-            }
+                    @Override
+                    public String runtimeVersion() {
+                        return "2.1.4+unknown";
+                    }
 
-            @Override
-            public CompletionStage<RuntimeSnapshot> snapshot() {
-                return CompletableFuture.completedFuture(RuntimeSnapshot.empty());
-            }
+                    @Override
+                    public CompletionStage<RuntimeSnapshot> snapshot() {
+                        return CompletableFuture.completedFuture(RuntimeSnapshot.empty());
+                    }
 
-            @Override
-            public RuntimeHandle runtime() {
-                return (u, e) -> CompletableFuture.completedFuture(List.of());
-            }
-        };
-        return new HostConnection.Settings(host, Duration.ofSeconds(5), Duration.ofSeconds(2),
-                FailurePolicy.FAIL, n -> "", "");
+                    @Override
+                    public RuntimeHandle runtime() {
+                        return (u, e) -> CompletableFuture.completedFuture(List.of());
+                    }
+                };
+        return new HostConnection.Settings(
+                host,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(2),
+                FailurePolicy.FAIL,
+                n -> "",
+                "");
     }
 
     private static final class Conversation implements HostConnection.Registry {
@@ -83,12 +90,20 @@ class HostGoldenConversationTest {
         final EmbeddedChannel channel;
 
         Conversation() {
-            channel = new EmbeddedChannel(new ChannelInitializer<Channel>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    ch.pipeline().addLast(new HostConnection(ch, containerdLike(), Conversation.this, "golden"));
-                }
-            });
+            channel =
+                    new EmbeddedChannel(
+                            new ChannelInitializer<Channel>() {
+                                @Override
+                                protected void initChannel(Channel ch) {
+                                    ch.pipeline()
+                                            .addLast(
+                                                    new HostConnection(
+                                                            ch,
+                                                            containerdLike(),
+                                                            Conversation.this,
+                                                            "golden"));
+                                }
+                            });
         }
 
         @Override
@@ -128,12 +143,16 @@ class HostGoldenConversationTest {
     private static byte[] withOurTimeout(byte[] muxFrame, long ourTimeoutNanos) throws IOException {
         byte[] ttrpc = Arrays.copyOfRange(muxFrame, 8, muxFrame.length);
         Request golden = Request.parseFrom(Arrays.copyOfRange(ttrpc, 10, ttrpc.length));
-        assertThat(golden.getTimeoutNano()).as("containerd's timeout_nano").isBetween(1L, ourTimeoutNanos);
+        assertThat(golden.getTimeoutNano())
+                .as("containerd's timeout_nano")
+                .isBetween(1L, ourTimeoutNanos);
         byte[] data = golden.toBuilder().setTimeoutNano(ourTimeoutNanos).build().toByteArray();
         int stream = java.nio.ByteBuffer.wrap(ttrpc).getInt(4);
-        return ByteBufUtil.getBytes(MuxFraming.frames(UnpooledByteBufAllocator.DEFAULT,
-                java.nio.ByteBuffer.wrap(muxFrame).getInt(0),
-                new TtrpcFrame(stream, TtrpcFrame.REQUEST, 0, data).encode()));
+        return ByteBufUtil.getBytes(
+                MuxFraming.frames(
+                        UnpooledByteBufAllocator.DEFAULT,
+                        java.nio.ByteBuffer.wrap(muxFrame).getInt(0),
+                        new TtrpcFrame(stream, TtrpcFrame.REQUEST, 0, data).encode()));
     }
 
     @Test
@@ -141,12 +160,13 @@ class HostGoldenConversationTest {
         List<byte[]> c = lines();
         long ours = Duration.ofSeconds(2).toNanos();
         Conversation conv = new Conversation();
-        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(0))));        // RegisterPlugin
-        assertThat(hex(conv.written())).isEqualTo(hex(Bytes.concat(c.get(1), withOurTimeout(c.get(2), ours))));
-        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(3))));        // ConfigureResponse
+        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(0)))); // RegisterPlugin
+        assertThat(hex(conv.written()))
+                .isEqualTo(hex(Bytes.concat(c.get(1), withOurTimeout(c.get(2), ours))));
+        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(3)))); // ConfigureResponse
         assertThat(hex(conv.written())).isEqualTo(hex(withOurTimeout(c.get(4), ours)));
         assertThat(conv.ready.get()).as("listed only after Synchronize").isNull();
-        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(5))));        // SynchronizeResponse
+        conv.feed(List.of(Unpooled.wrappedBuffer(c.get(5)))); // SynchronizeResponse
         assertThat(conv.written()).isEmpty();
         HostConnection plugin = conv.ready.get();
         assertThat(plugin).isNotNull();
@@ -166,9 +186,14 @@ class HostGoldenConversationTest {
             for (List<ByteBuf> cut : Bytes.cuts(c.get(fromPlugin[phase]))) {
                 Conversation conv = new Conversation();
                 for (int i = 0; i < fromPlugin.length; i++) {
-                    conv.feed(i == phase ? cut : List.of(Unpooled.wrappedBuffer(c.get(fromPlugin[i]))));
+                    conv.feed(
+                            i == phase
+                                    ? cut
+                                    : List.of(Unpooled.wrappedBuffer(c.get(fromPlugin[i]))));
                 }
-                assertThat(conv.ready.get()).as("registered with phase %d cut into %d", phase, cut.size()).isNotNull();
+                assertThat(conv.ready.get())
+                        .as("registered with phase %d cut into %d", phase, cut.size())
+                        .isNotNull();
                 assertThat(conv.gone.get()).isNull();
                 conv.channel.finishAndReleaseAll();
             }

@@ -21,39 +21,53 @@ import org.junit.jupiter.api.Test;
 class MuxFrameParserTest {
 
     /** "abc" on connection 1, nothing on 2, "de" on 2, "f" on 1. */
-    private static final byte[] STREAM = hex(
-            "00000001" + "00000003" + "616263"
-            + "00000002" + "00000000"
-            + "00000002" + "00000002" + "6465"
-            + "00000001" + "00000001" + "66");
+    private static final byte[] STREAM =
+            hex(
+                    "00000001"
+                            + "00000003"
+                            + "616263"
+                            + "00000002"
+                            + "00000000"
+                            + "00000002"
+                            + "00000002"
+                            + "6465"
+                            + "00000001"
+                            + "00000001"
+                            + "66");
 
     private final Map<Integer, ByteArrayOutputStream> streams = new TreeMap<>();
-    private final MuxFrameParser parser = new MuxFrameParser((conn, bytes) ->
-            streams.computeIfAbsent(conn, c -> new ByteArrayOutputStream())
-                    .writeBytes(ByteBufUtil.getBytes(bytes)));
+    private final MuxFrameParser parser =
+            new MuxFrameParser(
+                    (conn, bytes) ->
+                            streams.computeIfAbsent(conn, c -> new ByteArrayOutputStream())
+                                    .writeBytes(ByteBufUtil.getBytes(bytes)));
 
     @Test
     void demultiplexesCutAtEveryByte() {
-        Bytes.forEveryCut(STREAM, pieces -> {
-            streams.clear();
-            pieces.forEach(parser::feed);
-            assertThat(streams.keySet()).containsExactly(1, 2);
-            assertThat(streams.get(1).toString()).isEqualTo("abcf");
-            assertThat(streams.get(2).toString()).isEqualTo("de");
-            assertThat(parser.partial()).isNull();
-        });
+        Bytes.forEveryCut(
+                STREAM,
+                pieces -> {
+                    streams.clear();
+                    pieces.forEach(parser::feed);
+                    assertThat(streams.keySet()).containsExactly(1, 2);
+                    assertThat(streams.get(1).toString()).isEqualTo("abcf");
+                    assertThat(streams.get(2).toString()).isEqualTo("de");
+                    assertThat(parser.partial()).isNull();
+                });
     }
 
     @Test
     void refusesAFrameLongerThanNriAllows() {
         assertThat(MuxFrameParser.MAX_PAYLOAD).isEqualTo(10 + 4 * 1024 * 1024);
         parser.feed(Unpooled.wrappedBuffer(hex("00000001" + "0040000a")));
-        assertThat(parser.partial()).isEqualTo("a mux frame on connection 1 lacking 4194314 payload bytes");
-        MuxFrameParser fresh = new MuxFrameParser((c, b) -> { });
+        assertThat(parser.partial())
+                .isEqualTo("a mux frame on connection 1 lacking 4194314 payload bytes");
+        MuxFrameParser fresh = new MuxFrameParser((c, b) -> {});
         assertThatThrownBy(() -> fresh.feed(Unpooled.wrappedBuffer(hex("00000001" + "0040000b"))))
                 .isInstanceOf(TtrpcProtocolException.class)
-                .hasMessage("not NRI's multiplexer: frame header 000000010040000b announces 4194315 bytes "
-                        + "on connection 1, more than the 4194314 NRI allows");
+                .hasMessage(
+                        "not NRI's multiplexer: frame header 000000010040000b announces 4194315 bytes "
+                                + "on connection 1, more than the 4194314 NRI allows");
     }
 
     @Test

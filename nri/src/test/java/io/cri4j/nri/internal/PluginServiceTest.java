@@ -65,72 +65,180 @@ class PluginServiceTest {
             this.policy = policy;
         }
 
-        @Override public String name() { return "rec"; }
-        @Override public HookPolicy policy() { return policy; }
-        @Override public Set<HookEvent> events() { return events; }
+        @Override
+        public String name() {
+            return "rec";
+        }
+
+        @Override
+        public HookPolicy policy() {
+            return policy;
+        }
+
+        @Override
+        public Set<HookEvent> events() {
+            return events;
+        }
+
         private CompletionStage<Void> rec(String m, Object... a) {
             calls.add(m);
             args.addAll(List.of(a));
             return CompletableFuture.completedFuture(null);
         }
-        @Override public CompletionStage<Void> configure(HookConfiguration c) { return rec("configure", c); }
-        @Override public CompletionStage<List<ContainerUpdate>> synchronize(List<PodSandbox> p, List<Container> c) {
-            rec("synchronize", p, c);
-            return CompletableFuture.completedFuture(List.of(ContainerUpdate.newBuilder().setContainerId("u1").build()));
+
+        @Override
+        public CompletionStage<Void> configure(HookConfiguration c) {
+            return rec("configure", c);
         }
-        @Override public CompletionStage<Void> runPodSandbox(PodSandbox p) { return rec("runPodSandbox", p); }
-        @Override public CompletionStage<Void> stopPodSandbox(PodSandbox p) { return rec("stopPodSandbox", p); }
-        @Override public CompletionStage<Void> removePodSandbox(PodSandbox p) { return rec("removePodSandbox", p); }
-        @Override public CompletionStage<Void> postUpdatePodSandbox(PodSandbox p) { return rec("postUpdatePodSandbox", p); }
-        @Override public CompletionStage<HookResult> createContainer(PodSandbox p, Container c) {
+
+        @Override
+        public CompletionStage<List<ContainerUpdate>> synchronize(
+                List<PodSandbox> p, List<Container> c) {
+            rec("synchronize", p, c);
+            return CompletableFuture.completedFuture(
+                    List.of(ContainerUpdate.newBuilder().setContainerId("u1").build()));
+        }
+
+        @Override
+        public CompletionStage<Void> runPodSandbox(PodSandbox p) {
+            return rec("runPodSandbox", p);
+        }
+
+        @Override
+        public CompletionStage<Void> stopPodSandbox(PodSandbox p) {
+            return rec("stopPodSandbox", p);
+        }
+
+        @Override
+        public CompletionStage<Void> removePodSandbox(PodSandbox p) {
+            return rec("removePodSandbox", p);
+        }
+
+        @Override
+        public CompletionStage<Void> postUpdatePodSandbox(PodSandbox p) {
+            return rec("postUpdatePodSandbox", p);
+        }
+
+        @Override
+        public CompletionStage<HookResult> createContainer(PodSandbox p, Container c) {
             rec("createContainer", p, c);
             return create;
         }
-        @Override public CompletionStage<Void> postCreateContainer(PodSandbox p, Container c) { return rec("postCreateContainer", c); }
-        @Override public CompletionStage<Void> startContainer(PodSandbox p, Container c) { return rec("startContainer", c); }
-        @Override public CompletionStage<Void> postStartContainer(PodSandbox p, Container c) { return rec("postStartContainer", c); }
-        @Override public CompletionStage<Void> postUpdateContainer(PodSandbox p, Container c) { return rec("postUpdateContainer", c); }
-        @Override public CompletionStage<Void> removeContainer(PodSandbox p, Container c) { return rec("removeContainer", c); }
-        @Override public CompletionStage<Void> validateContainerAdjustment(ValidateContainerAdjustmentRequest r) {
+
+        @Override
+        public CompletionStage<Void> postCreateContainer(PodSandbox p, Container c) {
+            return rec("postCreateContainer", c);
+        }
+
+        @Override
+        public CompletionStage<Void> startContainer(PodSandbox p, Container c) {
+            return rec("startContainer", c);
+        }
+
+        @Override
+        public CompletionStage<Void> postStartContainer(PodSandbox p, Container c) {
+            return rec("postStartContainer", c);
+        }
+
+        @Override
+        public CompletionStage<Void> postUpdateContainer(PodSandbox p, Container c) {
+            return rec("postUpdateContainer", c);
+        }
+
+        @Override
+        public CompletionStage<Void> removeContainer(PodSandbox p, Container c) {
+            return rec("removeContainer", c);
+        }
+
+        @Override
+        public CompletionStage<Void> validateContainerAdjustment(
+                ValidateContainerAdjustmentRequest r) {
             rec("validate", r);
             return validate;
         }
     }
 
     private PluginService service(AsyncHook hook) {
-        return new PluginService(hook, hook.policy(), hook.events(), loop.eventLoop(), new PluginService.Session() {
-            @Override public void configured(ConfigureRequest r) { configured.add(r); }
-            @Override public RuntimeHandle runtimeHandle() {
-                return (u, e) -> CompletableFuture.completedFuture(List.of());
-            }
-            @Override public void synchronizedWithRuntime() { synchronizedCount++; }
-            @Override public void shutdownRequested() { calls.add("shutdownRequested"); }
-            @Override public void registrationFailed(Throwable cause) { calls.add("registrationFailed"); }
-        });
+        return new PluginService(
+                hook,
+                hook.policy(),
+                hook.events(),
+                loop.eventLoop(),
+                new PluginService.Session() {
+                    @Override
+                    public void configured(ConfigureRequest r) {
+                        configured.add(r);
+                    }
+
+                    @Override
+                    public RuntimeHandle runtimeHandle() {
+                        return (u, e) -> CompletableFuture.completedFuture(List.of());
+                    }
+
+                    @Override
+                    public void synchronizedWithRuntime() {
+                        synchronizedCount++;
+                    }
+
+                    @Override
+                    public void shutdownRequested() {
+                        calls.add("shutdownRequested");
+                    }
+
+                    @Override
+                    public void registrationFailed(Throwable cause) {
+                        calls.add("registrationFailed");
+                    }
+                });
     }
 
     private static TtrpcPeer.Call call(String method, Message m) {
-        return new TtrpcPeer.Call(1, PluginService.SERVICE, method, m.toByteArray(),
-                TimeUnit.SECONDS.toNanos(2), System.nanoTime(), List.of());
+        return new TtrpcPeer.Call(
+                1,
+                PluginService.SERVICE,
+                method,
+                m.toByteArray(),
+                TimeUnit.SECONDS.toNanos(2),
+                System.nanoTime(),
+                List.of());
     }
 
-    private static <T> T answer(CompletionStage<byte[]> s, com.google.protobuf.Parser<T> parser) throws Exception {
+    private static <T> T answer(CompletionStage<byte[]> s, com.google.protobuf.Parser<T> parser)
+            throws Exception {
         return parser.parseFrom(s.toCompletableFuture().get(1, TimeUnit.SECONDS));
     }
 
     private static StatusRuntimeException error(CompletionStage<byte[]> s) {
-        return (StatusRuntimeException) TtrpcStatus.unwrap(s.toCompletableFuture().handle((v, t) -> t).join());
+        return (StatusRuntimeException)
+                TtrpcStatus.unwrap(s.toCompletableFuture().handle((v, t) -> t).join());
     }
 
-    private static final Set<HookEvent> ALL = EnumSet.complementOf(EnumSet.of(HookEvent.ADJUST_POD_SANDBOX));
+    private static final Set<HookEvent> ALL =
+            EnumSet.complementOf(EnumSet.of(HookEvent.ADJUST_POD_SANDBOX));
 
     @Test
     void configuresTheHookAndAnswersItsEventMask() throws Exception {
-        Recorder hook = new Recorder(EnumSet.of(HookEvent.CREATE_CONTAINER, HookEvent.REMOVE_CONTAINER,
-                HookEvent.ADJUST_POD_SANDBOX), HookPolicy.DEFAULT);
-        ConfigureResponse r = answer(service(hook).handle(call("Configure", ConfigureRequest.newBuilder()
-                .setConfig("cfg").setRuntimeName("containerd").setRuntimeVersion("2.1.4")
-                .setRegistrationTimeout(5000).setRequestTimeout(3000).build())), ConfigureResponse.parser());
+        Recorder hook =
+                new Recorder(
+                        EnumSet.of(
+                                HookEvent.CREATE_CONTAINER,
+                                HookEvent.REMOVE_CONTAINER,
+                                HookEvent.ADJUST_POD_SANDBOX),
+                        HookPolicy.DEFAULT);
+        ConfigureResponse r =
+                answer(
+                        service(hook)
+                                .handle(
+                                        call(
+                                                "Configure",
+                                                ConfigureRequest.newBuilder()
+                                                        .setConfig("cfg")
+                                                        .setRuntimeName("containerd")
+                                                        .setRuntimeVersion("2.1.4")
+                                                        .setRegistrationTimeout(5000)
+                                                        .setRequestTimeout(3000)
+                                                        .build())),
+                        ConfigureResponse.parser());
         assertThat(r.getEvents()).isEqualTo((1 << 3) | (1 << 10));
         HookConfiguration cfg = (HookConfiguration) args.get(0);
         assertThat(cfg.config()).isEqualTo("cfg");
@@ -142,20 +250,39 @@ class PluginServiceTest {
 
     @Test
     void leavesOutTheEventsAnNriV08RuntimeRefuses() throws Exception {
-        Recorder hook = new Recorder(EnumSet.of(HookEvent.CREATE_CONTAINER, HookEvent.UPDATE_POD_SANDBOX,
-                HookEvent.VALIDATE_CONTAINER_ADJUSTMENT), HookPolicy.DEFAULT);
-        ConfigureRequest v08 = ConfigureRequest.newBuilder().setRuntimeName("containerd").setRuntimeVersion("2.1.4").build();
-        assertThat(answer(service(hook).handle(call("Configure", v08)), ConfigureResponse.parser()).getEvents())
+        Recorder hook =
+                new Recorder(
+                        EnumSet.of(
+                                HookEvent.CREATE_CONTAINER,
+                                HookEvent.UPDATE_POD_SANDBOX,
+                                HookEvent.VALIDATE_CONTAINER_ADJUSTMENT),
+                        HookPolicy.DEFAULT);
+        ConfigureRequest v08 =
+                ConfigureRequest.newBuilder()
+                        .setRuntimeName("containerd")
+                        .setRuntimeVersion("2.1.4")
+                        .build();
+        assertThat(
+                        answer(
+                                        service(hook).handle(call("Configure", v08)),
+                                        ConfigureResponse.parser())
+                                .getEvents())
                 .isEqualTo(1 << 3);
         ConfigureRequest v012 = v08.toBuilder().setNRIVersion("v0.12.2").build();
-        assertThat(answer(service(hook).handle(call("Configure", v012)), ConfigureResponse.parser()).getEvents())
+        assertThat(
+                        answer(
+                                        service(hook).handle(call("Configure", v012)),
+                                        ConfigureResponse.parser())
+                                .getEvents())
                 .isEqualTo((1 << 3) | (1 << 11) | (1 << 13));
-        Recorder onlyNew = new Recorder(EnumSet.of(HookEvent.UPDATE_POD_SANDBOX), HookPolicy.DEFAULT);
+        Recorder onlyNew =
+                new Recorder(EnumSet.of(HookEvent.UPDATE_POD_SANDBOX), HookPolicy.DEFAULT);
         StatusRuntimeException e = error(service(onlyNew).handle(call("Configure", v08)));
         assertThat(calls).containsExactly("configure", "configure", "registrationFailed");
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(e.getStatus().getDescription())
-                .isEqualTo("hook 'rec' subscribes to no event containerd 2.1.4 can deliver (UpdatePodSandbox)");
+                .isEqualTo(
+                        "hook 'rec' subscribes to no event containerd 2.1.4 can deliver (UpdatePodSandbox)");
     }
 
     @Test
@@ -166,15 +293,34 @@ class PluginServiceTest {
         PodSandbox p2 = PodSandbox.newBuilder().setId("p2").build();
         Container c1 = Container.newBuilder().setId("c1").build();
         Container c2 = Container.newBuilder().setId("c2").build();
-        SynchronizeResponse first = answer(s.handle(call("Synchronize", SynchronizeRequest.newBuilder()
-                .addPods(p1).addContainers(c1).setMore(true).build())), SynchronizeResponse.parser());
+        SynchronizeResponse first =
+                answer(
+                        s.handle(
+                                call(
+                                        "Synchronize",
+                                        SynchronizeRequest.newBuilder()
+                                                .addPods(p1)
+                                                .addContainers(c1)
+                                                .setMore(true)
+                                                .build())),
+                        SynchronizeResponse.parser());
         assertThat(first.getMore()).isTrue();
         assertThat(first.getUpdateList()).isEmpty();
         assertThat(calls).isEmpty();
-        SynchronizeResponse last = answer(s.handle(call("Synchronize", SynchronizeRequest.newBuilder()
-                .addPods(p2).addContainers(c2).build())), SynchronizeResponse.parser());
+        SynchronizeResponse last =
+                answer(
+                        s.handle(
+                                call(
+                                        "Synchronize",
+                                        SynchronizeRequest.newBuilder()
+                                                .addPods(p2)
+                                                .addContainers(c2)
+                                                .build())),
+                        SynchronizeResponse.parser());
         assertThat(last.getMore()).isFalse();
-        assertThat(last.getUpdateList()).extracting(ContainerUpdate::getContainerId).containsExactly("u1");
+        assertThat(last.getUpdateList())
+                .extracting(ContainerUpdate::getContainerId)
+                .containsExactly("u1");
         assertThat(calls).containsExactly("synchronize");
         assertThat(args).containsExactly(List.of(p1, p2), List.of(c1, c2));
         assertThat(synchronizedCount).isEqualTo(1);
@@ -184,37 +330,88 @@ class PluginServiceTest {
     void mapsEveryStateChangeToItsHookMethod() throws Exception {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT);
         PluginService s = service(hook);
-        Event[] events = {Event.RUN_POD_SANDBOX, Event.STOP_POD_SANDBOX, Event.REMOVE_POD_SANDBOX,
-            Event.POST_UPDATE_POD_SANDBOX, Event.POST_CREATE_CONTAINER, Event.START_CONTAINER,
-            Event.POST_START_CONTAINER, Event.POST_UPDATE_CONTAINER, Event.REMOVE_CONTAINER};
+        Event[] events = {
+            Event.RUN_POD_SANDBOX,
+            Event.STOP_POD_SANDBOX,
+            Event.REMOVE_POD_SANDBOX,
+            Event.POST_UPDATE_POD_SANDBOX,
+            Event.POST_CREATE_CONTAINER,
+            Event.START_CONTAINER,
+            Event.POST_START_CONTAINER,
+            Event.POST_UPDATE_CONTAINER,
+            Event.REMOVE_CONTAINER
+        };
         for (Event e : events) {
-            s.handle(call("StateChange", StateChangeEvent.newBuilder().setEvent(e)
-                    .setPod(PodSandbox.newBuilder().setId("p")).setContainer(Container.newBuilder().setId("c")).build()))
-                    .toCompletableFuture().get(1, TimeUnit.SECONDS);
+            s.handle(
+                            call(
+                                    "StateChange",
+                                    StateChangeEvent.newBuilder()
+                                            .setEvent(e)
+                                            .setPod(PodSandbox.newBuilder().setId("p"))
+                                            .setContainer(Container.newBuilder().setId("c"))
+                                            .build()))
+                    .toCompletableFuture()
+                    .get(1, TimeUnit.SECONDS);
         }
-        assertThat(calls).containsExactly("runPodSandbox", "stopPodSandbox", "removePodSandbox",
-                "postUpdatePodSandbox", "postCreateContainer", "startContainer", "postStartContainer",
-                "postUpdateContainer", "removeContainer");
+        assertThat(calls)
+                .containsExactly(
+                        "runPodSandbox",
+                        "stopPodSandbox",
+                        "removePodSandbox",
+                        "postUpdatePodSandbox",
+                        "postCreateContainer",
+                        "startContainer",
+                        "postStartContainer",
+                        "postUpdateContainer",
+                        "removeContainer");
     }
 
     @Test
     void callsOnlyTheSubscribedEvents() throws Exception {
         Recorder hook = new Recorder(EnumSet.of(HookEvent.CREATE_CONTAINER), HookPolicy.DEFAULT);
-        service(hook).handle(call("StateChange", StateChangeEvent.newBuilder().setEvent(Event.START_CONTAINER).build()))
-                .toCompletableFuture().get(1, TimeUnit.SECONDS);
+        service(hook)
+                .handle(
+                        call(
+                                "StateChange",
+                                StateChangeEvent.newBuilder()
+                                        .setEvent(Event.START_CONTAINER)
+                                        .build()))
+                .toCompletableFuture()
+                .get(1, TimeUnit.SECONDS);
         assertThat(calls).isEmpty();
     }
 
     @Test
     void answersCreateContainerWithTheHooksAdjustmentUpdatesAndEvictions() throws Exception {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT);
-        ContainerAdjustment adj = ContainerAdjustment.newBuilder()
-                .addEnv(KeyValue.newBuilder().setKey("A").setValue("1")).build();
-        hook.create = CompletableFuture.completedFuture(HookResult.builder().adjust(adj)
-                .addUpdate(ContainerUpdate.newBuilder().setContainerId("other").build()).evict("bad", "too big").build());
-        CreateContainerResponse r = answer(service(hook).handle(call("CreateContainer",
-                CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder().setName("p"))
-                        .setContainer(Container.newBuilder().setName("c")).build())), CreateContainerResponse.parser());
+        ContainerAdjustment adj =
+                ContainerAdjustment.newBuilder()
+                        .addEnv(KeyValue.newBuilder().setKey("A").setValue("1"))
+                        .build();
+        hook.create =
+                CompletableFuture.completedFuture(
+                        HookResult.builder()
+                                .adjust(adj)
+                                .addUpdate(
+                                        ContainerUpdate.newBuilder()
+                                                .setContainerId("other")
+                                                .build())
+                                .evict("bad", "too big")
+                                .build());
+        CreateContainerResponse r =
+                answer(
+                        service(hook)
+                                .handle(
+                                        call(
+                                                "CreateContainer",
+                                                CreateContainerRequest.newBuilder()
+                                                        .setPod(
+                                                                PodSandbox.newBuilder()
+                                                                        .setName("p"))
+                                                        .setContainer(
+                                                                Container.newBuilder().setName("c"))
+                                                        .build())),
+                        CreateContainerResponse.parser());
         assertThat(r.getAdjust()).isEqualTo(adj);
         assertThat(r.getUpdate(0).getContainerId()).isEqualTo("other");
         assertThat(r.getEvict(0).getContainerId()).isEqualTo("bad");
@@ -227,13 +424,26 @@ class PluginServiceTest {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT.withTimeout(Duration.ofSeconds(30)));
         CompletableFuture<HookResult> never = new CompletableFuture<>();
         hook.create = never;
-        CompletionStage<byte[]> answer = service(hook).handle(call("CreateContainer",
-                CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder().setNamespace("ns").setName("p"))
-                        .setContainer(Container.newBuilder().setName("c").setId("0123456789abcdef")).build()));
+        CompletionStage<byte[]> answer =
+                service(hook)
+                        .handle(
+                                call(
+                                        "CreateContainer",
+                                        CreateContainerRequest.newBuilder()
+                                                .setPod(
+                                                        PodSandbox.newBuilder()
+                                                                .setNamespace("ns")
+                                                                .setName("p"))
+                                                .setContainer(
+                                                        Container.newBuilder()
+                                                                .setName("c")
+                                                                .setId("0123456789abcdef"))
+                                                .build()));
         loop.advanceTimeBy(1850, TimeUnit.MILLISECONDS);
         loop.runScheduledPendingTasks();
         assertThat(answer).isNotDone();
-        loop.advanceTimeBy(100, TimeUnit.MILLISECONDS); // 1.95 s: 2 s minus the 100 ms margin... minus now
+        loop.advanceTimeBy(
+                100, TimeUnit.MILLISECONDS); // 1.95 s: 2 s minus the 100 ms margin... minus now
         loop.runScheduledPendingTasks();
         assertThat(answer.toCompletableFuture()).isCompleted();
         assertThat(answer(answer, CreateContainerResponse.parser()))
@@ -244,47 +454,88 @@ class PluginServiceTest {
     @Test
     void failsWithAnErrorNamingTheHookAtItsOwnTimeoutUnderFail() {
         loop.freezeTime();
-        Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT.withTimeout(Duration.ofMillis(500))
-                .withFailurePolicy(FailurePolicy.FAIL));
+        Recorder hook =
+                new Recorder(
+                        ALL,
+                        HookPolicy.DEFAULT
+                                .withTimeout(Duration.ofMillis(500))
+                                .withFailurePolicy(FailurePolicy.FAIL));
         hook.create = new CompletableFuture<>();
-        CompletionStage<byte[]> answer = service(hook).handle(call("CreateContainer",
-                CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder().setNamespace("ns").setName("p"))
-                        .setContainer(Container.newBuilder().setName("c").setId("c1")).build()));
+        CompletionStage<byte[]> answer =
+                service(hook)
+                        .handle(
+                                call(
+                                        "CreateContainer",
+                                        CreateContainerRequest.newBuilder()
+                                                .setPod(
+                                                        PodSandbox.newBuilder()
+                                                                .setNamespace("ns")
+                                                                .setName("p"))
+                                                .setContainer(
+                                                        Container.newBuilder()
+                                                                .setName("c")
+                                                                .setId("c1"))
+                                                .build()));
         loop.advanceTimeBy(501, TimeUnit.MILLISECONDS);
         loop.runScheduledPendingTasks();
         StatusRuntimeException e = error(answer);
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-        assertThat(e.getStatus().getDescription()).isEqualTo(
-                "hook 'rec' did not answer CreateContainer of container ns/p/c (c1) within its timeout of 500 ms");
+        assertThat(e.getStatus().getDescription())
+                .isEqualTo(
+                        "hook 'rec' did not answer CreateContainer of container ns/p/c (c1) within its timeout of 500 ms");
     }
 
     @Test
     void aFailingHookIsIgnoredOrFailsTheEventByItsPolicy() throws Exception {
-        CreateContainerRequest req = CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder()
-                .setNamespace("ns").setName("p")).setContainer(Container.newBuilder().setName("c").setId("c1")).build();
+        CreateContainerRequest req =
+                CreateContainerRequest.newBuilder()
+                        .setPod(PodSandbox.newBuilder().setNamespace("ns").setName("p"))
+                        .setContainer(Container.newBuilder().setName("c").setId("c1"))
+                        .build();
         Recorder ignore = new Recorder(ALL, HookPolicy.DEFAULT);
         ignore.create = CompletableFuture.failedFuture(new IllegalStateException("no quota"));
-        assertThat(answer(service(ignore).handle(call("CreateContainer", req)), CreateContainerResponse.parser()))
+        assertThat(
+                        answer(
+                                service(ignore).handle(call("CreateContainer", req)),
+                                CreateContainerResponse.parser()))
                 .isEqualTo(CreateContainerResponse.getDefaultInstance());
         Recorder fail = new Recorder(ALL, HookPolicy.DEFAULT.withFailurePolicy(FailurePolicy.FAIL));
         fail.create = CompletableFuture.failedFuture(new IllegalStateException("no quota"));
         StatusRuntimeException e = error(service(fail).handle(call("CreateContainer", req)));
         assertThat(e.getStatus().getDescription())
-                .isEqualTo("hook 'rec' failed at CreateContainer of container ns/p/c (c1): no quota");
+                .isEqualTo(
+                        "hook 'rec' failed at CreateContainer of container ns/p/c (c1): no quota");
     }
 
     @Test
     void aValidatorThatThrowsRejectsTheAdjustmentWithItsReason() throws Exception {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT);
-        hook.validate = CompletableFuture.failedFuture(new IllegalArgumentException("privileged mounts are not allowed"));
-        ValidateContainerAdjustmentResponse r = answer(service(hook).handle(call("ValidateContainerAdjustment",
-                ValidateContainerAdjustmentRequest.getDefaultInstance())), ValidateContainerAdjustmentResponse.parser());
+        hook.validate =
+                CompletableFuture.failedFuture(
+                        new IllegalArgumentException("privileged mounts are not allowed"));
+        ValidateContainerAdjustmentResponse r =
+                answer(
+                        service(hook)
+                                .handle(
+                                        call(
+                                                "ValidateContainerAdjustment",
+                                                ValidateContainerAdjustmentRequest
+                                                        .getDefaultInstance())),
+                        ValidateContainerAdjustmentResponse.parser());
         assertThat(r.getReject()).isTrue();
         assertThat(r.getReason()).isEqualTo("hook 'rec': privileged mounts are not allowed");
         Recorder ok = new Recorder(ALL, HookPolicy.DEFAULT);
-        assertThat(answer(service(ok).handle(call("ValidateContainerAdjustment",
-                ValidateContainerAdjustmentRequest.getDefaultInstance())), ValidateContainerAdjustmentResponse.parser())
-                .getReject()).isFalse();
+        assertThat(
+                        answer(
+                                        service(ok)
+                                                .handle(
+                                                        call(
+                                                                "ValidateContainerAdjustment",
+                                                                ValidateContainerAdjustmentRequest
+                                                                        .getDefaultInstance())),
+                                        ValidateContainerAdjustmentResponse.parser())
+                                .getReject())
+                .isFalse();
     }
 
     @Test
@@ -292,20 +543,49 @@ class PluginServiceTest {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT);
         service(hook).handle(call("Shutdown", io.cri4j.nri.api.Empty.getDefaultInstance()));
         assertThat(calls).containsExactly("shutdownRequested");
-        StatusRuntimeException e = error(service(hook).handle(call("Frobnicate", io.cri4j.nri.api.Empty.getDefaultInstance())));
+        StatusRuntimeException e =
+                error(
+                        service(hook)
+                                .handle(
+                                        call(
+                                                "Frobnicate",
+                                                io.cri4j.nri.api.Empty.getDefaultInstance())));
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
     }
 
     @Test
     void aHookChainsVerdictFailsTheEventWhateverThePolicy() {
         Recorder chainLike = new Recorder(ALL, HookPolicy.DEFAULT); // IGNORE
-        chainLike.create = CompletableFuture.failedFuture(new io.cri4j.hook.HookConflictException(
-                HookEvent.CREATE_CONTAINER, "container ns/p/c", "env", "CRI4J_TEAM", "second", "owner-team"));
-        StatusRuntimeException e = error(service(chainLike).handle(call("CreateContainer",
-                CreateContainerRequest.newBuilder().setPod(PodSandbox.newBuilder().setNamespace("ns").setName("p"))
-                        .setContainer(Container.newBuilder().setName("c").setId("c1")).build())));
+        chainLike.create =
+                CompletableFuture.failedFuture(
+                        new io.cri4j.hook.HookConflictException(
+                                HookEvent.CREATE_CONTAINER,
+                                "container ns/p/c",
+                                "env",
+                                "CRI4J_TEAM",
+                                "second",
+                                "owner-team"));
+        StatusRuntimeException e =
+                error(
+                        service(chainLike)
+                                .handle(
+                                        call(
+                                                "CreateContainer",
+                                                CreateContainerRequest.newBuilder()
+                                                        .setPod(
+                                                                PodSandbox.newBuilder()
+                                                                        .setNamespace("ns")
+                                                                        .setName("p"))
+                                                        .setContainer(
+                                                                Container.newBuilder()
+                                                                        .setName("c")
+                                                                        .setId("c1"))
+                                                        .build())));
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        assertThat(e.getStatus().getDescription()).contains("second").contains("owner-team")
-                .contains("CRI4J_TEAM").endsWith("(CreateContainer of container ns/p/c (c1))");
+        assertThat(e.getStatus().getDescription())
+                .contains("second")
+                .contains("owner-team")
+                .contains("CRI4J_TEAM")
+                .endsWith("(CreateContainer of container ns/p/c (c1))");
     }
 }

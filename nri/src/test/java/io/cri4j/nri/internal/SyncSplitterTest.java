@@ -13,19 +13,35 @@ import org.junit.jupiter.api.Test;
 class SyncSplitterTest {
 
     private static PodSandbox pod(int i, int pad) {
-        return PodSandbox.newBuilder().setId("pod-" + i).setName("p" + i).setNamespace("ns")
-                .putAnnotations("pad", "x".repeat(pad)).build();
+        return PodSandbox.newBuilder()
+                .setId("pod-" + i)
+                .setName("p" + i)
+                .setNamespace("ns")
+                .putAnnotations("pad", "x".repeat(pad))
+                .build();
     }
 
     private static Container ctr(int i, int pad) {
-        return Container.newBuilder().setId("ctr-" + i).setName("c" + i).putAnnotations("pad", "x".repeat(pad)).build();
+        return Container.newBuilder()
+                .setId("ctr-" + i)
+                .setName("c" + i)
+                .putAnnotations("pad", "x".repeat(pad))
+                .build();
     }
 
     @Test
     void aStateThatFitsIsOneMessageWithoutMore() {
-        List<SynchronizeRequest> m = SyncSplitter.split(List.of(pod(0, 10)), List.of(ctr(0, 10)), SyncSplitter.MAX_MESSAGE);
-        assertThat(m).containsExactly(SynchronizeRequest.newBuilder().addPods(pod(0, 10)).addContainers(ctr(0, 10)).build());
-        assertThat(SyncSplitter.split(List.of(), List.of(), 100)).containsExactly(SynchronizeRequest.getDefaultInstance());
+        List<SynchronizeRequest> m =
+                SyncSplitter.split(
+                        List.of(pod(0, 10)), List.of(ctr(0, 10)), SyncSplitter.MAX_MESSAGE);
+        assertThat(m)
+                .containsExactly(
+                        SynchronizeRequest.newBuilder()
+                                .addPods(pod(0, 10))
+                                .addContainers(ctr(0, 10))
+                                .build());
+        assertThat(SyncSplitter.split(List.of(), List.of(), 100))
+                .containsExactly(SynchronizeRequest.getDefaultInstance());
     }
 
     @Test
@@ -56,9 +72,19 @@ class SyncSplitterTest {
     @Test
     void aMessageIsFilledToTheLimitExactly() {
         Container c = ctr(0, 100);
-        int one = SynchronizeRequest.newBuilder().addContainers(c).setMore(true).build().getSerializedSize();
-        int two = SynchronizeRequest.newBuilder().addContainers(c).addContainers(c).setMore(true).build()
-                .getSerializedSize();
+        int one =
+                SynchronizeRequest.newBuilder()
+                        .addContainers(c)
+                        .setMore(true)
+                        .build()
+                        .getSerializedSize();
+        int two =
+                SynchronizeRequest.newBuilder()
+                        .addContainers(c)
+                        .addContainers(c)
+                        .setMore(true)
+                        .build()
+                        .getSerializedSize();
         assertThat(SyncSplitter.split(List.of(), List.of(c, c, c, c), two)).hasSize(2);
         assertThat(SyncSplitter.split(List.of(), List.of(c, c, c, c), two - 1)).hasSize(4);
         assertThat(SyncSplitter.split(List.of(), List.of(c), one)).hasSize(1);

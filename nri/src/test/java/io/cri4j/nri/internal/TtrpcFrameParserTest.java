@@ -18,43 +18,63 @@ import org.junit.jupiter.api.Test;
 class TtrpcFrameParserTest {
 
     /** A request on stream 1 with 3 data bytes, then a response on stream 1 with none. */
-    private static final byte[] TWO_FRAMES = hex(
-            "00000003" + "00000001" + "01" + "00" + "0a0178"
-            + "00000000" + "00000001" + "02" + "00");
+    private static final byte[] TWO_FRAMES =
+            hex(
+                    "00000003"
+                            + "00000001"
+                            + "01"
+                            + "00"
+                            + "0a0178"
+                            + "00000000"
+                            + "00000001"
+                            + "02"
+                            + "00");
 
     private final List<TtrpcFrame> frames = new ArrayList<>();
     private final List<String> oversized = new ArrayList<>();
-    private final TtrpcFrameParser parser = new TtrpcFrameParser(new TtrpcFrameParser.Listener() {
-        @Override
-        public void frame(TtrpcFrame frame) {
-            frames.add(frame);
-        }
+    private final TtrpcFrameParser parser =
+            new TtrpcFrameParser(
+                    new TtrpcFrameParser.Listener() {
+                        @Override
+                        public void frame(TtrpcFrame frame) {
+                            frames.add(frame);
+                        }
 
-        @Override
-        public void oversized(int streamId, int type, long length) {
-            oversized.add(streamId + "/" + type + "/" + length);
-        }
-    });
+                        @Override
+                        public void oversized(int streamId, int type, long length) {
+                            oversized.add(streamId + "/" + type + "/" + length);
+                        }
+                    });
 
     @Test
     void encodesTheHeaderAsTheProtocolSays() {
         assertThat(hex(new TtrpcFrame(1, TtrpcFrame.REQUEST, 0, hex("0a0178")).encode()))
                 .isEqualTo("00000003" + "00000001" + "01" + "00" + "0a0178");
-        assertThat(hex(new TtrpcFrame(0xfffffffd, TtrpcFrame.DATA,
-                TtrpcFrame.FLAG_REMOTE_CLOSED | TtrpcFrame.FLAG_NO_DATA, new byte[0]).encode()))
+        assertThat(
+                        hex(
+                                new TtrpcFrame(
+                                                0xfffffffd,
+                                                TtrpcFrame.DATA,
+                                                TtrpcFrame.FLAG_REMOTE_CLOSED
+                                                        | TtrpcFrame.FLAG_NO_DATA,
+                                                new byte[0])
+                                        .encode()))
                 .isEqualTo("00000000" + "fffffffd" + "03" + "05");
     }
 
     @Test
     void parsesFramesCutAtEveryByte() {
-        Bytes.forEveryCut(TWO_FRAMES, pieces -> {
-            frames.clear();
-            pieces.forEach(parser::feed);
-            assertThat(frames).containsExactly(
-                    new TtrpcFrame(1, TtrpcFrame.REQUEST, 0, hex("0a0178")),
-                    new TtrpcFrame(1, TtrpcFrame.RESPONSE, 0, new byte[0]));
-            assertThat(parser.partial()).isNull();
-        });
+        Bytes.forEveryCut(
+                TWO_FRAMES,
+                pieces -> {
+                    frames.clear();
+                    pieces.forEach(parser::feed);
+                    assertThat(frames)
+                            .containsExactly(
+                                    new TtrpcFrame(1, TtrpcFrame.REQUEST, 0, hex("0a0178")),
+                                    new TtrpcFrame(1, TtrpcFrame.RESPONSE, 0, new byte[0]));
+                    assertThat(parser.partial()).isNull();
+                });
     }
 
     @Test
@@ -88,18 +108,24 @@ class TtrpcFrameParserTest {
     @Test
     void acceptsExactlyFourMebibytes() {
         byte[] data = new byte[TtrpcFrame.MAX_DATA_LENGTH];
-        parser.feed(Unpooled.wrappedBuffer(new TtrpcFrame(3, TtrpcFrame.REQUEST, 0, data).encode()));
+        parser.feed(
+                Unpooled.wrappedBuffer(new TtrpcFrame(3, TtrpcFrame.REQUEST, 0, data).encode()));
         assertThat(frames).hasSize(1);
         assertThat(frames.get(0).data()).hasSize(TtrpcFrame.MAX_DATA_LENGTH);
-        assertThatThrownBy(() -> new TtrpcFrame(3, 1, 0, new byte[TtrpcFrame.MAX_DATA_LENGTH + 1]).encode())
-                .hasMessageContaining("message length 4194305 exceeds ttrpc's maximum message size of 4194304");
+        assertThatThrownBy(
+                        () ->
+                                new TtrpcFrame(3, 1, 0, new byte[TtrpcFrame.MAX_DATA_LENGTH + 1])
+                                        .encode())
+                .hasMessageContaining(
+                        "message length 4194305 exceeds ttrpc's maximum message size of 4194304");
     }
 
     @Test
     void refusesAHeaderWhoseReservedByteIsSet() {
         assertThatThrownBy(() -> parser.feed(Unpooled.wrappedBuffer(hex("474554202f20485454502f"))))
                 .isInstanceOf(TtrpcProtocolException.class)
-                .hasMessage("not a ttrpc frame: header 474554202f2048545450 has a non-zero reserved "
-                        + "first byte (a data length of 1195725856 bytes)");
+                .hasMessage(
+                        "not a ttrpc frame: header 474554202f2048545450 has a non-zero reserved "
+                                + "first byte (a data length of 1195725856 bytes)");
     }
 }

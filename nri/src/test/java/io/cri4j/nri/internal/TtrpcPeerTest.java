@@ -29,26 +29,34 @@ class TtrpcPeerTest {
     private final List<TtrpcPeer.Call> served = new ArrayList<>();
 
     private TtrpcPeer peer(TtrpcPeer.Service service) {
-        return new TtrpcPeer("test", loop.eventLoop(), f -> {
-            TtrpcFrameParser p = new TtrpcFrameParser(new TtrpcFrameParser.Listener() {
-                @Override
-                public void frame(TtrpcFrame frame) {
-                    sent.add(frame);
-                }
+        return new TtrpcPeer(
+                "test",
+                loop.eventLoop(),
+                f -> {
+                    TtrpcFrameParser p =
+                            new TtrpcFrameParser(
+                                    new TtrpcFrameParser.Listener() {
+                                        @Override
+                                        public void frame(TtrpcFrame frame) {
+                                            sent.add(frame);
+                                        }
 
-                @Override
-                public void oversized(int streamId, int type, long length) {
-                    throw new AssertionError("sent an oversized frame");
-                }
-            });
-            p.feed(Unpooled.wrappedBuffer(f));
-        }, service);
+                                        @Override
+                                        public void oversized(int streamId, int type, long length) {
+                                            throw new AssertionError("sent an oversized frame");
+                                        }
+                                    });
+                    p.feed(Unpooled.wrappedBuffer(f));
+                },
+                service);
     }
 
-    private final TtrpcPeer echo = peer(call -> {
-        served.add(call);
-        return CompletableFuture.completedFuture(call.payload());
-    });
+    private final TtrpcPeer echo =
+            peer(
+                    call -> {
+                        served.add(call);
+                        return CompletableFuture.completedFuture(call.payload());
+                    });
 
     @AfterEach
     void close() {
@@ -56,8 +64,13 @@ class TtrpcPeerTest {
     }
 
     private static byte[] request(String method, byte[] payload) {
-        return Request.newBuilder().setService("svc").setMethod(method)
-                .setPayload(ByteString.copyFrom(payload)).setTimeoutNano(2_000_000_000L).build().toByteArray();
+        return Request.newBuilder()
+                .setService("svc")
+                .setMethod(method)
+                .setPayload(ByteString.copyFrom(payload))
+                .setTimeoutNano(2_000_000_000L)
+                .build()
+                .toByteArray();
     }
 
     private void receive(TtrpcPeer p, int stream, int type, byte[] data) {
@@ -91,17 +104,21 @@ class TtrpcPeerTest {
         receive(echo, 3, TtrpcFrame.REQUEST, request("Echo", new byte[0]));
         Response reused = lastResponse(3);
         assertThat(reused.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(reused.getStatus().getMessage()).isEqualTo("StreamID cannot be re-used and must increment");
+        assertThat(reused.getStatus().getMessage())
+                .isEqualTo("StreamID cannot be re-used and must increment");
         assertThat(served).hasSize(1);
     }
 
     @Test
     void answersGarbageAndStreamDataWithInvalidArgumentAndGoesOn() throws Exception {
         receive(echo, 1, TtrpcFrame.REQUEST, new byte[] {(byte) 0xff, (byte) 0xff, 0x01});
-        assertThat(lastResponse(1).getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(lastResponse(1).getStatus().getMessage()).startsWith("unmarshal request error: ");
+        assertThat(lastResponse(1).getStatus().getCode())
+                .isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(lastResponse(1).getStatus().getMessage())
+                .startsWith("unmarshal request error: ");
         receive(echo, 3, TtrpcFrame.DATA, new byte[] {1});
-        assertThat(lastResponse(3).getStatus().getMessage()).isEqualTo("StreamID is no longer active");
+        assertThat(lastResponse(3).getStatus().getMessage())
+                .isEqualTo("StreamID is no longer active");
         receive(echo, 5, TtrpcFrame.REQUEST, request("Echo", new byte[] {9}));
         assertThat(lastResponse(5).getPayload().toByteArray()).containsExactly(9);
     }
@@ -122,7 +139,11 @@ class TtrpcPeerTest {
 
     @Test
     void answersWithResourceExhaustedInsteadOfAnAnswerOverFourMebibytes() throws Exception {
-        TtrpcPeer huge = peer(call -> CompletableFuture.completedFuture(new byte[TtrpcFrame.MAX_DATA_LENGTH]));
+        TtrpcPeer huge =
+                peer(
+                        call ->
+                                CompletableFuture.completedFuture(
+                                        new byte[TtrpcFrame.MAX_DATA_LENGTH]));
         receive(huge, 1, TtrpcFrame.REQUEST, request("Big", new byte[0]));
         Response r = lastResponse(1);
         assertThat(r.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
@@ -131,14 +152,21 @@ class TtrpcPeerTest {
 
     @Test
     void keepsAHandlersStatusAndMessage() throws Exception {
-        TtrpcPeer failing = peer(call -> CompletableFuture.failedFuture(
-                Status.NOT_FOUND.withDescription("no container c1").asRuntimeException()));
+        TtrpcPeer failing =
+                peer(
+                        call ->
+                                CompletableFuture.failedFuture(
+                                        Status.NOT_FOUND
+                                                .withDescription("no container c1")
+                                                .asRuntimeException()));
         receive(failing, 1, TtrpcFrame.REQUEST, request("Get", new byte[0]));
         assertThat(lastResponse(1).getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND.value());
         assertThat(lastResponse(1).getStatus().getMessage()).isEqualTo("no container c1");
-        TtrpcPeer throwing = peer(call -> {
-            throw new IllegalStateException("boom");
-        });
+        TtrpcPeer throwing =
+                peer(
+                        call -> {
+                            throw new IllegalStateException("boom");
+                        });
         receive(throwing, 1, TtrpcFrame.REQUEST, request("Get", new byte[0]));
         assertThat(lastResponse(1).getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN.value());
         assertThat(lastResponse(1).getStatus().getMessage()).isEqualTo("boom");
@@ -147,20 +175,36 @@ class TtrpcPeerTest {
     @Test
     void callsOnOddStreamsCountingUpAndCompletesFromTheAnswer() throws Exception {
         TtrpcPeer client = peer(null);
-        CompletableFuture<byte[]> a = client.call("svc", "A", new byte[] {1}, Duration.ofSeconds(2));
+        CompletableFuture<byte[]> a =
+                client.call("svc", "A", new byte[] {1}, Duration.ofSeconds(2));
         CompletableFuture<byte[]> b = client.call("svc", "B", new byte[0], Duration.ofSeconds(2));
         assertThat(sent).extracting(TtrpcFrame::streamId).containsExactly(1, 3);
         Request ra = Request.parseFrom(sent.get(0).data());
         assertThat(ra.getMethod()).isEqualTo("A");
         assertThat(ra.getTimeoutNano()).isEqualTo(2_000_000_000L);
-        receive(client, 3, TtrpcFrame.RESPONSE, Response.newBuilder().setStatus(io.cri4j.nri.internal.proto.Status.newBuilder()
-                .setCode(Status.Code.PERMISSION_DENIED.value()).setMessage("no")).build().toByteArray());
-        receive(client, 1, TtrpcFrame.RESPONSE, Response.newBuilder()
-                .setPayload(ByteString.copyFrom(new byte[] {5})).build().toByteArray());
+        receive(
+                client,
+                3,
+                TtrpcFrame.RESPONSE,
+                Response.newBuilder()
+                        .setStatus(
+                                io.cri4j.nri.internal.proto.Status.newBuilder()
+                                        .setCode(Status.Code.PERMISSION_DENIED.value())
+                                        .setMessage("no"))
+                        .build()
+                        .toByteArray());
+        receive(
+                client,
+                1,
+                TtrpcFrame.RESPONSE,
+                Response.newBuilder()
+                        .setPayload(ByteString.copyFrom(new byte[] {5}))
+                        .build()
+                        .toByteArray());
         assertThat(a.join()).containsExactly(5);
         assertThat(b).isCompletedExceptionally();
-        StatusRuntimeException e = (StatusRuntimeException) TtrpcStatus.unwrap(
-                b.handle((v, t) -> t).join());
+        StatusRuntimeException e =
+                (StatusRuntimeException) TtrpcStatus.unwrap(b.handle((v, t) -> t).join());
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(e.getStatus().getDescription()).isEqualTo("no");
     }
@@ -169,7 +213,8 @@ class TtrpcPeerTest {
     void aCallWithoutAnswerFailsAtItsTimeoutAndALateAnswerIsDropped() {
         loop.freezeTime();
         TtrpcPeer client = peer(null);
-        CompletableFuture<byte[]> a = client.call("svc", "Slow", new byte[0], Duration.ofMillis(300));
+        CompletableFuture<byte[]> a =
+                client.call("svc", "Slow", new byte[0], Duration.ofMillis(300));
         loop.advanceTimeBy(299, TimeUnit.MILLISECONDS);
         loop.runScheduledPendingTasks();
         assertThat(a).isNotDone();
@@ -184,8 +229,9 @@ class TtrpcPeerTest {
     @Test
     void refusesToSendARequestOverFourMebibytes() {
         TtrpcPeer client = peer(null);
-        CompletableFuture<byte[]> a = client.call("svc", "Big", new byte[TtrpcFrame.MAX_DATA_LENGTH],
-                Duration.ofSeconds(1));
+        CompletableFuture<byte[]> a =
+                client.call(
+                        "svc", "Big", new byte[TtrpcFrame.MAX_DATA_LENGTH], Duration.ofSeconds(1));
         assertThat(a.handle((v, t) -> TtrpcStatus.unwrap(t).getMessage()).join())
                 .startsWith("RESOURCE_EXHAUSTED: request svc/Big: message length ")
                 .endsWith("exceeds ttrpc's maximum message size of 4194304 bytes");

@@ -11,25 +11,25 @@ import java.io.IOException;
  * is: the runtime is unavailable, try again, so it becomes UNAVAILABLE.
  */
 public final class BackendStatus {
-  private BackendStatus() {}
+    private BackendStatus() {}
 
-  /** The status to give the proxy's client for a backend call that ended with {@code status}. */
-  public static Status forClient(Status status) {
-    if (status.getCode() != Status.Code.UNKNOWN || !causedByTransport(status.getCause())) {
-      return status;
+    /** The status to give the proxy's client for a backend call that ended with {@code status}. */
+    public static Status forClient(Status status) {
+        if (status.getCode() != Status.Code.UNKNOWN || !causedByTransport(status.getCause())) {
+            return status;
+        }
+        return Status.UNAVAILABLE
+                .withDescription("connection to the runtime was lost: " + status.getDescription())
+                .withCause(status.getCause());
     }
-    return Status.UNAVAILABLE
-        .withDescription("connection to the runtime was lost: " + status.getDescription())
-        .withCause(status.getCause());
-  }
 
-  /** A status the runtime sent has no cause on this side; a local transport failure has one. */
-  private static boolean causedByTransport(Throwable cause) {
-    for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof IOException) {
-        return true;
-      }
+    /** A status the runtime sent has no cause on this side; a local transport failure has one. */
+    private static boolean causedByTransport(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof IOException) {
+                return true;
+            }
+        }
+        return false;
     }
-    return false;
-  }
 }

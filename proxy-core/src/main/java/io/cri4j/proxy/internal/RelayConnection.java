@@ -50,329 +50,366 @@ import java.util.concurrent.RejectedExecutionException;
  * serves again as soon as the backend is back, on the same client connection.
  */
 final class RelayConnection {
-  /** What {@link RelayLeg#knownPath} says of a request path known to be relayed. */
-  static final Object RELAYED = new Object();
-  /** Largest header list either leg accepts. */
-  static final long MAX_HEADER_LIST = 1 << 20;
-  static final long NO_ERROR = Http2Error.NO_ERROR.code();
-  static final long CANCEL = Http2Error.CANCEL.code();
+    /** What {@link RelayLeg#knownPath} says of a request path known to be relayed. */
+    static final Object RELAYED = new Object();
 
-  /** Connects a backend channel on {@code loop}, set up by {@code handler}. */
-  @FunctionalInterface
-  interface Dialer {
-    ChannelFuture connect(EventLoop loop, ChannelHandler handler);
-  }
+    /** Largest header list either leg accepts. */
+    static final long MAX_HEADER_LIST = 1 << 20;
 
-  /**
-   * What every relay of a proxy shares.
-   *
-   * @param intercepted the methods interceptors want, and their chains
-   * @param maxMessageSize the largest message of an intercepted call
-   * @param backendName the backend, as errors name it
-   * @param dialer connects backend legs
-   */
-  record Setup(InterceptedService intercepted, int maxMessageSize, String backendName,
-      Dialer dialer) {}
+    static final long NO_ERROR = Http2Error.NO_ERROR.code();
+    static final long CANCEL = Http2Error.CANCEL.code();
 
-  /** One relayed or answered stream: its client half and its backend half. */
-  static final class Pair {
-    /** The client leg's side. */
-    final Half down = new Half();
-    /** The backend leg's side (id 0 until opened there). */
-    final Half upHalf = new Half();
-    /** The backend leg the stream went to (null: answered by the proxy alone, so far). */
+    /** Connects a backend channel on {@code loop}, set up by {@code handler}. */
+    @FunctionalInterface
+    interface Dialer {
+        ChannelFuture connect(EventLoop loop, ChannelHandler handler);
+    }
+
+    /**
+     * What every relay of a proxy shares.
+     *
+     * @param intercepted the methods interceptors want, and their chains
+     * @param maxMessageSize the largest message of an intercepted call
+     * @param backendName the backend, as errors name it
+     * @param dialer connects backend legs
+     */
+    record Setup(
+            InterceptedService intercepted,
+            int maxMessageSize,
+            String backendName,
+            Dialer dialer) {}
+
+    /** One relayed or answered stream: its client half and its backend half. */
+    static final class Pair {
+        /** The client leg's side. */
+        final Half down = new Half();
+
+        /** The backend leg's side (id 0 until opened there). */
+        final Half upHalf = new Half();
+
+        /** The backend leg the stream went to (null: answered by the proxy alone, so far). */
+        BackendLeg up;
+
+        InterceptedStream intercepted;
+
+        /** An intercepted stream's request header block as it came, while it may be forwarded. */
+        ByteBuf requestBlock;
+
+        /** Set when the backend's answer is collected for the proxy instead of relayed. */
+        Capture capture;
+
+        boolean responseStarted;
+
+        Pair(int downId) {
+            down.id = downId;
+        }
+    }
+
+    final Setup setup;
+    private final Channel downChannel;
+
+    /** The client leg. */
+    final ClientLeg down;
+
+    final PingRelay pings;
+
+    /** Encodes the headers the proxy writes itself; stateless (dynamic table of size 0). */
+    private final DefaultHttp2HeadersEncoder encoder =
+            new DefaultHttp2HeadersEncoder(Http2HeadersEncoder.NEVER_SENSITIVE, true);
+
+    /** The backend connection new streams go to; null until needed again after a failure. */
     BackendLeg up;
-    InterceptedStream intercepted;
-    /** An intercepted stream's request header block as it came, while it may be forwarded. */
-    ByteBuf requestBlock;
-    /** Set when the backend's answer is collected for the proxy instead of relayed. */
-    Capture capture;
-    boolean responseStarted;
 
-    Pair(int downId) {
-      down.id = downId;
+    /** Backend connections that said GOAWAY, while their streams finish. */
+    final List<BackendLeg> draining = new ArrayList<>(1);
+
+    private boolean flushScheduled;
+
+    RelayConnection(Setup setup, Channel down) {
+        this.setup = setup;
+        this.downChannel = down;
+        this.down = new ClientLeg(this);
+        this.pings = new PingRelay(this, this.down.out);
+        try {
+            encoder.maxHeaderTableSize(0);
+        } catch (Http2Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
-  }
 
-  final Setup setup;
-  private final Channel downChannel;
-  /** The client leg. */
-  final ClientLeg down;
-  final PingRelay pings;
-  /** Encodes the headers the proxy writes itself; stateless (dynamic table of size 0). */
-  private final DefaultHttp2HeadersEncoder encoder =
-      new DefaultHttp2HeadersEncoder(Http2HeadersEncoder.NEVER_SENSITIVE, true);
-  /** The backend connection new streams go to; null until needed again after a failure. */
-  BackendLeg up;
-  /** Backend connections that said GOAWAY, while their streams finish. */
-  final List<BackendLeg> draining = new ArrayList<>(1);
-  private boolean flushScheduled;
-
-  RelayConnection(Setup setup, Channel down) {
-    this.setup = setup;
-    this.downChannel = down;
-    this.down = new ClientLeg(this);
-    this.pings = new PingRelay(this, this.down.out);
-    try {
-      encoder.maxHeaderTableSize(0);
-    } catch (Http2Exception e) {
-      throw new IllegalStateException(e);
+    /** Installs the client leg on the accepted channel and connects the backend leg. */
+    void install() {
+        downChannel.pipeline().addLast(down);
+        downChannel.closeFuture().addListener(f -> closeAll());
+        up = connect();
     }
-  }
 
-  /** Installs the client leg on the accepted channel and connects the backend leg. */
-  void install() {
-    downChannel.pipeline().addLast(down);
-    downChannel.closeFuture().addListener(f -> closeAll());
-    up = connect();
-  }
-
-  ByteBufAllocator alloc() {
-    return downChannel.alloc();
-  }
-
-  static void release(ByteBuf b) {
-    if (b != null) {
-      b.release();
+    ByteBufAllocator alloc() {
+        return downChannel.alloc();
     }
-  }
 
-  // ---------------------------------------------------------------- flushing
-
-  void flushAll() {
-    flushAll(null);
-  }
-
-  /**
-   * Flushes every leg, {@code last} (the leg just read, if any) after the others: what it read
-   * goes on before what it gets back itself (an ack, a window update).
-   */
-  void flushAll(RelayLeg last) {
-    if (down != last) {
-      down.out.flush();
+    static void release(ByteBuf b) {
+        if (b != null) {
+            b.release();
+        }
     }
-    if (up != null && up != last) {
-      up.out.flush();
+
+    // ---------------------------------------------------------------- flushing
+
+    void flushAll() {
+        flushAll(null);
     }
-    for (int i = 0; i < draining.size(); i++) {
-      if (draining.get(i) != last) {
-        draining.get(i).out.flush();
-      }
+
+    /**
+     * Flushes every leg, {@code last} (the leg just read, if any) after the others: what it read
+     * goes on before what it gets back itself (an ack, a window update).
+     */
+    void flushAll(RelayLeg last) {
+        if (down != last) {
+            down.out.flush();
+        }
+        if (up != null && up != last) {
+            up.out.flush();
+        }
+        for (int i = 0; i < draining.size(); i++) {
+            if (draining.get(i) != last) {
+                draining.get(i).out.flush();
+            }
+        }
+        if (last != null) {
+            last.out.flush();
+        }
     }
-    if (last != null) {
-      last.out.flush();
+
+    /** Whether {@link #flushAll} flushes backend leg {@code u} (the current one, or draining). */
+    boolean flushAllReaches(BackendLeg u) {
+        return u == up || draining.contains(u);
     }
-  }
 
-  /** Whether {@link #flushAll} flushes backend leg {@code u} (the current one, or draining). */
-  boolean flushAllReaches(BackendLeg u) {
-    return u == up || draining.contains(u);
-  }
-
-  /** Flushes both legs once the current event-loop task is done (coalesces writes). */
-  void flushSoon() {
-    if (!flushScheduled) {
-      flushScheduled = true;
-      downChannel.eventLoop().execute(() -> {
-        flushScheduled = false;
-        flushAll();
-      });
+    /** Flushes both legs once the current event-loop task is done (coalesces writes). */
+    void flushSoon() {
+        if (!flushScheduled) {
+            flushScheduled = true;
+            downChannel
+                    .eventLoop()
+                    .execute(
+                            () -> {
+                                flushScheduled = false;
+                                flushAll();
+                            });
+        }
     }
-  }
 
-  /** A header block of {@code headers}, encoded without the dynamic table, after headroom. */
-  ByteBuf encode(Http2Headers headers) {
-    ByteBuf b = downChannel.alloc().buffer(HeaderBlocks.HEADROOM + 128);
-    b.writerIndex(HeaderBlocks.HEADROOM).readerIndex(HeaderBlocks.HEADROOM);
-    try {
-      encoder.encodeHeaders(0, headers, b);
-    } catch (Http2Exception e) {
-      b.release();
-      throw new IllegalStateException("cannot encode headers: " + e.getMessage(), e);
+    /** A header block of {@code headers}, encoded without the dynamic table, after headroom. */
+    ByteBuf encode(Http2Headers headers) {
+        ByteBuf b = downChannel.alloc().buffer(HeaderBlocks.HEADROOM + 128);
+        b.writerIndex(HeaderBlocks.HEADROOM).readerIndex(HeaderBlocks.HEADROOM);
+        try {
+            encoder.encodeHeaders(0, headers, b);
+        } catch (Http2Exception e) {
+            b.release();
+            throw new IllegalStateException("cannot encode headers: " + e.getMessage(), e);
+        }
+        return b;
     }
-    return b;
-  }
 
-  // ---------------------------------------------------------------- answers to the client
+    // ---------------------------------------------------------------- answers to the client
 
-  /** True while the client stream is open for the proxy to write on. */
-  boolean downOpen(Pair p) {
-    return !p.down.ending && down.byDown.get(p.down.id) == p;
-  }
-
-  void writeDownHeaders(Pair p, Http2Headers headers, boolean endOfStream) {
-    p.responseStarted = true;
-    down.flow.sendHeaders(p, encode(headers), endOfStream);
-  }
-
-  /**
-   * Runs {@code task} on the event loop (for interceptor chains answering from a worker). Once
-   * the proxy has shut the loop down, the task is dropped: the client's connection went with it.
-   */
-  void execute(Runnable task) {
-    try {
-      downChannel.eventLoop().execute(task);
-    } catch (RejectedExecutionException e) {
-      RelayLeg.LOG.debug("the proxy closed before an answer from a worker could go out");
+    /** True while the client stream is open for the proxy to write on. */
+    boolean downOpen(Pair p) {
+        return !p.down.ending && down.byDown.get(p.down.id) == p;
     }
-  }
 
-  /** The event loop of both legs (also schedules the deadlines of intercepted calls). */
-  EventLoop eventLoop() {
-    return downChannel.eventLoop();
-  }
-
-  Pair pair(int downId) {
-    return down.byDown.get(downId);
-  }
-
-  /** Answers an intercepted stream: headers if not yet sent, then the message. */
-  void sendMessage(Pair p, ByteBuf framed) {
-    if (!downOpen(p)) {
-      framed.release();
-      return;
+    void writeDownHeaders(Pair p, Http2Headers headers, boolean endOfStream) {
+        p.responseStarted = true;
+        down.flow.sendHeaders(p, encode(headers), endOfStream);
     }
-    writeDownMessage(p, framed);
-    flushSoon();
-  }
 
-  /** A message on a client stream, after the response headers if none went out yet. */
-  private void writeDownMessage(Pair p, ByteBuf framed) {
-    if (!p.responseStarted) {
-      writeDownHeaders(p, GrpcWire.responseHeaders(), false);
+    /**
+     * Runs {@code task} on the event loop (for interceptor chains answering from a worker). Once
+     * the proxy has shut the loop down, the task is dropped: the client's connection went with it.
+     */
+    void execute(Runnable task) {
+        try {
+            downChannel.eventLoop().execute(task);
+        } catch (RejectedExecutionException e) {
+            RelayLeg.LOG.debug("the proxy closed before an answer from a worker could go out");
+        }
     }
-    down.flow.send(p, framed, false, 0);
-  }
 
-  /** Resets the backend stream of {@code p} with {@code code}, if it has one. */
-  void resetBackend(Pair p, long code) {
-    BackendLeg u = p.up;
-    if (u != null) {
-      u.run(() -> u.reset(p, code));
+    /** The event loop of both legs (also schedules the deadlines of intercepted calls). */
+    EventLoop eventLoop() {
+        return downChannel.eventLoop();
     }
-  }
 
-  /** Resets the backend stream of {@code p}, if it has one: its answer is wanted no more. */
-  void abandonBackend(Pair p) {
-    resetBackend(p, CANCEL);
-  }
-
-  /**
-   * Ends a client stream with {@code status} as gRPC does: trailers, or trailers-only when no
-   * response headers went out yet.
-   */
-  void finish(Pair p, Status status, Metadata trailers) {
-    if (!downOpen(p)) {
-      return;
+    Pair pair(int downId) {
+        return down.byDown.get(downId);
     }
-    writeDownHeaders(p, GrpcWire.trailers(status, trailers, !p.responseStarted), true);
-    flushSoon();
-  }
 
-  // ---------------------------------------------------------------- the backend legs
+    /** Answers an intercepted stream: headers if not yet sent, then the message. */
+    void sendMessage(Pair p, ByteBuf framed) {
+        if (!downOpen(p)) {
+            framed.release();
+            return;
+        }
+        writeDownMessage(p, framed);
+        flushSoon();
+    }
 
-  /** The backend leg for a new stream: the current one, or a new connection. */
-  BackendLeg upstream() {
-    if (up == null || up.state == BackendLeg.CLOSED) {
-      up = connect();
+    /** A message on a client stream, after the response headers if none went out yet. */
+    private void writeDownMessage(Pair p, ByteBuf framed) {
+        if (!p.responseStarted) {
+            writeDownHeaders(p, GrpcWire.responseHeaders(), false);
+        }
+        down.flow.send(p, framed, false, 0);
     }
-    return up;
-  }
 
-  private BackendLeg connect() {
-    BackendLeg u = new BackendLeg(this);
-    ChannelFuture connected = setup.dialer().connect(downChannel.eventLoop(),
-        new ChannelInitializer<Channel>() {
-          @Override
-          protected void initChannel(Channel ch) {
-            u.install(ch);
-          }
-        });
-    connected.addListener((ChannelFutureListener) f -> {
-      // success: ready() follows from channelActive, once the HTTP/2 preface is out
-      if (!f.isSuccess()) {
-        u.failed("backend " + setup.backendName() + " is unavailable: "
-            + f.cause().getMessage());
-      }
-    });
-    return u;
-  }
+    /** Resets the backend stream of {@code p} with {@code code}, if it has one. */
+    void resetBackend(Pair p, long code) {
+        BackendLeg u = p.up;
+        if (u != null) {
+            u.run(() -> u.reset(p, code));
+        }
+    }
 
-  private void closeAll() {
-    for (Pair p : down.byDown.values().toArray(new Pair[0])) {
-      if (p.intercepted != null) {
-        p.intercepted.cancel();
-      }
-      if (p.capture != null) {
-        p.capture.release();
-      }
-      release(p.requestBlock);
-      p.requestBlock = null;
+    /** Resets the backend stream of {@code p}, if it has one: its answer is wanted no more. */
+    void abandonBackend(Pair p) {
+        resetBackend(p, CANCEL);
     }
-    down.flow.dropAllPending(down.byDown.values());
-    down.byDown.clear();
-    if (up != null) {
-      up.close();
-    }
-    for (BackendLeg u : draining.toArray(new BackendLeg[0])) {
-      u.close();
-    }
-  }
 
-  // ---------------------------------------------------------------- intercepted calls
+    /**
+     * Ends a client stream with {@code status} as gRPC does: trailers, or trailers-only when no
+     * response headers went out yet.
+     */
+    void finish(Pair p, Status status, Metadata trailers) {
+        if (!downOpen(p)) {
+            return;
+        }
+        writeDownHeaders(p, GrpcWire.trailers(status, trailers, !p.responseStarted), true);
+        flushSoon();
+    }
 
-  /**
-   * Sends an intercepted call's request (changed by its hooks) on the backend leg, with the
-   * client's headers, and collects the backend's answer for {@code capture} (on this event loop).
-   */
-  void forwardCaptured(Pair p, Http2Headers headers, ByteBuf framedRequest, Capture capture) {
-    p.capture = capture;
-    capture.owner = this;
-    BackendLeg u = upstream();
-    p.up = u;
-    ByteBuf block = p.requestBlock != null ? p.requestBlock : encode(headers);
-    p.requestBlock = null;
-    u.run(() -> {
-      u.open(p, block, false);
-      u.data(p, framedRequest, 0, true); // follows the stream if open() moved it elsewhere
-      u.out.flush();
-    });
-  }
+    // ---------------------------------------------------------------- the backend legs
 
-  /**
-   * The backend call of {@code p} failed before it was answered: a collecting call learns it
-   * (and decides what the client gets); a relayed one ends the client's stream with
-   * {@code status}.
-   */
-  void failCaptured(Pair p, Status status) {
-    if (p.capture != null && !p.capture.done) {
-      p.capture.fail(status);
-    } else {
-      finish(p, status, null);
+    /** The backend leg for a new stream: the current one, or a new connection. */
+    BackendLeg upstream() {
+        if (up == null || up.state == BackendLeg.CLOSED) {
+            up = connect();
+        }
+        return up;
     }
-  }
 
-  /**
-   * Answers a client stream with a collected answer: its headers, {@code message}, its trailers
-   * (header blocks as the backend sent them where they can go on as they are). Releases both.
-   */
-  void answerCaptured(Pair p, Capture answer, ByteBuf message) {
-    if (!downOpen(p) || !answer.gotHeaders) {
-      release(message);
-      answer.release();
-      finish(p, Status.INTERNAL.withDescription("the runtime answered without headers"), null);
-      return;
+    private BackendLeg connect() {
+        BackendLeg u = new BackendLeg(this);
+        ChannelFuture connected =
+                setup.dialer()
+                        .connect(
+                                downChannel.eventLoop(),
+                                new ChannelInitializer<Channel>() {
+                                    @Override
+                                    protected void initChannel(Channel ch) {
+                                        u.install(ch);
+                                    }
+                                });
+        connected.addListener(
+                (ChannelFutureListener)
+                        f -> {
+                            // success: ready() follows from channelActive, once the HTTP/2 preface
+                            // is out
+                            if (!f.isSuccess()) {
+                                u.failed(
+                                        "backend "
+                                                + setup.backendName()
+                                                + " is unavailable: "
+                                                + f.cause().getMessage());
+                            }
+                        });
+        return u;
     }
-    if (answer.trailers != null) {
-      p.responseStarted = true;
-      down.flow.sendHeaders(p, answer.take(true), false);
+
+    private void closeAll() {
+        for (Pair p : down.byDown.values().toArray(new Pair[0])) {
+            if (p.intercepted != null) {
+                p.intercepted.cancel();
+            }
+            if (p.capture != null) {
+                p.capture.release();
+            }
+            release(p.requestBlock);
+            p.requestBlock = null;
+        }
+        down.flow.dropAllPending(down.byDown.values());
+        down.byDown.clear();
+        if (up != null) {
+            up.close();
+        }
+        for (BackendLeg u : draining.toArray(new BackendLeg[0])) {
+            u.close();
+        }
     }
-    if (message != null) {
-      writeDownMessage(p, message);
+
+    // ---------------------------------------------------------------- intercepted calls
+
+    /**
+     * Sends an intercepted call's request (changed by its hooks) on the backend leg, with the
+     * client's headers, and collects the backend's answer for {@code capture} (on this event loop).
+     */
+    void forwardCaptured(Pair p, Http2Headers headers, ByteBuf framedRequest, Capture capture) {
+        p.capture = capture;
+        capture.owner = this;
+        BackendLeg u = upstream();
+        p.up = u;
+        ByteBuf block = p.requestBlock != null ? p.requestBlock : encode(headers);
+        p.requestBlock = null;
+        u.run(
+                () -> {
+                    u.open(p, block, false);
+                    u.data(
+                            p,
+                            framedRequest,
+                            0,
+                            true); // follows the stream if open() moved it elsewhere
+                    u.out.flush();
+                });
     }
-    p.responseStarted = true;
-    down.flow.sendHeaders(p, answer.take(answer.trailers == null), true);
-    answer.release();
-    flushSoon();
-  }
+
+    /**
+     * The backend call of {@code p} failed before it was answered: a collecting call learns it
+     * (and decides what the client gets); a relayed one ends the client's stream with
+     * {@code status}.
+     */
+    void failCaptured(Pair p, Status status) {
+        if (p.capture != null && !p.capture.done) {
+            p.capture.fail(status);
+        } else {
+            finish(p, status, null);
+        }
+    }
+
+    /**
+     * Answers a client stream with a collected answer: its headers, {@code message}, its trailers
+     * (header blocks as the backend sent them where they can go on as they are). Releases both.
+     */
+    void answerCaptured(Pair p, Capture answer, ByteBuf message) {
+        if (!downOpen(p) || !answer.gotHeaders) {
+            release(message);
+            answer.release();
+            finish(
+                    p,
+                    Status.INTERNAL.withDescription("the runtime answered without headers"),
+                    null);
+            return;
+        }
+        if (answer.trailers != null) {
+            p.responseStarted = true;
+            down.flow.sendHeaders(p, answer.take(true), false);
+        }
+        if (message != null) {
+            writeDownMessage(p, message);
+        }
+        p.responseStarted = true;
+        down.flow.sendHeaders(p, answer.take(answer.trailers == null), true);
+        answer.release();
+        flushSoon();
+    }
 }

@@ -12,24 +12,26 @@ import org.junit.jupiter.api.Test;
  */
 class BackendStatusTest {
 
-  @Test
-  void localTransportFailureBecomesUnavailable() {
-    ClosedChannelException closed = new ClosedChannelException();
-    Status mapped = BackendStatus.forClient(
-        Status.UNKNOWN.withDescription("channel closed").withCause(closed));
-    assertThat(mapped.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(mapped.getDescription()).contains("connection to the runtime was lost")
-        .contains("channel closed");
-    assertThat(mapped.getCause()).isSameAs(closed);
-  }
+    @Test
+    void localTransportFailureBecomesUnavailable() {
+        ClosedChannelException closed = new ClosedChannelException();
+        Status mapped =
+                BackendStatus.forClient(
+                        Status.UNKNOWN.withDescription("channel closed").withCause(closed));
+        assertThat(mapped.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(mapped.getDescription())
+                .contains("connection to the runtime was lost")
+                .contains("channel closed");
+        assertThat(mapped.getCause()).isSameAs(closed);
+    }
 
-  @Test
-  void statusesTheRuntimeSentPassUnchanged() {
-    Status fromRuntime = Status.UNKNOWN.withDescription("server is not initialized yet");
-    assertThat(BackendStatus.forClient(fromRuntime)).isSameAs(fromRuntime);
-    Status notFound = Status.NOT_FOUND.withDescription("container \"x\" not found");
-    assertThat(BackendStatus.forClient(notFound)).isSameAs(notFound);
-    Status internal = Status.UNKNOWN.withCause(new IllegalStateException("a bug"));
-    assertThat(BackendStatus.forClient(internal)).isSameAs(internal);
-  }
+    @Test
+    void statusesTheRuntimeSentPassUnchanged() {
+        Status fromRuntime = Status.UNKNOWN.withDescription("server is not initialized yet");
+        assertThat(BackendStatus.forClient(fromRuntime)).isSameAs(fromRuntime);
+        Status notFound = Status.NOT_FOUND.withDescription("container \"x\" not found");
+        assertThat(BackendStatus.forClient(notFound)).isSameAs(notFound);
+        Status internal = Status.UNKNOWN.withCause(new IllegalStateException("a bug"));
+        assertThat(BackendStatus.forClient(internal)).isSameAs(internal);
+    }
 }

@@ -17,11 +17,15 @@ import java.util.Map;
 public final class HttpResponses {
     private HttpResponses() {}
 
-    public static void send(ChannelHandlerContext ctx, HttpResponseStatus status, String text,
+    public static void send(
+            ChannelHandlerContext ctx,
+            HttpResponseStatus status,
+            String text,
             Map<String, List<String>> headers) {
         byte[] body = (text.endsWith("\n") ? text : text + "\n").getBytes(StandardCharsets.UTF_8);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.wrappedBuffer(body));
+        FullHttpResponse r =
+                new DefaultFullHttpResponse(
+                        HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
         r.headers().set("X-Content-Type-Options", "nosniff");
         r.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);

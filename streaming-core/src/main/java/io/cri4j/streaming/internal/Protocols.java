@@ -14,6 +14,7 @@ public final class Protocols {
     public static final String BASE64_V1 = "base64.channel.k8s.io";
     public static final String BASE64_V4 = "v4.base64.channel.k8s.io";
     public static final String PORT_FORWARD = "portforward.k8s.io";
+
     /** Subprotocol prefix of SPDY tunnelled in WebSocket (client-go WebsocketsSPDYTunnelingPrefix). */
     public static final String SPDY_TUNNEL_PREFIX = "SPDY/3.1+";
 
@@ -26,6 +27,7 @@ public final class Protocols {
 
     /** SPDY stream header names (lower case on the wire). */
     public static final String STREAM_TYPE = "streamtype";
+
     public static final String PORT = "port";
     public static final String REQUEST_ID = "requestid";
 

@@ -45,11 +45,18 @@ public final class RequestDeadline extends ChannelInboundHandlerAdapter {
 
     private void arm(ChannelHandlerContext c) {
         cancel();
-        timer = c.executor().schedule(() -> {
-            LOG.debug("connection {} sent no complete request within {} ms; closing",
-                    c.channel().remoteAddress(), TimeUnit.NANOSECONDS.toMillis(nanos));
-            c.close();
-        }, nanos, TimeUnit.NANOSECONDS);
+        timer =
+                c.executor()
+                        .schedule(
+                                () -> {
+                                    LOG.debug(
+                                            "connection {} sent no complete request within {} ms; closing",
+                                            c.channel().remoteAddress(),
+                                            TimeUnit.NANOSECONDS.toMillis(nanos));
+                                    c.close();
+                                },
+                                nanos,
+                                TimeUnit.NANOSECONDS);
     }
 
     private void cancel() {

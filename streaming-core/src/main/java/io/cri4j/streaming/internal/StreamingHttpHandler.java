@@ -76,7 +76,10 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
             return;
         }
         if (!HttpMethod.GET.equals(req.method()) && !HttpMethod.POST.equals(req.method())) {
-            HttpResponses.send(c, HttpResponseStatus.METHOD_NOT_ALLOWED, "405: Method Not Allowed",
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    "405: Method Not Allowed",
                     Map.of("Allow", List.of("GET, POST")));
             return;
         }
@@ -96,14 +99,21 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         if (auth != null) {
             boolean allowed;
             try {
-                allowed = auth.authorize(new StreamAuthorizer.Request(kind, target,
-                        c.channel().remoteAddress(), headerMap(req.headers())));
+                allowed =
+                        auth.authorize(
+                                new StreamAuthorizer.Request(
+                                        kind,
+                                        target,
+                                        c.channel().remoteAddress(),
+                                        headerMap(req.headers())));
             } catch (RuntimeException ex) {
                 LOG.warn("stream authorizer failed: {}", ex.toString());
                 allowed = false;
             }
             if (!allowed) {
-                HttpResponses.send(c, HttpResponseStatus.FORBIDDEN,
+                HttpResponses.send(
+                        c,
+                        HttpResponseStatus.FORBIDDEN,
                         "forbidden: " + kind.pathSegment() + " request was not authorized");
                 return;
             }
@@ -118,7 +128,9 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
     static boolean isWebSocket(HttpHeaders h) {
         String up = h.get(HttpHeaderNames.UPGRADE);
         String conn = h.get(HttpHeaderNames.CONNECTION);
-        return up != null && up.equalsIgnoreCase("websocket") && conn != null
+        return up != null
+                && up.equalsIgnoreCase("websocket")
+                && conn != null
                 && conn.toLowerCase(Locale.ROOT).matches("(^|.*,\\s*)upgrade($|\\s*,.*)");
     }
 
@@ -145,13 +157,17 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         return out;
     }
 
-    private void upgradeSpdy(ChannelHandlerContext c, FullHttpRequest req, StreamKind kind,
-            Object cached) {
-        List<String> server = kind == StreamKind.PORT_FORWARD
-                ? ctx.portForwardProtocols() : ctx.remoteCommandProtocols();
+    private void upgradeSpdy(
+            ChannelHandlerContext c, FullHttpRequest req, StreamKind kind, Object cached) {
+        List<String> server =
+                kind == StreamKind.PORT_FORWARD
+                        ? ctx.portForwardProtocols()
+                        : ctx.remoteCommandProtocols();
         List<String> client = commaValues(req.headers(), Protocols.HEADER_PROTOCOL_VERSION);
         if (client.isEmpty()) {
-            HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.BAD_REQUEST,
                     "unable to upgrade: " + Protocols.HEADER_PROTOCOL_VERSION + " is required");
             return;
         }
@@ -163,21 +179,29 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
             }
         }
         if (negotiated == null) {
-            HttpResponses.send(c, HttpResponseStatus.FORBIDDEN,
-                    "unable to upgrade: unable to negotiate protocol: client supports " + client
-                            + ", server accepts " + server,
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.FORBIDDEN,
+                    "unable to upgrade: unable to negotiate protocol: client supports "
+                            + client
+                            + ", server accepts "
+                            + server,
                     Map.of(Protocols.HEADER_ACCEPTED_VERSIONS, server));
             return;
         }
         String conn = req.headers().get(HttpHeaderNames.CONNECTION, "").toLowerCase(Locale.ROOT);
         String up = req.headers().get(HttpHeaderNames.UPGRADE, "").toLowerCase(Locale.ROOT);
         if (!conn.contains("upgrade") || !up.contains("spdy/3.1")) {
-            HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.BAD_REQUEST,
                     "unable to upgrade: missing upgrade headers in request");
             return;
         }
         if (!ctx.sessions().tryAcquire()) {
-            HttpResponses.send(c, HttpResponseStatus.TOO_MANY_REQUESTS,
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.TOO_MANY_REQUESTS,
                     "maximum number of concurrent streaming sessions exceeded",
                     Map.of("Retry-After", List.of(Long.toString(ctx.cache().ttlSeconds()))));
             return;
@@ -187,16 +211,18 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         SpdyRemoteCommand rc = null;
         io.cri4j.streaming.internal.portforward.SpdyPortForward pf = null;
         if (kind == StreamKind.PORT_FORWARD) {
-            pf = new io.cri4j.streaming.internal.portforward.SpdyPortForward(ctx,
-                    ((PortForwardRequest) cached).getPodSandboxId(), release);
+            pf =
+                    new io.cri4j.streaming.internal.portforward.SpdyPortForward(
+                            ctx, ((PortForwardRequest) cached).getPodSandboxId(), release);
             session = new SpdySession(true, pf);
         } else {
             rc = new SpdyRemoteCommand(ctx, commandRequest(kind, cached), negotiated, release);
             session = new SpdySession(true, rc);
         }
 
-        FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                HttpResponseStatus.SWITCHING_PROTOCOLS);
+        FullHttpResponse resp =
+                new DefaultFullHttpResponse(
+                        HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
         resp.headers().set(HttpHeaderNames.CONNECTION, "Upgrade");
         resp.headers().set(HttpHeaderNames.UPGRADE, Protocols.SPDY_31);
         resp.headers().set(Protocols.HEADER_PROTOCOL_VERSION, negotiated);
@@ -226,16 +252,29 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
     static CommandRequest commandRequest(StreamKind kind, Object cached) {
         if (kind == StreamKind.EXEC) {
             ExecRequest e = (ExecRequest) cached;
-            return new CommandRequest(true, e.getContainerId(), List.copyOf(e.getCmdList()),
-                    e.getStdin(), e.getStdout(), e.getStderr(), e.getTty());
+            return new CommandRequest(
+                    true,
+                    e.getContainerId(),
+                    List.copyOf(e.getCmdList()),
+                    e.getStdin(),
+                    e.getStdout(),
+                    e.getStderr(),
+                    e.getTty());
         }
         AttachRequest a = (AttachRequest) cached;
-        return new CommandRequest(false, a.getContainerId(), List.of(), a.getStdin(), a.getStdout(),
-                a.getStderr(), a.getTty());
+        return new CommandRequest(
+                false,
+                a.getContainerId(),
+                List.of(),
+                a.getStdin(),
+                a.getStdout(),
+                a.getStderr(),
+                a.getTty());
     }
 
     static Runnable once(Runnable r) {
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean done =
+                new java.util.concurrent.atomic.AtomicBoolean();
         return () -> {
             if (done.compareAndSet(false, true)) {
                 r.run();

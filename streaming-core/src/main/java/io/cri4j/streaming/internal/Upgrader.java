@@ -50,39 +50,66 @@ public final class Upgrader {
     public record Upgraded(Channel channel, FullHttpResponse response) {}
 
     public Channel connect(URI url) throws IOException {
-        boolean tls = "https".equalsIgnoreCase(url.getScheme()) || "wss".equalsIgnoreCase(url.getScheme());
+        boolean tls =
+                "https".equalsIgnoreCase(url.getScheme())
+                        || "wss".equalsIgnoreCase(url.getScheme());
         if (tls && ssl == null) {
-            throw new IOException("https URL but no TLS configured: " + url.getScheme() + "://" + url.getHost());
+            throw new IOException(
+                    "https URL but no TLS configured: " + url.getScheme() + "://" + url.getHost());
         }
         int port = url.getPort() > 0 ? url.getPort() : tls ? 443 : 80;
-        ChannelFuture f = new Bootstrap().group(group).channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        if (tls) {
-                            ch.pipeline().addLast("ssl", ssl.newHandler(ch.alloc(), url.getHost(), port));
-                        }
-                        ch.pipeline().addLast(CODEC, new HttpClientCodec());
-                        ch.pipeline().addLast(AGGREGATOR, new HttpObjectAggregator(1 << 20));
-                    }
-                })
-                .connect(url.getHost(), port);
+        ChannelFuture f =
+                new Bootstrap()
+                        .group(group)
+                        .channel(NioSocketChannel.class)
+                        .option(ChannelOption.TCP_NODELAY, true)
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                        .option(
+                                ChannelOption.WRITE_BUFFER_WATER_MARK,
+                                new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
+                        .handler(
+                                new ChannelInitializer<SocketChannel>() {
+                                    @Override
+                                    protected void initChannel(SocketChannel ch) {
+                                        if (tls) {
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            "ssl",
+                                                            ssl.newHandler(
+                                                                    ch.alloc(),
+                                                                    url.getHost(),
+                                                                    port));
+                                        }
+                                        ch.pipeline().addLast(CODEC, new HttpClientCodec());
+                                        ch.pipeline()
+                                                .addLast(
+                                                        AGGREGATOR,
+                                                        new HttpObjectAggregator(1 << 20));
+                                    }
+                                })
+                        .connect(url.getHost(), port);
         if (!f.awaitUninterruptibly(timeout.toMillis() + 1000) || !f.isSuccess()) {
             f.channel().close();
-            throw new IOException("cannot connect to " + url.getHost() + ":" + port
-                    + (f.cause() == null ? "" : ": " + f.cause().getMessage()), f.cause());
+            throw new IOException(
+                    "cannot connect to "
+                            + url.getHost()
+                            + ":"
+                            + port
+                            + (f.cause() == null ? "" : ": " + f.cause().getMessage()),
+                    f.cause());
         }
         return f.channel();
     }
 
     /** A request for the URL's path and query (the token is in the path: never log it). */
     public static FullHttpRequest request(HttpMethod method, URI url) {
-        String target = url.getRawPath() + (url.getRawQuery() == null ? "" : "?" + url.getRawQuery());
+        String target =
+                url.getRawPath() + (url.getRawQuery() == null ? "" : "?" + url.getRawQuery());
         FullHttpRequest r = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, target);
-        r.headers().set(HttpHeaderNames.HOST, url.getHost() + (url.getPort() > 0 ? ":" + url.getPort() : ""));
+        r.headers()
+                .set(
+                        HttpHeaderNames.HOST,
+                        url.getHost() + (url.getPort() > 0 ? ":" + url.getPort() : ""));
         r.headers().set(HttpHeaderNames.CONTENT_LENGTH, 0);
         return r;
     }
@@ -96,40 +123,48 @@ public final class Upgrader {
      * Like {@link #exchange(Channel, FullHttpRequest)}; {@code on101} runs on the event loop in
      * the read that delivers a 101, so it can switch the pipeline before more bytes are decoded.
      */
-    public Upgraded exchange(Channel ch, FullHttpRequest req,
-            java.util.function.Consumer<FullHttpResponse> on101) throws IOException {
+    public Upgraded exchange(
+            Channel ch, FullHttpRequest req, java.util.function.Consumer<FullHttpResponse> on101)
+            throws IOException {
         CompletableFuture<FullHttpResponse> resp = new CompletableFuture<>();
-        ch.pipeline().addLast(HANDLER, new SimpleChannelInboundHandler<FullHttpResponse>(false) {
-            @Override
-            protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse msg) {
-                if (on101 != null && msg.status().code() == 101) {
-                    try {
-                        ctx.pipeline().remove(this);
-                        on101.accept(msg);
-                    } catch (RuntimeException e) {
-                        msg.release();
-                        resp.completeExceptionally(e);
-                        ctx.close();
-                        return;
-                    }
-                }
-                if (!resp.complete(msg)) {
-                    msg.release();
-                }
-            }
+        ch.pipeline()
+                .addLast(
+                        HANDLER,
+                        new SimpleChannelInboundHandler<FullHttpResponse>(false) {
+                            @Override
+                            protected void channelRead0(
+                                    ChannelHandlerContext ctx, FullHttpResponse msg) {
+                                if (on101 != null && msg.status().code() == 101) {
+                                    try {
+                                        ctx.pipeline().remove(this);
+                                        on101.accept(msg);
+                                    } catch (RuntimeException e) {
+                                        msg.release();
+                                        resp.completeExceptionally(e);
+                                        ctx.close();
+                                        return;
+                                    }
+                                }
+                                if (!resp.complete(msg)) {
+                                    msg.release();
+                                }
+                            }
 
-            @Override
-            public void channelInactive(ChannelHandlerContext ctx) {
-                resp.completeExceptionally(new IOException("connection closed before the upgrade response"));
-                ctx.fireChannelInactive();
-            }
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                resp.completeExceptionally(
+                                        new IOException(
+                                                "connection closed before the upgrade response"));
+                                ctx.fireChannelInactive();
+                            }
 
-            @Override
-            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                resp.completeExceptionally(cause);
-                ctx.close();
-            }
-        });
+                            @Override
+                            public void exceptionCaught(
+                                    ChannelHandlerContext ctx, Throwable cause) {
+                                resp.completeExceptionally(cause);
+                                ctx.close();
+                            }
+                        });
         ch.writeAndFlush(req);
         try {
             return new Upgraded(ch, resp.get(timeout.toMillis(), TimeUnit.MILLISECONDS));
@@ -139,7 +174,8 @@ public final class Upgrader {
             throw new java.io.InterruptedIOException("interrupted while upgrading");
         } catch (ExecutionException e) {
             ch.close();
-            throw new StreamingException("upgrade failed: " + e.getCause().getMessage(), e.getCause());
+            throw new StreamingException(
+                    "upgrade failed: " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
             ch.close();
             throw new StreamingException("no upgrade response within " + timeout, e);
@@ -149,7 +185,8 @@ public final class Upgrader {
     /** Fails with the server's status and message for a non-101 answer. */
     public static StreamingException refused(FullHttpResponse r) {
         String body = r.content().toString(StandardCharsets.UTF_8).trim();
-        return new StreamingException("upgrade refused: " + r.status()
-                + (body.isEmpty() ? "" : ": " + body), r.status().code());
+        return new StreamingException(
+                "upgrade refused: " + r.status() + (body.isEmpty() ? "" : ": " + body),
+                r.status().code());
     }
 }

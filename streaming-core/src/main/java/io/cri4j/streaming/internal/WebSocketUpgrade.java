@@ -31,14 +31,23 @@ final class WebSocketUpgrade {
     /** Largest aggregated WebSocket message we accept. */
     static final int MAX_MESSAGE = 4 << 20;
 
-    private enum Mode { BINARY, BASE64, TUNNEL }
+    private enum Mode {
+        BINARY,
+        BASE64,
+        TUNNEL
+    }
 
     private record Choice(Mode mode, int version) {}
 
     private WebSocketUpgrade() {}
 
-    static void handle(ChannelHandlerContext c, ServerContext ctx, FullHttpRequest req,
-            StreamKind kind, Object cached, QueryStringDecoder q) {
+    static void handle(
+            ChannelHandlerContext c,
+            ServerContext ctx,
+            FullHttpRequest req,
+            StreamKind kind,
+            Object cached,
+            QueryStringDecoder q) {
         Map<String, Choice> allowed = new LinkedHashMap<>();
         if (kind == StreamKind.PORT_FORWARD) {
             allowed.put("", new Choice(Mode.BINARY, 4));
@@ -57,8 +66,8 @@ final class WebSocketUpgrade {
                 allowed.put(Protocols.V5, new Choice(Mode.BINARY, 5));
             }
         }
-        List<String> requested = StreamingHttpHandler.commaValues(req.headers(),
-                "Sec-WebSocket-Protocol");
+        List<String> requested =
+                StreamingHttpHandler.commaValues(req.headers(), "Sec-WebSocket-Protocol");
         String selected = null;
         if (requested.isEmpty()) {
             selected = "";
@@ -73,8 +82,13 @@ final class WebSocketUpgrade {
         if (selected == null) {
             List<String> supports = new ArrayList<>(allowed.keySet());
             supports.remove("");
-            HttpResponses.send(c, HttpResponseStatus.FORBIDDEN,
-                    "requested protocol(s) are not supported: " + requested + "; supports " + supports);
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.FORBIDDEN,
+                    "requested protocol(s) are not supported: "
+                            + requested
+                            + "; supports "
+                            + supports);
             return;
         }
         Choice choice = allowed.get(selected);
@@ -87,13 +101,17 @@ final class WebSocketUpgrade {
             if (ports.isEmpty()) {
                 List<String> qs = q.parameters().get("port");
                 if (qs == null || qs.isEmpty()) {
-                    HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                    HttpResponses.send(
+                            c,
+                            HttpResponseStatus.BAD_REQUEST,
                             "query parameter \"port\" is required");
                     return;
                 }
                 for (String s : qs) {
                     if (s.isEmpty()) {
-                        HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                        HttpResponses.send(
+                                c,
+                                HttpResponseStatus.BAD_REQUEST,
                                 "query parameter \"port\" cannot be empty");
                         return;
                     }
@@ -105,7 +123,9 @@ final class WebSocketUpgrade {
                             port = -1;
                         }
                         if (port < 1 || port > 65535) {
-                            HttpResponses.send(c, HttpResponseStatus.BAD_REQUEST,
+                            HttpResponses.send(
+                                    c,
+                                    HttpResponseStatus.BAD_REQUEST,
                                     "unable to parse \"" + s + "\" as a port");
                             return;
                         }
@@ -115,7 +135,9 @@ final class WebSocketUpgrade {
             }
         }
         if (!ctx.sessions().tryAcquire()) {
-            HttpResponses.send(c, HttpResponseStatus.TOO_MANY_REQUESTS,
+            HttpResponses.send(
+                    c,
+                    HttpResponseStatus.TOO_MANY_REQUESTS,
                     "maximum number of concurrent streaming sessions exceeded",
                     Map.of("Retry-After", List.of(Long.toString(ctx.cache().ttlSeconds()))));
             return;
@@ -123,9 +145,12 @@ final class WebSocketUpgrade {
         Runnable release = StreamingHttpHandler.once(ctx.sessions()::release);
         String scheme = c.pipeline().get("ssl") != null ? "wss" : "ws";
         String host = req.headers().get("Host", "localhost");
-        WebSocketServerHandshakerFactory f = new WebSocketServerHandshakerFactory(
-                scheme + "://" + host + q.path(), selected.isEmpty() ? null : selected, false,
-                MAX_MESSAGE);
+        WebSocketServerHandshakerFactory f =
+                new WebSocketServerHandshakerFactory(
+                        scheme + "://" + host + q.path(),
+                        selected.isEmpty() ? null : selected,
+                        false,
+                        MAX_MESSAGE);
         WebSocketServerHandshaker hs = f.newHandshaker(req);
         if (hs == null) {
             release.run();
@@ -141,8 +166,9 @@ final class WebSocketUpgrade {
         final List<Integer> fports = ports;
         ChannelHandler h;
         if (choice.mode() == Mode.TUNNEL) {
-            SpdyPortForward pf = new SpdyPortForward(ctx,
-                    ((PortForwardRequest) cached).getPodSandboxId(), release);
+            SpdyPortForward pf =
+                    new SpdyPortForward(
+                            ctx, ((PortForwardRequest) cached).getPodSandboxId(), release);
             SpdySession session = new SpdySession(true, pf);
             p.addLast("ws-tunnel", new WsTunnelBridge());
             p.addLast("spdy-codec", SpdySession.newCodec());
@@ -151,11 +177,21 @@ final class WebSocketUpgrade {
             pf.attach(session);
             return;
         } else if (kind == StreamKind.PORT_FORWARD) {
-            h = new WsPortForward(ctx, ((PortForwardRequest) cached).getPodSandboxId(), fports,
-                    choice.mode() == Mode.BASE64, release);
+            h =
+                    new WsPortForward(
+                            ctx,
+                            ((PortForwardRequest) cached).getPodSandboxId(),
+                            fports,
+                            choice.mode() == Mode.BASE64,
+                            release);
         } else {
-            h = new WsRemoteCommand(ctx, StreamingHttpHandler.commandRequest(kind, cached),
-                    choice.mode() == Mode.BASE64, choice.version(), release);
+            h =
+                    new WsRemoteCommand(
+                            ctx,
+                            StreamingHttpHandler.commandRequest(kind, cached),
+                            choice.mode() == Mode.BASE64,
+                            choice.version(),
+                            release);
         }
         p.remove(StreamingHttpHandler.NAME);
         // Install the session now, in this event-loop task: the handshaker already decodes
@@ -164,11 +200,12 @@ final class WebSocketUpgrade {
         // frames whenever that completion came in a later event-loop task. What the session
         // writes still follows the 101, which is already queued on the channel.
         p.addLast("ws-session", h);
-        done.addListener(fut -> {
-            if (!fut.isSuccess()) {
-                release.run();
-                c.channel().close();
-            }
-        });
+        done.addListener(
+                fut -> {
+                    if (!fut.isSuccess()) {
+                        release.run();
+                        c.channel().close();
+                    }
+                });
     }
 }

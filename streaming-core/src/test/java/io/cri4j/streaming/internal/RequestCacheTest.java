@@ -21,7 +21,9 @@ class RequestCacheTest {
         for (int i = 0; i < 200; i++) {
             RequestCache c = new RequestCache(Duration.ofMinutes(1), 1);
             String t = c.insert("r" + i);
-            assertThat(t).hasSize(22).matches("[A-Za-z0-9_-]+"); // 128 bits, base64url without padding
+            assertThat(t)
+                    .hasSize(22)
+                    .matches("[A-Za-z0-9_-]+"); // 128 bits, base64url without padding
             assertThat(seen.add(t)).isTrue();
             assertThat(c.consume(t)).isEqualTo("r" + i);
             assertThat(c.consume(t)).isNull();
@@ -55,11 +57,14 @@ class RequestCacheTest {
         cache.insert(2);
         cache.insert(3);
         assertThatThrownBy(() -> cache.insert(4))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                    assertThat(e.getStatus().getDescription())
-                            .isEqualTo("maximum number of in-flight requests exceeded");
-                });
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> {
+                            assertThat(e.getStatus().getCode())
+                                    .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                            assertThat(e.getStatus().getDescription())
+                                    .isEqualTo("maximum number of in-flight requests exceeded");
+                        });
         assertThat(cache.consume(first)).isEqualTo(1);
         cache.insert(5);
         now.addAndGet(Duration.ofMinutes(2).toNanos());

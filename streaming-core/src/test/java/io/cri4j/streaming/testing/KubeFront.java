@@ -21,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,9 +156,14 @@ public final class KubeFront implements AutoCloseable {
                     body.addProperty("code", 404);
                 }
                 byte[] b = body.toString().getBytes(StandardCharsets.UTF_8);
-                out.write(("HTTP/1.1 " + code + (code == 200 ? " OK" : " Not Found")
-                        + "\r\nContent-Type: application/json\r\nContent-Length: " + b.length + "\r\n\r\n")
-                        .getBytes(StandardCharsets.ISO_8859_1));
+                out.write(
+                        ("HTTP/1.1 "
+                                        + code
+                                        + (code == 200 ? " OK" : " Not Found")
+                                        + "\r\nContent-Type: application/json\r\nContent-Length: "
+                                        + b.length
+                                        + "\r\n\r\n")
+                                .getBytes(StandardCharsets.ISO_8859_1));
                 out.write(b);
                 out.flush();
             }
@@ -189,43 +193,91 @@ public final class KubeFront implements AutoCloseable {
         return v != null && !v.isEmpty() && (v.get(0).equals("true") || v.get(0).equals("1"));
     }
 
-    private void relay(Request r, String ns, String pod, String kind,
-            Map<String, List<String>> q, InputStream clientIn, Socket client) throws IOException {
-        upgradeRequests.add(r.method() + " " + kind + " " + r.header("Upgrade") + " "
-                + r.header("Sec-WebSocket-Protocol") + " " + r.header("X-Stream-Protocol-Version"));
+    private void relay(
+            Request r,
+            String ns,
+            String pod,
+            String kind,
+            Map<String, List<String>> q,
+            InputStream clientIn,
+            Socket client)
+            throws IOException {
+        upgradeRequests.add(
+                r.method()
+                        + " "
+                        + kind
+                        + " "
+                        + r.header("Upgrade")
+                        + " "
+                        + r.header("Sec-WebSocket-Protocol")
+                        + " "
+                        + r.header("X-Stream-Protocol-Version"));
         String url;
         try {
-            String container = "ctr-" + (q.containsKey("container") ? q.get("container").get(0) : "c");
-            url = switch (kind) {
-                case "exec" -> server.getExec(ExecRequest.newBuilder().setContainerId(container)
-                        .addAllCmd(q.getOrDefault("command", List.of())).setStdin(flag(q, "stdin"))
-                        .setStdout(flag(q, "stdout")).setStderr(flag(q, "stderr") && !flag(q, "tty"))
-                        .setTty(flag(q, "tty")).build()).getUrl();
-                case "attach" -> server.getAttach(AttachRequest.newBuilder().setContainerId(container)
-                        .setStdin(flag(q, "stdin")).setStdout(flag(q, "stdout"))
-                        .setStderr(flag(q, "stderr") && !flag(q, "tty")).setTty(flag(q, "tty")).build())
-                        .getUrl();
-                default -> {
-                    PortForwardRequest.Builder b = PortForwardRequest.newBuilder()
-                            .setPodSandboxId("sandbox-" + ns + "-" + pod);
-                    yield server.getPortForward(b.build()).getUrl();
-                }
-            };
+            String container =
+                    "ctr-" + (q.containsKey("container") ? q.get("container").get(0) : "c");
+            url =
+                    switch (kind) {
+                        case "exec" ->
+                                server.getExec(
+                                                ExecRequest.newBuilder()
+                                                        .setContainerId(container)
+                                                        .addAllCmd(
+                                                                q.getOrDefault(
+                                                                        "command", List.of()))
+                                                        .setStdin(flag(q, "stdin"))
+                                                        .setStdout(flag(q, "stdout"))
+                                                        .setStderr(
+                                                                flag(q, "stderr")
+                                                                        && !flag(q, "tty"))
+                                                        .setTty(flag(q, "tty"))
+                                                        .build())
+                                        .getUrl();
+                        case "attach" ->
+                                server.getAttach(
+                                                AttachRequest.newBuilder()
+                                                        .setContainerId(container)
+                                                        .setStdin(flag(q, "stdin"))
+                                                        .setStdout(flag(q, "stdout"))
+                                                        .setStderr(
+                                                                flag(q, "stderr")
+                                                                        && !flag(q, "tty"))
+                                                        .setTty(flag(q, "tty"))
+                                                        .build())
+                                        .getUrl();
+                        default -> {
+                            PortForwardRequest.Builder b =
+                                    PortForwardRequest.newBuilder()
+                                            .setPodSandboxId("sandbox-" + ns + "-" + pod);
+                            yield server.getPortForward(b.build()).getUrl();
+                        }
+                    };
         } catch (StatusRuntimeException e) {
             byte[] b = e.getStatus().getDescription().getBytes(StandardCharsets.UTF_8);
-            client.getOutputStream().write(("HTTP/1.1 400 Bad Request\r\nContent-Length: " + b.length
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            client.getOutputStream()
+                    .write(
+                            ("HTTP/1.1 400 Bad Request\r\nContent-Length: "
+                                            + b.length
+                                            + "\r\nConnection: close\r\n\r\n")
+                                    .getBytes(StandardCharsets.ISO_8859_1));
             client.getOutputStream().write(b);
             return;
         }
         URI target = URI.create(url);
-        String query = r.target().contains("?") ? r.target().substring(r.target().indexOf('?')) : "";
+        String query =
+                r.target().contains("?") ? r.target().substring(r.target().indexOf('?')) : "";
         try (Socket backend = new Socket(target.getHost(), target.getPort())) {
             sockets.add(backend);
             StringBuilder head = new StringBuilder();
-            head.append(r.method()).append(' ').append(target.getRawPath()).append(query)
+            head.append(r.method())
+                    .append(' ')
+                    .append(target.getRawPath())
+                    .append(query)
                     .append(" HTTP/1.1\r\n");
-            head.append("Host: ").append(target.getHost()).append(':').append(target.getPort())
+            head.append("Host: ")
+                    .append(target.getHost())
+                    .append(':')
+                    .append(target.getPort())
                     .append("\r\n");
             for (String[] h : r.headers()) {
                 if (!h[0].equalsIgnoreCase("Host")) {
@@ -292,7 +344,12 @@ public final class KubeFront implements AutoCloseable {
         rs.add(resource("pods", "Pod", true, List.of("get", "list")));
         rs.add(resource("pods/exec", "PodExecOptions", true, List.of("create", "get")));
         rs.add(resource("pods/attach", "PodAttachOptions", true, List.of("create", "get")));
-        rs.add(resource("pods/portforward", "PodPortForwardOptions", true, List.of("create", "get")));
+        rs.add(
+                resource(
+                        "pods/portforward",
+                        "PodPortForwardOptions",
+                        true,
+                        List.of("create", "get")));
         o.add("resources", rs);
         return o;
     }

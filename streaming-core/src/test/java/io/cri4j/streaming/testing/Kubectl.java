@@ -40,24 +40,27 @@ public final class Kubectl {
         requireBinary(binary, "kubectl");
         Path home = Files.createDirectories(tmp.resolve("home"));
         Path cfg = tmp.resolve("kubeconfig");
-        Files.writeString(cfg, String.join("\n",
-                "apiVersion: v1",
-                "kind: Config",
-                "clusters:",
-                "- name: front",
-                "  cluster:",
-                "    server: " + serverUrl,
-                "contexts:",
-                "- name: front",
-                "  context:",
-                "    cluster: front",
-                "    user: tester",
-                "    namespace: default",
-                "current-context: front",
-                "users:",
-                "- name: tester",
-                "  user: {}",
-                ""));
+        Files.writeString(
+                cfg,
+                String.join(
+                        "\n",
+                        "apiVersion: v1",
+                        "kind: Config",
+                        "clusters:",
+                        "- name: front",
+                        "  cluster:",
+                        "    server: " + serverUrl,
+                        "contexts:",
+                        "- name: front",
+                        "  context:",
+                        "    cluster: front",
+                        "    user: tester",
+                        "    namespace: default",
+                        "current-context: front",
+                        "users:",
+                        "- name: tester",
+                        "  user: {}",
+                        ""));
         return new Kubectl(binary, home, cfg);
     }
 
@@ -108,8 +111,16 @@ public final class Kubectl {
             p.destroyForcibly().waitFor();
             to.join(5000);
             te.join(5000);
-            fail("kubectl " + String.join(" ", args) + " did not finish in " + timeoutSec + " s; stderr: "
-                    + err.toString(StandardCharsets.UTF_8) + " stdout: " + out.size() + " bytes");
+            fail(
+                    "kubectl "
+                            + String.join(" ", args)
+                            + " did not finish in "
+                            + timeoutSec
+                            + " s; stderr: "
+                            + err.toString(StandardCharsets.UTF_8)
+                            + " stdout: "
+                            + out.size()
+                            + " bytes");
         }
         to.join(10_000);
         te.join(10_000);
@@ -117,20 +128,22 @@ public final class Kubectl {
     }
 
     public static Thread drain(InputStream in, OutputStream out) {
-        Thread t = new Thread(() -> {
-            byte[] b = new byte[64 * 1024];
-            int n;
-            try {
-                while ((n = in.read(b)) >= 0) {
-                    synchronized (out) {
-                        out.write(b, 0, n);
-                        out.notifyAll();
-                    }
-                }
-            } catch (IOException e) {
-                // process gone
-            }
-        });
+        Thread t =
+                new Thread(
+                        () -> {
+                            byte[] b = new byte[64 * 1024];
+                            int n;
+                            try {
+                                while ((n = in.read(b)) >= 0) {
+                                    synchronized (out) {
+                                        out.write(b, 0, n);
+                                        out.notifyAll();
+                                    }
+                                }
+                            } catch (IOException e) {
+                                // process gone
+                            }
+                        });
         t.setDaemon(true);
         t.start();
         return t;

@@ -35,8 +35,11 @@ public final class RawConn implements AutoCloseable {
     /** Sends a request for the URL's path with extra header lines and reads the response head. */
     public RawConn request(String method, URI url, String... headerLines) throws IOException {
         StringBuilder sb = new StringBuilder();
-        sb.append(method).append(' ').append(url.getRawPath())
-                .append(url.getRawQuery() == null ? "" : "?" + url.getRawQuery()).append(" HTTP/1.1\r\n");
+        sb.append(method)
+                .append(' ')
+                .append(url.getRawPath())
+                .append(url.getRawQuery() == null ? "" : "?" + url.getRawQuery())
+                .append(" HTTP/1.1\r\n");
         sb.append("Host: ").append(url.getHost()).append(':').append(url.getPort()).append("\r\n");
         for (String h : headerLines) {
             sb.append(h).append("\r\n");
@@ -49,12 +52,16 @@ public final class RawConn implements AutoCloseable {
         String h;
         while (!(h = readLine()).isEmpty()) {
             int i = h.indexOf(':');
-            headers.computeIfAbsent(h.substring(0, i).trim().toLowerCase(Locale.ROOT),
-                    k -> new ArrayList<>()).add(h.substring(i + 1).trim());
+            headers.computeIfAbsent(
+                            h.substring(0, i).trim().toLowerCase(Locale.ROOT),
+                            k -> new ArrayList<>())
+                    .add(h.substring(i + 1).trim());
         }
         if (headers.containsKey("content-length")) {
-            body = new String(in.readNBytes(Integer.parseInt(headers.get("content-length").get(0))),
-                    StandardCharsets.UTF_8);
+            body =
+                    new String(
+                            in.readNBytes(Integer.parseInt(headers.get("content-length").get(0))),
+                            StandardCharsets.UTF_8);
         }
         return this;
     }
@@ -67,8 +74,13 @@ public final class RawConn implements AutoCloseable {
     public RawConn webSocket(URI url, String... protocols) throws IOException {
         byte[] key = new byte[16];
         new SecureRandom().nextBytes(key);
-        List<String> h = new ArrayList<>(List.of("Upgrade: websocket", "Connection: Upgrade",
-                "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: " + Base64.getEncoder().encodeToString(key)));
+        List<String> h =
+                new ArrayList<>(
+                        List.of(
+                                "Upgrade: websocket",
+                                "Connection: Upgrade",
+                                "Sec-WebSocket-Version: 13",
+                                "Sec-WebSocket-Key: " + Base64.getEncoder().encodeToString(key)));
         if (protocols.length > 0) {
             h.add("Sec-WebSocket-Protocol: " + String.join(", ", protocols));
         }

@@ -23,9 +23,11 @@ import java.util.concurrent.CountDownLatch;
 public final class TestRuntime implements StreamingRuntime {
     public final List<TerminalSize> sizes = new CopyOnWriteArrayList<>();
     public final List<String> execs = new CopyOnWriteArrayList<>();
+
     /** "cmd -> result" for every finished exec, in completion order. */
     public final java.util.concurrent.BlockingQueue<String> ended =
             new java.util.concurrent.LinkedBlockingQueue<>();
+
     public volatile CountDownLatch hangStarted = new CountDownLatch(1);
     public volatile CountDownLatch hangClosed = new CountDownLatch(1);
 
@@ -51,12 +53,17 @@ public final class TestRuntime implements StreamingRuntime {
                 return 0;
             }
             case "echo" -> {
-                s.stdout().orElseThrow().write(
-                        (String.join(" ", cmd.subList(1, cmd.size())) + "\n").getBytes(StandardCharsets.UTF_8));
+                s.stdout()
+                        .orElseThrow()
+                        .write(
+                                (String.join(" ", cmd.subList(1, cmd.size())) + "\n")
+                                        .getBytes(StandardCharsets.UTF_8));
                 return 0;
             }
             case "err" -> {
-                s.stderr().orElseThrow().write((cmd.get(1) + "\n").getBytes(StandardCharsets.UTF_8));
+                s.stderr()
+                        .orElseThrow()
+                        .write((cmd.get(1) + "\n").getBytes(StandardCharsets.UTF_8));
                 return 3;
             }
             case "exit" -> {
@@ -86,23 +93,30 @@ public final class TestRuntime implements StreamingRuntime {
             }
             case "tty" -> {
                 OutputStream out = s.stdout().orElseThrow();
-                Thread sizer = new Thread(() -> {
-                    try {
-                        TerminalSize t;
-                        while ((t = s.resizes().next()) != null) {
-                            synchronized (sizes) {
-                                sizes.add(t);
-                                sizes.notifyAll();
-                            }
-                            synchronized (out) {
-                                out.write(("size " + t.width() + "x" + t.height() + "\r\n")
-                                        .getBytes(StandardCharsets.UTF_8));
-                            }
-                        }
-                    } catch (InterruptedException | IOException e) {
-                        // session over
-                    }
-                });
+                Thread sizer =
+                        new Thread(
+                                () -> {
+                                    try {
+                                        TerminalSize t;
+                                        while ((t = s.resizes().next()) != null) {
+                                            synchronized (sizes) {
+                                                sizes.add(t);
+                                                sizes.notifyAll();
+                                            }
+                                            synchronized (out) {
+                                                out.write(
+                                                        ("size "
+                                                                        + t.width()
+                                                                        + "x"
+                                                                        + t.height()
+                                                                        + "\r\n")
+                                                                .getBytes(StandardCharsets.UTF_8));
+                                            }
+                                        }
+                                    } catch (InterruptedException | IOException e) {
+                                        // session over
+                                    }
+                                });
                 sizer.setDaemon(true);
                 sizer.start();
                 InputStream in = s.stdin().orElseThrow();
@@ -132,14 +146,16 @@ public final class TestRuntime implements StreamingRuntime {
     public void portForward(String podSandboxId, int port, PortForwardStream stream)
             throws Exception {
         try (Socket sock = new Socket(InetAddress.getLoopbackAddress(), port)) {
-            Thread up = new Thread(() -> {
-                try {
-                    copy(stream.input(), sock.getOutputStream());
-                    sock.shutdownOutput();
-                } catch (IOException e) {
-                    // closed
-                }
-            });
+            Thread up =
+                    new Thread(
+                            () -> {
+                                try {
+                                    copy(stream.input(), sock.getOutputStream());
+                                    sock.shutdownOutput();
+                                } catch (IOException e) {
+                                    // closed
+                                }
+                            });
             up.setDaemon(true);
             up.start();
             copy(sock.getInputStream(), stream.output());

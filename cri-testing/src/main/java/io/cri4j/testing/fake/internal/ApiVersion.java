@@ -7,8 +7,7 @@ public final class ApiVersion {
 
     static final Context.Key<String> KEY = Context.keyWithDefault("cri4j-fake-api-version", "v1");
 
-    private ApiVersion() {
-    }
+    private ApiVersion() {}
 
     /** {@code "v1"} or {@code "v1alpha2"}. */
     public static String current() {

@@ -18,10 +18,14 @@ import java.util.regex.PatternSyntaxException;
  */
 public final class ContainerdFilter {
 
-    private enum Op { PRESENT, EQUAL, NOT_EQUAL, MATCHES }
-
-    private record Selector(List<String> path, Op op, String value, Pattern regex) {
+    private enum Op {
+        PRESENT,
+        EQUAL,
+        NOT_EQUAL,
+        MATCHES
     }
+
+    private record Selector(List<String> path, Op op, String value, Pattern regex) {}
 
     private final List<List<Selector>> any;
 
@@ -62,7 +66,8 @@ public final class ContainerdFilter {
     }
 
     /** A predicate over objects whose fields {@code fields} looks up. */
-    public <T> Predicate<T> on(java.util.function.BiFunction<T, List<String>, Optional<String>> fields) {
+    public <T> Predicate<T> on(
+            java.util.function.BiFunction<T, List<String>, Optional<String>> fields) {
         return t -> matches(path -> fields.apply(t, path));
     }
 
@@ -116,13 +121,19 @@ public final class ContainerdFilter {
             while (pos < in.length() && "=!~".indexOf(in.charAt(pos)) >= 0) {
                 pos++;
             }
-            Op op = switch (in.substring(start, pos)) {
-                case "==" -> Op.EQUAL;
-                case "!=" -> Op.NOT_EQUAL;
-                case "~=" -> Op.MATCHES;
-                default -> throw error(start == pos ? "expected an operator (\"==\"|\"!=\"|\"~=\")"
-                        : "unsupported operator \"" + in.substring(start, pos) + "\"");
-            };
+            Op op =
+                    switch (in.substring(start, pos)) {
+                        case "==" -> Op.EQUAL;
+                        case "!=" -> Op.NOT_EQUAL;
+                        case "~=" -> Op.MATCHES;
+                        default ->
+                                throw error(
+                                        start == pos
+                                                ? "expected an operator (\"==\"|\"!=\"|\"~=\")"
+                                                : "unsupported operator \""
+                                                        + in.substring(start, pos)
+                                                        + "\"");
+                    };
             String value = value();
             Pattern regex = null;
             if (op == Op.MATCHES) {
@@ -156,7 +167,9 @@ public final class ContainerdFilter {
                 return quoted();
             }
             int start = pos;
-            while (pos < in.length() && in.charAt(pos) != ',' && !Character.isWhitespace(in.charAt(pos))) {
+            while (pos < in.length()
+                    && in.charAt(pos) != ','
+                    && !Character.isWhitespace(in.charAt(pos))) {
                 pos++;
             }
             if (start == pos) {
@@ -230,11 +243,16 @@ public final class ContainerdFilter {
         }
 
         private static boolean isFieldChar(char c) {
-            return c == '-' || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+            return c == '-'
+                    || c == '_'
+                    || (c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9');
         }
 
         private IllegalArgumentException error(String msg) {
-            return new IllegalArgumentException("parse error: filters: [" + in + "] at " + pos + ": " + msg);
+            return new IllegalArgumentException(
+                    "parse error: filters: [" + in + "] at " + pos + ": " + msg);
         }
     }
 }

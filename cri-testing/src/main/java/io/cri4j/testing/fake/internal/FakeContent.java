@@ -31,8 +31,10 @@ public final class FakeContent implements AutoCloseable {
 
     /** The only namespace the fake's content lives in: CRI's. */
     public static final String NAMESPACE = "k8s.io";
+
     /** Layer downloads running at once (containerd's CRI {@code max_concurrent_downloads} default). */
     public static final int CONCURRENT_DOWNLOADS = 3;
+
     static final String SOURCE_LABEL = "containerd.io/distribution.source.";
     static final String OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
     static final String OCI_CONFIG = "application/vnd.oci.image.config.v1+json";
@@ -40,10 +42,16 @@ public final class FakeContent implements AutoCloseable {
     private static final long TICK_MILLIS = 50;
 
     /** A committed blob. */
-    record Blob(String digest, long size, Instant createdAt, Map<String, String> labels, byte[] data) {
+    record Blob(
+            String digest, long size, Instant createdAt, Map<String, String> labels, byte[] data) {
         Info info() {
-            return Info.newBuilder().setDigest(digest).setSize(size).setCreatedAt(ts(createdAt))
-                    .setUpdatedAt(ts(createdAt)).putAllLabels(labels).build();
+            return Info.newBuilder()
+                    .setDigest(digest)
+                    .setSize(size)
+                    .setCreatedAt(ts(createdAt))
+                    .setUpdatedAt(ts(createdAt))
+                    .putAllLabels(labels)
+                    .build();
         }
     }
 
@@ -81,16 +89,20 @@ public final class FakeContent implements AutoCloseable {
      */
     public FakeContent(Clock clock, long bytesPerSecond) {
         if (bytesPerSecond < 0) {
-            throw new IllegalArgumentException("pull rate must not be negative, was " + bytesPerSecond);
+            throw new IllegalArgumentException(
+                    "pull rate must not be negative, was " + bytesPerSecond);
         }
         this.clock = clock;
         this.bytesPerSecond = bytesPerSecond;
         AtomicInteger n = new AtomicInteger();
-        this.ticker = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "cri4j-fake-download-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.ticker =
+                new ScheduledThreadPoolExecutor(
+                        1,
+                        r -> {
+                            Thread t = new Thread(r, "cri4j-fake-download-" + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
         ticker.setKeepAliveTime(2, TimeUnit.SECONDS);
         ticker.allowCoreThreadTimeOut(true);
         ticker.setRemoveOnCancelPolicy(true);
@@ -100,37 +112,60 @@ public final class FakeContent implements AutoCloseable {
     static LinkedHashMap<String, Long> layersOf(FakeState.ImagePlan plan) {
         long size = plan.size();
         int n = 1 + Math.floorMod(plan.manifestDigest().hashCode(), 3);
-        long[] sizes = switch (n) {
-            case 1 -> new long[] {size};
-            case 2 -> new long[] {size * 3 / 5, size - size * 3 / 5};
-            default -> new long[] {size / 2, size * 3 / 10, size - size / 2 - size * 3 / 10};
-        };
+        long[] sizes =
+                switch (n) {
+                    case 1 -> new long[] {size};
+                    case 2 -> new long[] {size * 3 / 5, size - size * 3 / 5};
+                    default ->
+                            new long[] {size / 2, size * 3 / 10, size - size / 2 - size * 3 / 10};
+                };
         LinkedHashMap<String, Long> out = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
-            out.put("sha256:" + FakeState.sha256("layer\n" + plan.manifestDigest() + "\n" + i), sizes[i]);
+            out.put(
+                    "sha256:" + FakeState.sha256("layer\n" + plan.manifestDigest() + "\n" + i),
+                    sizes[i]);
         }
         return out;
     }
 
-    private static byte[] manifestJson(FakeState.ImagePlan plan, byte[] config, Map<String, Long> layers) {
-        StringBuilder sb = new StringBuilder("{\"schemaVersion\":2,\"mediaType\":\"" + OCI_MANIFEST + "\","
-                + "\"config\":{\"mediaType\":\"" + OCI_CONFIG + "\",\"digest\":\"" + plan.configDigest()
-                + "\",\"size\":" + config.length + "},\"layers\":[");
+    private static byte[] manifestJson(
+            FakeState.ImagePlan plan, byte[] config, Map<String, Long> layers) {
+        StringBuilder sb =
+                new StringBuilder(
+                        "{\"schemaVersion\":2,\"mediaType\":\""
+                                + OCI_MANIFEST
+                                + "\","
+                                + "\"config\":{\"mediaType\":\""
+                                + OCI_CONFIG
+                                + "\",\"digest\":\""
+                                + plan.configDigest()
+                                + "\",\"size\":"
+                                + config.length
+                                + "},\"layers\":[");
         String sep = "";
         for (Map.Entry<String, Long> l : layers.entrySet()) {
-            sb.append(sep).append("{\"mediaType\":\"" + OCI_LAYER + "\",\"digest\":\"").append(l.getKey())
-                    .append("\",\"size\":").append(l.getValue()).append('}');
+            sb.append(sep)
+                    .append("{\"mediaType\":\"" + OCI_LAYER + "\",\"digest\":\"")
+                    .append(l.getKey())
+                    .append("\",\"size\":")
+                    .append(l.getValue())
+                    .append('}');
             sep = ",";
         }
         return sb.append("]}").toString().getBytes(StandardCharsets.UTF_8);
     }
 
     private static byte[] configJson(Map<String, Long> layers) {
-        StringBuilder sb = new StringBuilder("{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{},"
-                + "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[");
+        StringBuilder sb =
+                new StringBuilder(
+                        "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{},"
+                                + "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[");
         String sep = "";
         for (String digest : layers.keySet()) {
-            sb.append(sep).append("\"sha256:").append(FakeState.sha256("diff\n" + digest)).append('"');
+            sb.append(sep)
+                    .append("\"sha256:")
+                    .append(FakeState.sha256("diff\n" + digest))
+                    .append('"');
             sep = ",";
         }
         return sb.append("]}}").toString().getBytes(StandardCharsets.UTF_8);
@@ -156,8 +191,10 @@ public final class FakeContent implements AutoCloseable {
         List<Download> finished;
         synchronized (this) {
             if (closed) {
-                return CompletableFuture.failedFuture(io.grpc.Status.UNAVAILABLE
-                        .withDescription("the fake runtime is shutting down").asRuntimeException());
+                return CompletableFuture.failedFuture(
+                        io.grpc.Status.UNAVAILABLE
+                                .withDescription("the fake runtime is shutting down")
+                                .asRuntimeException());
             }
             Instant now = clock.instant();
             Map<String, String> manifestLabels = new LinkedHashMap<>(source);
@@ -166,15 +203,25 @@ public final class FakeContent implements AutoCloseable {
             for (String digest : layers.keySet()) {
                 manifestLabels.put("containerd.io/gc.ref.content.l." + i++, digest);
             }
-            blobs.putIfAbsent(plan.configDigest(), new Blob(plan.configDigest(), config.length, now, source, config));
+            blobs.putIfAbsent(
+                    plan.configDigest(),
+                    new Blob(plan.configDigest(), config.length, now, source, config));
             String manifestDigest = plan.manifestDigest();
-            blobs.putIfAbsent(manifestDigest, new Blob(manifestDigest, manifest.length, now,
-                    Map.copyOf(manifestLabels), manifest));
+            blobs.putIfAbsent(
+                    manifestDigest,
+                    new Blob(
+                            manifestDigest,
+                            manifest.length,
+                            now,
+                            Map.copyOf(manifestLabels),
+                            manifest));
             for (Map.Entry<String, Long> l : layers.entrySet()) {
                 if (blobs.containsKey(l.getKey())) {
                     continue;
                 }
-                Download d = downloads.computeIfAbsent(l.getKey(), k -> new Download(k, l.getValue(), source));
+                Download d =
+                        downloads.computeIfAbsent(
+                                l.getKey(), k -> new Download(k, l.getValue(), source));
                 d.pulls++;
                 mine.add(d);
                 waits.add(d.done);
@@ -188,25 +235,33 @@ public final class FakeContent implements AutoCloseable {
                 startDownloads(now);
                 if (ticking == null && !downloads.isEmpty()) {
                     lastTick = System.nanoTime();
-                    ticking = ticker.scheduleWithFixedDelay(this::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+                    ticking =
+                            ticker.scheduleWithFixedDelay(
+                                    this::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
                 }
             }
         }
         finished.forEach(d -> d.done.complete(null));
         CompletableFuture<Void> out = new CompletableFuture<>();
-        CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-            if (e != null) {
-                out.completeExceptionally(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                        ? e.getCause() : e);
-            } else {
-                out.complete(null);
-            }
-        });
-        out.whenComplete((v, e) -> {
-            if (out.isCancelled()) {
-                abandon(mine);
-            }
-        });
+        CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new))
+                .whenComplete(
+                        (v, e) -> {
+                            if (e != null) {
+                                out.completeExceptionally(
+                                        e instanceof java.util.concurrent.CompletionException
+                                                        && e.getCause() != null
+                                                ? e.getCause()
+                                                : e);
+                            } else {
+                                out.complete(null);
+                            }
+                        });
+        out.whenComplete(
+                (v, e) -> {
+                    if (out.isCancelled()) {
+                        abandon(mine);
+                    }
+                });
         return out;
     }
 
@@ -244,7 +299,8 @@ public final class FakeContent implements AutoCloseable {
             long now = System.nanoTime();
             double budget = bytesPerSecond * ((now - lastTick) / 1e9);
             lastTick = now;
-            List<Download> running = downloads.values().stream().filter(d -> d.started != null).toList();
+            List<Download> running =
+                    downloads.values().stream().filter(d -> d.started != null).toList();
             Instant at = clock.instant();
             for (Download d : running) {
                 double share = budget / running.size() + d.carry;
@@ -296,7 +352,8 @@ public final class FakeContent implements AutoCloseable {
             };
         }
         if (path.get(0).equals("labels")) {
-            return Optional.ofNullable(b.labels.get(String.join(".", path.subList(1, path.size()))));
+            return Optional.ofNullable(
+                    b.labels.get(String.join(".", path.subList(1, path.size()))));
         }
         return Optional.empty();
     }
@@ -309,14 +366,26 @@ public final class FakeContent implements AutoCloseable {
                 continue;
             }
             String ref = "layer-" + d.digest;
-            boolean match = filter.matches(path -> path.size() != 1 ? Optional.empty() : switch (path.get(0)) {
-                case "ref" -> Optional.of(ref);
-                case "expected" -> Optional.of(d.digest);
-                default -> Optional.empty();
-            });
+            boolean match =
+                    filter.matches(
+                            path ->
+                                    path.size() != 1
+                                            ? Optional.empty()
+                                            : switch (path.get(0)) {
+                                                case "ref" -> Optional.of(ref);
+                                                case "expected" -> Optional.of(d.digest);
+                                                default -> Optional.empty();
+                                            });
             if (match) {
-                out.add(Status.newBuilder().setRef(ref).setOffset(d.offset).setTotal(d.size).setExpected(d.digest)
-                        .setStartedAt(ts(d.started)).setUpdatedAt(ts(d.updated)).build());
+                out.add(
+                        Status.newBuilder()
+                                .setRef(ref)
+                                .setOffset(d.offset)
+                                .setTotal(d.size)
+                                .setExpected(d.digest)
+                                .setStartedAt(ts(d.started))
+                                .setUpdatedAt(ts(d.updated))
+                                .build());
             }
         }
         return out;
@@ -345,11 +414,12 @@ public final class FakeContent implements AutoCloseable {
         if (m == null) {
             return;
         }
-        m.labels.forEach((k, v) -> {
-            if (k.startsWith("containerd.io/gc.ref.content.")) {
-                blobs.remove(v);
-            }
-        });
+        m.labels.forEach(
+                (k, v) -> {
+                    if (k.startsWith("containerd.io/gc.ref.content.")) {
+                        blobs.remove(v);
+                    }
+                });
     }
 
     /** Forgets every blob (downloads in progress go on). */
@@ -375,8 +445,10 @@ public final class FakeContent implements AutoCloseable {
         }
         ticker.shutdownNow();
         for (Download d : left) {
-            d.done.completeExceptionally(io.grpc.Status.UNAVAILABLE
-                    .withDescription("the fake runtime is shutting down").asRuntimeException());
+            d.done.completeExceptionally(
+                    io.grpc.Status.UNAVAILABLE
+                            .withDescription("the fake runtime is shutting down")
+                            .asRuntimeException());
         }
     }
 

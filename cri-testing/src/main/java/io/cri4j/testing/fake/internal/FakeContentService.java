@@ -42,23 +42,32 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
 
     /** The service with the interceptor that reads the namespace header. */
     public ServerServiceDefinition bind() {
-        return ServerInterceptors.intercept(bindService(), new io.grpc.ServerInterceptor() {
-            @Override
-            public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call, Metadata headers,
-                                                                        io.grpc.ServerCallHandler<Q, R> next) {
-                String ns = headers.get(NAMESPACE_HEADER);
-                return Contexts.interceptCall(Context.current().withValue(NAMESPACE, ns == null ? "" : ns),
-                        call, headers, next);
-            }
-        });
+        return ServerInterceptors.intercept(
+                bindService(),
+                new io.grpc.ServerInterceptor() {
+                    @Override
+                    public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(
+                            io.grpc.ServerCall<Q, R> call,
+                            Metadata headers,
+                            io.grpc.ServerCallHandler<Q, R> next) {
+                        String ns = headers.get(NAMESPACE_HEADER);
+                        return Contexts.interceptCall(
+                                Context.current().withValue(NAMESPACE, ns == null ? "" : ns),
+                                call,
+                                headers,
+                                next);
+                    }
+                });
     }
 
     /** Whether the call's namespace holds the fake's content; fails the call when it names none. */
     private static boolean inNamespace(StreamObserver<?> out) {
         String ns = NAMESPACE.get();
         if (ns == null || ns.isEmpty()) {
-            out.onError(Status.FAILED_PRECONDITION.withDescription("namespace is required: failed precondition")
-                    .asRuntimeException());
+            out.onError(
+                    Status.FAILED_PRECONDITION
+                            .withDescription("namespace is required: failed precondition")
+                            .asRuntimeException());
             return false;
         }
         return true;
@@ -72,14 +81,18 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         try {
             return Optional.of(ContainerdFilter.parseAll(filters));
         } catch (IllegalArgumentException e) {
-            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage() + ": invalid argument")
-                    .asRuntimeException());
+            out.onError(
+                    Status.INVALID_ARGUMENT
+                            .withDescription(e.getMessage() + ": invalid argument")
+                            .asRuntimeException());
             return Optional.empty();
         }
     }
 
     private static io.grpc.StatusRuntimeException notFound(String digest) {
-        return Status.NOT_FOUND.withDescription("content digest " + digest + ": not found").asRuntimeException();
+        return Status.NOT_FOUND
+                .withDescription("content digest " + digest + ": not found")
+                .asRuntimeException();
     }
 
     @Override
@@ -87,8 +100,8 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         if (!inNamespace(out)) {
             return;
         }
-        Optional<io.cri4j.cri.internal.containerd.Info> info = criNamespace() ? content.info(request.getDigest())
-                : Optional.empty();
+        Optional<io.cri4j.cri.internal.containerd.Info> info =
+                criNamespace() ? content.info(request.getDigest()) : Optional.empty();
         if (info.isEmpty()) {
             out.onError(notFound(request.getDigest()));
             return;
@@ -106,10 +119,13 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         if (f.isEmpty()) {
             return;
         }
-        List<io.cri4j.cri.internal.containerd.Info> infos = criNamespace() ? content.list(f.get()) : List.of();
+        List<io.cri4j.cri.internal.containerd.Info> infos =
+                criNamespace() ? content.list(f.get()) : List.of();
         for (int i = 0; i < infos.size(); i += LIST_BATCH) {
-            out.onNext(ListContentResponse.newBuilder()
-                    .addAllInfo(infos.subList(i, Math.min(infos.size(), i + LIST_BATCH))).build());
+            out.onNext(
+                    ListContentResponse.newBuilder()
+                            .addAllInfo(infos.subList(i, Math.min(infos.size(), i + LIST_BATCH)))
+                            .build());
         }
         out.onCompleted();
     }
@@ -123,7 +139,10 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         try {
             data = criNamespace() ? content.read(request.getDigest()) : Optional.empty();
         } catch (IllegalStateException e) {
-            out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+            out.onError(
+                    Status.FAILED_PRECONDITION
+                            .withDescription(e.getMessage())
+                            .asRuntimeException());
             return;
         }
         if (data.isEmpty()) {
@@ -132,17 +151,24 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         }
         byte[] bytes = data.get();
         long from = Math.max(0, request.getOffset());
-        long to = request.getSize() > 0 ? Math.min(bytes.length, from + request.getSize()) : bytes.length;
+        long to =
+                request.getSize() > 0
+                        ? Math.min(bytes.length, from + request.getSize())
+                        : bytes.length;
         for (long at = from; at < to; at += READ_CHUNK) {
             int n = (int) Math.min(READ_CHUNK, to - at);
-            out.onNext(ReadContentResponse.newBuilder().setOffset(at)
-                    .setData(ByteString.copyFrom(bytes, (int) at, n)).build());
+            out.onNext(
+                    ReadContentResponse.newBuilder()
+                            .setOffset(at)
+                            .setData(ByteString.copyFrom(bytes, (int) at, n))
+                            .build());
         }
         out.onCompleted();
     }
 
     @Override
-    public void listStatuses(ListStatusesRequest request, StreamObserver<ListStatusesResponse> out) {
+    public void listStatuses(
+            ListStatusesRequest request, StreamObserver<ListStatusesResponse> out) {
         if (!inNamespace(out)) {
             return;
         }
@@ -150,8 +176,10 @@ public final class FakeContentService extends ContentGrpc.ContentImplBase {
         if (f.isEmpty()) {
             return;
         }
-        out.onNext(ListStatusesResponse.newBuilder()
-                .addAllStatuses(criNamespace() ? content.statuses(f.get()) : List.of()).build());
+        out.onNext(
+                ListStatusesResponse.newBuilder()
+                        .addAllStatuses(criNamespace() ? content.statuses(f.get()) : List.of())
+                        .build());
         out.onCompleted();
     }
 }

@@ -48,7 +48,9 @@ public final class FakeImageService extends ImageServiceGrpc.ImageServiceImplBas
 
     private static String image(String ref) {
         if (ref.isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("image.image must not be empty").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("image.image must not be empty")
+                    .asRuntimeException();
         }
         return ref;
     }
@@ -71,72 +73,128 @@ public final class FakeImageService extends ImageServiceGrpc.ImageServiceImplBas
         }
         java.util.concurrent.CompletableFuture<Void> downloaded = content.pull(plan);
         io.grpc.Context.current().addListener(c -> downloaded.cancel(false), Runnable::run);
-        downloaded.whenComplete((v, e) -> {
-            if (e == null) {
-                answer(out, () -> PullImageResponse.newBuilder().setImageRef(state.pullImage(ref)).build());
-            } else if (!downloaded.isCancelled()) {
-                out.onError(Status.fromThrowable(e).asRuntimeException());
-            }
-        });
+        downloaded.whenComplete(
+                (v, e) -> {
+                    if (e == null) {
+                        answer(
+                                out,
+                                () ->
+                                        PullImageResponse.newBuilder()
+                                                .setImageRef(state.pullImage(ref))
+                                                .build());
+                    } else if (!downloaded.isCancelled()) {
+                        out.onError(Status.fromThrowable(e).asRuntimeException());
+                    }
+                });
     }
 
     @Override
     public void imageStatus(ImageStatusRequest request, StreamObserver<ImageStatusResponse> out) {
-        answer(out, () -> {
-            // containerd answers an empty response (no error) for an image it does not have
-            Optional<Image> image = state.imageStatus(image(request.getImage().getImage()));
-            ImageStatusResponse.Builder b = ImageStatusResponse.newBuilder();
-            image.ifPresent(i -> {
-                b.setImage(i);
-                if (request.getVerbose()) {
-                    b.putInfo("info", "{\"chainID\":\"" + i.getId() + "\",\"size\":" + i.getSize() + "}");
-                }
-            });
-            return b.build();
-        });
+        answer(
+                out,
+                () -> {
+                    // containerd answers an empty response (no error) for an image it does not have
+                    Optional<Image> image = state.imageStatus(image(request.getImage().getImage()));
+                    ImageStatusResponse.Builder b = ImageStatusResponse.newBuilder();
+                    image.ifPresent(
+                            i -> {
+                                b.setImage(i);
+                                if (request.getVerbose()) {
+                                    b.putInfo(
+                                            "info",
+                                            "{\"chainID\":\""
+                                                    + i.getId()
+                                                    + "\",\"size\":"
+                                                    + i.getSize()
+                                                    + "}");
+                                }
+                            });
+                    return b.build();
+                });
     }
 
     @Override
     public void listImages(ListImagesRequest request, StreamObserver<ListImagesResponse> out) {
-        answer(out, () -> ListImagesResponse.newBuilder()
-                .addAllImages(state.listImages(request.getFilter().getImage().getImage())).build());
+        answer(
+                out,
+                () ->
+                        ListImagesResponse.newBuilder()
+                                .addAllImages(
+                                        state.listImages(request.getFilter().getImage().getImage()))
+                                .build());
     }
 
     @Override
-    public void streamImages(StreamImagesRequest request, StreamObserver<StreamImagesResponse> out) {
+    public void streamImages(
+            StreamImagesRequest request, StreamObserver<StreamImagesResponse> out) {
         List<Image> images = state.listImages(request.getFilter().getImage().getImage());
         for (int i = 0; i < images.size(); i += FakeRuntimeService.STREAM_CHUNK) {
-            out.onNext(StreamImagesResponse.newBuilder()
-                    .addAllImages(images.subList(i, Math.min(images.size(), i + FakeRuntimeService.STREAM_CHUNK))).build());
+            out.onNext(
+                    StreamImagesResponse.newBuilder()
+                            .addAllImages(
+                                    images.subList(
+                                            i,
+                                            Math.min(
+                                                    images.size(),
+                                                    i + FakeRuntimeService.STREAM_CHUNK)))
+                            .build());
         }
         out.onCompleted();
     }
 
     @Override
     public void removeImage(RemoveImageRequest request, StreamObserver<RemoveImageResponse> out) {
-        answer(out, () -> {
-            String ref = image(request.getImage().getImage());
-            List<String> manifests = state.imageStatus(ref).map(i -> i.getRepoDigestsList().stream()
-                    .map(d -> d.substring(d.indexOf('@') + 1)).toList()).orElse(List.of());
-            state.removeImage(ref);
-            manifests.forEach(content::forget);
-            return RemoveImageResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    String ref = image(request.getImage().getImage());
+                    List<String> manifests =
+                            state.imageStatus(ref)
+                                    .map(
+                                            i ->
+                                                    i.getRepoDigestsList().stream()
+                                                            .map(
+                                                                    d ->
+                                                                            d.substring(
+                                                                                    d.indexOf('@')
+                                                                                            + 1))
+                                                            .toList())
+                                    .orElse(List.of());
+                    state.removeImage(ref);
+                    manifests.forEach(content::forget);
+                    return RemoveImageResponse.getDefaultInstance();
+                });
     }
 
     @Override
     public void imageFsInfo(ImageFsInfoRequest request, StreamObserver<ImageFsInfoResponse> out) {
-        answer(out, () -> {
-            long now = state.now();
-            FilesystemUsage images = FilesystemUsage.newBuilder().setTimestamp(now)
-                    .setFsId(FilesystemIdentifier.newBuilder().setMountpoint(FakeStats.ROOT + "/images"))
-                    .setUsedBytes(FakeStats.u64(state.imagesSize()))
-                    .setInodesUsed(FakeStats.u64(state.imageCount() * 1200L)).build();
-            FilesystemUsage containers = FilesystemUsage.newBuilder().setTimestamp(now)
-                    .setFsId(FilesystemIdentifier.newBuilder().setMountpoint(FakeStats.ROOT + "/snapshots"))
-                    .setUsedBytes(FakeStats.u64(state.containers().size() * 64L * 1024))
-                    .setInodesUsed(FakeStats.u64(state.containers().size() * 16L)).build();
-            return ImageFsInfoResponse.newBuilder().addImageFilesystems(images).addContainerFilesystems(containers).build();
-        });
+        answer(
+                out,
+                () -> {
+                    long now = state.now();
+                    FilesystemUsage images =
+                            FilesystemUsage.newBuilder()
+                                    .setTimestamp(now)
+                                    .setFsId(
+                                            FilesystemIdentifier.newBuilder()
+                                                    .setMountpoint(FakeStats.ROOT + "/images"))
+                                    .setUsedBytes(FakeStats.u64(state.imagesSize()))
+                                    .setInodesUsed(FakeStats.u64(state.imageCount() * 1200L))
+                                    .build();
+                    FilesystemUsage containers =
+                            FilesystemUsage.newBuilder()
+                                    .setTimestamp(now)
+                                    .setFsId(
+                                            FilesystemIdentifier.newBuilder()
+                                                    .setMountpoint(FakeStats.ROOT + "/snapshots"))
+                                    .setUsedBytes(
+                                            FakeStats.u64(state.containers().size() * 64L * 1024))
+                                    .setInodesUsed(FakeStats.u64(state.containers().size() * 16L))
+                                    .build();
+                    return ImageFsInfoResponse.newBuilder()
+                            .addImageFilesystems(images)
+                            .addContainerFilesystems(containers)
+                            .build();
+                });
     }
 }

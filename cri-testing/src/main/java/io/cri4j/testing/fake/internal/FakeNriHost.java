@@ -22,13 +22,14 @@ import io.cri4j.hook.HookChain;
 import io.cri4j.hook.HookConfiguration;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookResult;
+import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.hook.host.Adjusted;
 import io.cri4j.hook.host.CriAdjuster;
 import io.cri4j.hook.host.DeviceNodes;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
-import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.hook.host.NriFromCri;
+import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerEviction;
 import io.cri4j.nri.api.ContainerState;
@@ -39,17 +40,16 @@ import io.cri4j.testing.fake.internal.FakeState.ContainerRecord;
 import io.cri4j.testing.fake.internal.FakeState.SandboxRecord;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.time.Duration;
-import io.cri4j.hook.RuntimeHandle;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -92,15 +92,20 @@ public final class FakeNriHost implements AutoCloseable {
     /** The chain's hooks for one set of provider lists (compared by identity). */
     private record Combined(List<List<AsyncHook>> parts, List<Object> all) {}
 
-    public FakeNriHost(FakeState state, List<Object> hooks, List<HookProvider> providers, String runtimeName,
-                       String runtimeVersion) {
+    public FakeNriHost(
+            FakeState state,
+            List<Object> hooks,
+            List<HookProvider> providers,
+            String runtimeName,
+            String runtimeVersion) {
         this.state = state;
         this.inProcess = List.copyOf(hooks);
         for (Object h : inProcess) {
             inProcessNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
         }
         this.providers = List.copyOf(providers);
-        this.chain = HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks).build();
+        this.chain =
+                HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks).build();
         this.runtimeName = runtimeName;
         this.runtimeVersion = runtimeVersion;
     }
@@ -126,8 +131,10 @@ public final class FakeNriHost implements AutoCloseable {
                     if (names.add(h.name())) {
                         all.add(h);
                     } else if (collisionsLogged.add(h)) {
-                        log.warn("hook {} of a hook provider is not run: another hook of the fake runtime has its "
-                                + "name", h.name());
+                        log.warn(
+                                "hook {} of a hook provider is not run: another hook of the fake runtime has its "
+                                        + "name",
+                                h.name());
                     }
                 }
             }
@@ -146,35 +153,37 @@ public final class FakeNriHost implements AutoCloseable {
     }
 
     /** What a provider sees of the fake: its name, its pods and containers, its update path. */
-    private final HookHost hookHost = new HookHost() {
-        @Override
-        public String runtimeName() {
-            return runtimeName;
-        }
+    private final HookHost hookHost =
+            new HookHost() {
+                @Override
+                public String runtimeName() {
+                    return runtimeName;
+                }
 
-        @Override
-        public String runtimeVersion() {
-            return runtimeVersion;
-        }
+                @Override
+                public String runtimeVersion() {
+                    return runtimeVersion;
+                }
 
-        @Override
-        public CompletionStage<RuntimeSnapshot> snapshot() {
-            try {
-                List<PodSandbox> pods = new ArrayList<>();
-                state.sandboxes().forEach(s -> pods.add(pod(s)));
-                List<Container> containers = new ArrayList<>();
-                state.containers().forEach(c -> containers.add(container(c)));
-                return CompletableFuture.completedFuture(new RuntimeSnapshot(pods, containers));
-            } catch (RuntimeException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-        }
+                @Override
+                public CompletionStage<RuntimeSnapshot> snapshot() {
+                    try {
+                        List<PodSandbox> pods = new ArrayList<>();
+                        state.sandboxes().forEach(s -> pods.add(pod(s)));
+                        List<Container> containers = new ArrayList<>();
+                        state.containers().forEach(c -> containers.add(container(c)));
+                        return CompletableFuture.completedFuture(
+                                new RuntimeSnapshot(pods, containers));
+                    } catch (RuntimeException e) {
+                        return CompletableFuture.failedFuture(e);
+                    }
+                }
 
-        @Override
-        public RuntimeHandle runtime() {
-            return FakeNriHost.this::updateContainers;
-        }
-    };
+                @Override
+                public RuntimeHandle runtime() {
+                    return FakeNriHost.this::updateContainers;
+                }
+            };
 
     /**
      * Configures and synchronizes the in-process hooks, waiting up to the registration timeout, then
@@ -185,17 +194,26 @@ public final class FakeNriHost implements AutoCloseable {
      *     started so far are closed
      */
     public void start() throws IOException {
-        HookConfiguration config = new HookConfiguration("", runtimeName, runtimeVersion, REGISTRATION_TIMEOUT,
-                REQUEST_TIMEOUT, this::updateContainers);
+        HookConfiguration config =
+                new HookConfiguration(
+                        "",
+                        runtimeName,
+                        runtimeVersion,
+                        REGISTRATION_TIMEOUT,
+                        REQUEST_TIMEOUT,
+                        this::updateContainers);
         try {
-            chain.configure(config).toCompletableFuture().get(REGISTRATION_TIMEOUT.toMillis() * 2,
-                    TimeUnit.MILLISECONDS);
+            chain.configure(config)
+                    .toCompletableFuture()
+                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
             List<PodSandbox> pods = new ArrayList<>();
             state.sandboxes().forEach(s -> pods.add(pod(s)));
             List<Container> containers = new ArrayList<>();
             state.containers().forEach(c -> containers.add(container(c)));
-            List<ContainerUpdate> updates = chain.synchronize(pods, containers).toCompletableFuture()
-                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+            List<ContainerUpdate> updates =
+                    chain.synchronize(pods, containers)
+                            .toCompletableFuture()
+                            .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
             applyUpdates(updates, null, false);
             for (HookProvider p : providers) {
                 try {
@@ -207,12 +225,15 @@ public final class FakeNriHost implements AutoCloseable {
                 started.add(p);
             }
         } catch (ExecutionException e) {
-            throw new IllegalStateException("fake runtime hooks: " + e.getCause().getMessage(), e.getCause());
+            throw new IllegalStateException(
+                    "fake runtime hooks: " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
-            throw new IllegalStateException("fake runtime hooks did not register within " + REGISTRATION_TIMEOUT, e);
+            throw new IllegalStateException(
+                    "fake runtime hooks did not register within " + REGISTRATION_TIMEOUT, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while registering the fake runtime's hooks", e);
+            throw new IllegalStateException(
+                    "interrupted while registering the fake runtime's hooks", e);
         }
     }
 
@@ -234,10 +255,12 @@ public final class FakeNriHost implements AutoCloseable {
         started.clear();
     }
 
-    // ---------------------------------------------------------------- NRI views of the fake's state
+    // ---------------------------------------------------------------- NRI views of the fake's
+    // state
 
     PodSandbox pod(SandboxRecord s) {
-        PodSandbox.Builder b = NriFromCri.pod(s.id, s.config, s.runtimeHandler).toBuilder().setPid(s.pid);
+        PodSandbox.Builder b =
+                NriFromCri.pod(s.id, s.config, s.runtimeHandler).toBuilder().setPid(s.pid);
         if (!s.ip.isEmpty()) {
             b.addIps(s.ip);
         }
@@ -258,23 +281,38 @@ public final class FakeNriHost implements AutoCloseable {
     Container container(ContainerRecord c) {
         NamespaceOption ns = NamespaceOption.getDefaultInstance();
         try {
-            ns = state.sandbox(c.sandboxId).config.getLinux().getSecurityContext().getNamespaceOptions();
+            ns =
+                    state.sandbox(c.sandboxId)
+                            .config
+                            .getLinux()
+                            .getSecurityContext()
+                            .getNamespaceOptions();
         } catch (StatusRuntimeException e) {
             // the pod is gone (removing its containers): no namespaces to tell
         }
-        Container.Builder b = NriFromCri.container(c.id, c.sandboxId, c.config, ns, devices).toBuilder()
-                .setState(switch (c.state) {
-                    case CONTAINER_CREATED -> ContainerState.CONTAINER_CREATED;
-                    case CONTAINER_RUNNING -> ContainerState.CONTAINER_RUNNING;
-                    case CONTAINER_EXITED -> ContainerState.CONTAINER_STOPPED;
-                    default -> ContainerState.CONTAINER_UNKNOWN;
-                })
-                .setPid(c.pid).setCreatedAt(c.createdAt).setStartedAt(c.startedAt).setFinishedAt(c.finishedAt)
-                .setExitCode(c.exitCode).setStatusReason(c.reason).setStatusMessage(c.message)
-                .clearAnnotations().putAllAnnotations(c.annotations);
+        Container.Builder b =
+                NriFromCri.container(c.id, c.sandboxId, c.config, ns, devices).toBuilder()
+                        .setState(
+                                switch (c.state) {
+                                    case CONTAINER_CREATED -> ContainerState.CONTAINER_CREATED;
+                                    case CONTAINER_RUNNING -> ContainerState.CONTAINER_RUNNING;
+                                    case CONTAINER_EXITED -> ContainerState.CONTAINER_STOPPED;
+                                    default -> ContainerState.CONTAINER_UNKNOWN;
+                                })
+                        .setPid(c.pid)
+                        .setCreatedAt(c.createdAt)
+                        .setStartedAt(c.startedAt)
+                        .setFinishedAt(c.finishedAt)
+                        .setExitCode(c.exitCode)
+                        .setStatusReason(c.reason)
+                        .setStatusMessage(c.message)
+                        .clearAnnotations()
+                        .putAllAnnotations(c.annotations);
         if (c.resources != null) {
-            b.getLinuxBuilder().setResources(NriFromCri.resources(c.resources))
-                    .setOomScoreAdj(OptionalInt.newBuilder().setValue(c.resources.getOomScoreAdj()));
+            b.getLinuxBuilder()
+                    .setResources(NriFromCri.resources(c.resources))
+                    .setOomScoreAdj(
+                            OptionalInt.newBuilder().setValue(c.resources.getOomScoreAdj()));
         }
         return b.build();
     }
@@ -282,147 +320,228 @@ public final class FakeNriHost implements AutoCloseable {
     // ---------------------------------------------------------------- pods
 
     public CompletionStage<RunPodSandboxResponse> runPodSandbox(RunPodSandboxRequest request) {
-        return async(() -> {
-            String id = state.newObjectId();
-            PodSandbox draft = NriFromCri.pod(id, request);
-            return chain.adjustPodSandbox(draft).thenCompose(adjustment -> {
-                RunPodSandboxRequest adjusted = CriAdjuster.enforce(adjuster.apply(request, adjustment),
-                        HookEvent.ADJUST_POD_SANDBOX, chain::policyOf);
-                state.runPodSandbox(adjusted.getConfig(), adjusted.getRuntimeHandler(), id);
-                return chain.runPodSandbox(pod(state.sandbox(id))).handle((v, t) -> {
-                    if (t != null) {
-                        state.removePodSandbox(id); // as containerd: a pod its hooks refused is not left behind
-                        throw new CompletionException(t);
-                    }
-                    return RunPodSandboxResponse.newBuilder().setPodSandboxId(id).build();
+        return async(
+                () -> {
+                    String id = state.newObjectId();
+                    PodSandbox draft = NriFromCri.pod(id, request);
+                    return chain.adjustPodSandbox(draft)
+                            .thenCompose(
+                                    adjustment -> {
+                                        RunPodSandboxRequest adjusted =
+                                                CriAdjuster.enforce(
+                                                        adjuster.apply(request, adjustment),
+                                                        HookEvent.ADJUST_POD_SANDBOX,
+                                                        chain::policyOf);
+                                        state.runPodSandbox(
+                                                adjusted.getConfig(),
+                                                adjusted.getRuntimeHandler(),
+                                                id);
+                                        return chain.runPodSandbox(pod(state.sandbox(id)))
+                                                .handle(
+                                                        (v, t) -> {
+                                                            if (t != null) {
+                                                                state.removePodSandbox(
+                                                                        id); // as containerd: a pod
+                                                                // its hooks refused is
+                                                                // not left behind
+                                                                throw new CompletionException(t);
+                                                            }
+                                                            return RunPodSandboxResponse
+                                                                    .newBuilder()
+                                                                    .setPodSandboxId(id)
+                                                                    .build();
+                                                        });
+                                    });
                 });
-            });
-        });
     }
 
     public CompletionStage<StopPodSandboxResponse> stopPodSandbox(String id) {
-        return async(() -> {
-            state.stopPodSandbox(id);
-            return chain.stopPodSandbox(pod(state.sandbox(id)))
-                    .thenApply(v -> StopPodSandboxResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    state.stopPodSandbox(id);
+                    return chain.stopPodSandbox(pod(state.sandbox(id)))
+                            .thenApply(v -> StopPodSandboxResponse.getDefaultInstance());
+                });
     }
 
     public CompletionStage<RemovePodSandboxResponse> removePodSandbox(String id) {
-        return async(() -> {
-            PodSandbox pod;
-            try {
-                pod = pod(state.sandbox(id));
-            } catch (StatusRuntimeException e) {
-                state.removePodSandbox(id); // unknown: succeeds, no event
-                return CompletableFuture.completedFuture(RemovePodSandboxResponse.getDefaultInstance());
-            }
-            state.removePodSandbox(id);
-            return chain.removePodSandbox(pod).thenApply(v -> RemovePodSandboxResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    PodSandbox pod;
+                    try {
+                        pod = pod(state.sandbox(id));
+                    } catch (StatusRuntimeException e) {
+                        state.removePodSandbox(id); // unknown: succeeds, no event
+                        return CompletableFuture.completedFuture(
+                                RemovePodSandboxResponse.getDefaultInstance());
+                    }
+                    state.removePodSandbox(id);
+                    return chain.removePodSandbox(pod)
+                            .thenApply(v -> RemovePodSandboxResponse.getDefaultInstance());
+                });
     }
 
     public CompletionStage<UpdatePodSandboxResourcesResponse> updatePodSandboxResources(
             UpdatePodSandboxResourcesRequest request) {
-        return async(() -> {
-            SandboxRecord s = state.sandbox(request.getPodSandboxId());
-            return chain.updatePodSandbox(pod(s), NriFromCri.resources(request.getOverhead()),
-                    NriFromCri.resources(request.getResources())).thenCompose(v -> {
-                        state.updatePodSandboxResources(s.id, request.getResources());
-                        return logged(chain.postUpdatePodSandbox(pod(s)), HookEvent.POST_UPDATE_POD_SANDBOX);
-                    }).thenApply(v -> UpdatePodSandboxResourcesResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    SandboxRecord s = state.sandbox(request.getPodSandboxId());
+                    return chain.updatePodSandbox(
+                                    pod(s),
+                                    NriFromCri.resources(request.getOverhead()),
+                                    NriFromCri.resources(request.getResources()))
+                            .thenCompose(
+                                    v -> {
+                                        state.updatePodSandboxResources(
+                                                s.id, request.getResources());
+                                        return logged(
+                                                chain.postUpdatePodSandbox(pod(s)),
+                                                HookEvent.POST_UPDATE_POD_SANDBOX);
+                                    })
+                            .thenApply(v -> UpdatePodSandboxResourcesResponse.getDefaultInstance());
+                });
     }
 
     // ---------------------------------------------------------------- containers
 
-    public CompletionStage<CreateContainerResponse> createContainer(CreateContainerRequest request) {
-        return async(() -> {
-            SandboxRecord s = state.sandbox(request.getPodSandboxId());
-            PodSandbox pod = pod(s);
-            String id = state.newObjectId();
-            Container draft = NriFromCri.container(id, s.id, request.getConfig(),
-                    s.config.getLinux().getSecurityContext().getNamespaceOptions(), devices);
-            return chain.createContainerDetailed(pod, draft).thenCompose(creation -> {
-                ContainerConfig config = CriAdjuster.enforce(adjuster.apply(request.getConfig(), creation),
-                        HookEvent.CREATE_CONTAINER, chain::policyOf);
-                try {
-                    state.createContainer(s.id, config, request.getSandboxConfig(), id);
-                } catch (RuntimeException e) {
-                    // as containerd's undo of a failed creation: the hooks hear the container go
-                    logged(chain.stopContainer(pod, draft).thenApply(r -> null), HookEvent.STOP_CONTAINER);
-                    logged(chain.removeContainer(pod, draft), HookEvent.REMOVE_CONTAINER);
-                    throw e;
-                }
-                apply(creation.result(), HookEvent.CREATE_CONTAINER);
-                return logged(chain.postCreateContainer(pod, container(state.container(id))),
-                        HookEvent.POST_CREATE_CONTAINER);
-            }).thenApply(v -> CreateContainerResponse.newBuilder().setContainerId(id).build());
-        });
+    public CompletionStage<CreateContainerResponse> createContainer(
+            CreateContainerRequest request) {
+        return async(
+                () -> {
+                    SandboxRecord s = state.sandbox(request.getPodSandboxId());
+                    PodSandbox pod = pod(s);
+                    String id = state.newObjectId();
+                    Container draft =
+                            NriFromCri.container(
+                                    id,
+                                    s.id,
+                                    request.getConfig(),
+                                    s.config.getLinux().getSecurityContext().getNamespaceOptions(),
+                                    devices);
+                    return chain.createContainerDetailed(pod, draft)
+                            .thenCompose(
+                                    creation -> {
+                                        ContainerConfig config =
+                                                CriAdjuster.enforce(
+                                                        adjuster.apply(
+                                                                request.getConfig(), creation),
+                                                        HookEvent.CREATE_CONTAINER,
+                                                        chain::policyOf);
+                                        try {
+                                            state.createContainer(
+                                                    s.id, config, request.getSandboxConfig(), id);
+                                        } catch (RuntimeException e) {
+                                            // as containerd's undo of a failed creation: the hooks
+                                            // hear the container go
+                                            logged(
+                                                    chain.stopContainer(pod, draft)
+                                                            .thenApply(r -> null),
+                                                    HookEvent.STOP_CONTAINER);
+                                            logged(
+                                                    chain.removeContainer(pod, draft),
+                                                    HookEvent.REMOVE_CONTAINER);
+                                            throw e;
+                                        }
+                                        apply(creation.result(), HookEvent.CREATE_CONTAINER);
+                                        return logged(
+                                                chain.postCreateContainer(
+                                                        pod, container(state.container(id))),
+                                                HookEvent.POST_CREATE_CONTAINER);
+                                    })
+                            .thenApply(
+                                    v ->
+                                            CreateContainerResponse.newBuilder()
+                                                    .setContainerId(id)
+                                                    .build());
+                });
     }
 
     public CompletionStage<StartContainerResponse> startContainer(String id) {
-        return async(() -> {
-            ContainerRecord c = state.container(id);
-            PodSandbox pod = podOf(c.sandboxId);
-            return chain.startContainer(pod, container(c)).thenCompose(v -> {
-                state.startContainer(id);
-                return logged(chain.postStartContainer(pod, container(state.container(id))),
-                        HookEvent.POST_START_CONTAINER);
-            }).thenApply(v -> StartContainerResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    ContainerRecord c = state.container(id);
+                    PodSandbox pod = podOf(c.sandboxId);
+                    return chain.startContainer(pod, container(c))
+                            .thenCompose(
+                                    v -> {
+                                        state.startContainer(id);
+                                        return logged(
+                                                chain.postStartContainer(
+                                                        pod, container(state.container(id))),
+                                                HookEvent.POST_START_CONTAINER);
+                                    })
+                            .thenApply(v -> StartContainerResponse.getDefaultInstance());
+                });
     }
 
     public CompletionStage<StopContainerResponse> stopContainer(String id, long timeout) {
-        return async(() -> {
-            state.stopContainer(id, timeout);
-            ContainerRecord c = state.container(id);
-            return chain.stopContainer(podOf(c.sandboxId), container(c)).thenApply(result -> {
-                apply(result, HookEvent.STOP_CONTAINER);
-                return StopContainerResponse.getDefaultInstance();
-            });
-        });
+        return async(
+                () -> {
+                    state.stopContainer(id, timeout);
+                    ContainerRecord c = state.container(id);
+                    return chain.stopContainer(podOf(c.sandboxId), container(c))
+                            .thenApply(
+                                    result -> {
+                                        apply(result, HookEvent.STOP_CONTAINER);
+                                        return StopContainerResponse.getDefaultInstance();
+                                    });
+                });
     }
 
     public CompletionStage<RemoveContainerResponse> removeContainer(String id) {
-        return async(() -> {
-            ContainerRecord c;
-            try {
-                c = state.container(id);
-            } catch (StatusRuntimeException e) {
-                return CompletableFuture.completedFuture(RemoveContainerResponse.getDefaultInstance());
-            }
-            PodSandbox pod = podOf(c.sandboxId);
-            Container before = container(c);
-            state.removeContainer(id);
-            return chain.removeContainer(pod, before).thenApply(v -> RemoveContainerResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    ContainerRecord c;
+                    try {
+                        c = state.container(id);
+                    } catch (StatusRuntimeException e) {
+                        return CompletableFuture.completedFuture(
+                                RemoveContainerResponse.getDefaultInstance());
+                    }
+                    PodSandbox pod = podOf(c.sandboxId);
+                    Container before = container(c);
+                    state.removeContainer(id);
+                    return chain.removeContainer(pod, before)
+                            .thenApply(v -> RemoveContainerResponse.getDefaultInstance());
+                });
     }
 
     public CompletionStage<UpdateContainerResourcesResponse> updateContainerResources(
             UpdateContainerResourcesRequest request) {
-        return async(() -> {
-            ContainerRecord c = state.container(request.getContainerId());
-            PodSandbox pod = podOf(c.sandboxId);
-            return chain.updateContainer(pod, container(c), NriFromCri.resources(request.getLinux()))
-                    .thenCompose(result -> {
-                        UpdateContainerResourcesRequest effective = request;
-                        List<ContainerUpdate> others = new ArrayList<>();
-                        for (ContainerUpdate u : result.updates()) {
-                            if (u.getContainerId().equals(c.id)) {
-                                effective = CriAdjuster.enforce(adjuster.apply(request, u), HookEvent.UPDATE_CONTAINER,
-                                        chain::policyOf);
-                            } else {
-                                others.add(u);
-                            }
-                        }
-                        applyUpdates(others, HookEvent.UPDATE_CONTAINER, false);
-                        evict(result.evictions());
-                        state.updateContainerResources(c.id, effective.getLinux(), effective.getAnnotationsMap());
-                        return logged(chain.postUpdateContainer(pod, container(state.container(c.id))),
-                                HookEvent.POST_UPDATE_CONTAINER);
-                    }).thenApply(v -> UpdateContainerResourcesResponse.getDefaultInstance());
-        });
+        return async(
+                () -> {
+                    ContainerRecord c = state.container(request.getContainerId());
+                    PodSandbox pod = podOf(c.sandboxId);
+                    return chain.updateContainer(
+                                    pod, container(c), NriFromCri.resources(request.getLinux()))
+                            .thenCompose(
+                                    result -> {
+                                        UpdateContainerResourcesRequest effective = request;
+                                        List<ContainerUpdate> others = new ArrayList<>();
+                                        for (ContainerUpdate u : result.updates()) {
+                                            if (u.getContainerId().equals(c.id)) {
+                                                effective =
+                                                        CriAdjuster.enforce(
+                                                                adjuster.apply(request, u),
+                                                                HookEvent.UPDATE_CONTAINER,
+                                                                chain::policyOf);
+                                            } else {
+                                                others.add(u);
+                                            }
+                                        }
+                                        applyUpdates(others, HookEvent.UPDATE_CONTAINER, false);
+                                        evict(result.evictions());
+                                        state.updateContainerResources(
+                                                c.id,
+                                                effective.getLinux(),
+                                                effective.getAnnotationsMap());
+                                        return logged(
+                                                chain.postUpdateContainer(
+                                                        pod, container(state.container(c.id))),
+                                                HookEvent.POST_UPDATE_CONTAINER);
+                                    })
+                            .thenApply(v -> UpdateContainerResourcesResponse.getDefaultInstance());
+                });
     }
 
     // ---------------------------------------------------------------- updates and evictions
@@ -437,7 +556,8 @@ public final class FakeNriHost implements AutoCloseable {
      *
      * @param collect true to return the failed updates instead of failing with the first
      */
-    private List<ContainerUpdate> applyUpdates(List<ContainerUpdate> updates, HookEvent event, boolean collect) {
+    private List<ContainerUpdate> applyUpdates(
+            List<ContainerUpdate> updates, HookEvent event, boolean collect) {
         List<ContainerUpdate> failed = new ArrayList<>();
         for (ContainerUpdate u : updates) {
             ContainerRecord c;
@@ -446,15 +566,27 @@ public final class FakeNriHost implements AutoCloseable {
             } catch (StatusRuntimeException e) {
                 continue;
             }
-            LinuxContainerResources base = c.resources == null ? LinuxContainerResources.getDefaultInstance()
-                    : c.resources;
-            Adjusted<UpdateContainerResourcesRequest> a = adjuster.apply(UpdateContainerResourcesRequest.newBuilder()
-                    .setContainerId(c.id).setLinux(base).build(), u);
+            LinuxContainerResources base =
+                    c.resources == null
+                            ? LinuxContainerResources.getDefaultInstance()
+                            : c.resources;
+            Adjusted<UpdateContainerResourcesRequest> a =
+                    adjuster.apply(
+                            UpdateContainerResourcesRequest.newBuilder()
+                                    .setContainerId(c.id)
+                                    .setLinux(base)
+                                    .build(),
+                            u);
             try {
-                UpdateContainerResourcesRequest r = u.getIgnoreFailure() ? a.value()
-                        : CriAdjuster.enforce(a, event, chain::policyOf);
+                UpdateContainerResourcesRequest r =
+                        u.getIgnoreFailure()
+                                ? a.value()
+                                : CriAdjuster.enforce(a, event, chain::policyOf);
                 if (!a.unsupported().isEmpty()) {
-                    log.warn("update of container {} (ignore_failure): CRI cannot carry {}", c.id, a.unsupported());
+                    log.warn(
+                            "update of container {} (ignore_failure): CRI cannot carry {}",
+                            c.id,
+                            a.unsupported());
                 }
                 state.updateContainerResources(c.id, r.getLinux(), Map.of());
             } catch (RuntimeException e) {
@@ -479,8 +611,8 @@ public final class FakeNriHost implements AutoCloseable {
     }
 
     /** The hooks' own requests ({@code RuntimeHandle.updateContainers}). */
-    private CompletionStage<List<ContainerUpdate>> updateContainers(List<ContainerUpdate> updates,
-                                                                    List<ContainerEviction> evictions) {
+    private CompletionStage<List<ContainerUpdate>> updateContainers(
+            List<ContainerUpdate> updates, List<ContainerEviction> evictions) {
         try {
             List<ContainerUpdate> failed = applyUpdates(updates, null, true);
             evict(evictions);
@@ -503,13 +635,18 @@ public final class FakeNriHost implements AutoCloseable {
 
     /** A post-event's stage whose failure is logged, not passed on: the operation has happened. */
     private static CompletionStage<Void> logged(CompletionStage<?> stage, HookEvent event) {
-        return stage.handle((v, t) -> {
-            if (t != null) {
-                log.warn("{}: {}", event.displayName(), t instanceof CompletionException && t.getCause() != null
-                        ? t.getCause().getMessage() : t.getMessage());
-            }
-            return null;
-        });
+        return stage.handle(
+                (v, t) -> {
+                    if (t != null) {
+                        log.warn(
+                                "{}: {}",
+                                event.displayName(),
+                                t instanceof CompletionException && t.getCause() != null
+                                        ? t.getCause().getMessage()
+                                        : t.getMessage());
+                    }
+                    return null;
+                });
     }
 
     /** The status a call fails with. */

@@ -1,5 +1,6 @@
 package io.cri4j.testing.fake.internal;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.cri4j.cri.v1.*;
 import io.cri4j.testing.fake.ExecContext;
@@ -13,7 +14,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import com.google.protobuf.ByteString;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,16 +26,22 @@ import java.util.function.Supplier;
 public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceImplBase {
 
     /** Settings of the fake runtime. */
-    public record Settings(String runtimeName, String runtimeVersion, CgroupDriver cgroupDriver, ExecHandler execHandler,
-                           StreamingUrls streaming, Executor blockingExecutor, FakeNriHost hooks) {
-    }
+    public record Settings(
+            String runtimeName,
+            String runtimeVersion,
+            CgroupDriver cgroupDriver,
+            ExecHandler execHandler,
+            StreamingUrls streaming,
+            Executor blockingExecutor,
+            FakeNriHost hooks) {}
 
     static final int STREAM_CHUNK = 100;
 
     private final FakeState state;
     private final FakeStats stats;
     private final Settings settings;
-    private final java.util.Set<ServerCallStreamObserver<ContainerEventResponse>> eventStreams = new java.util.HashSet<>();
+    private final java.util.Set<ServerCallStreamObserver<ContainerEventResponse>> eventStreams =
+            new java.util.HashSet<>();
     private boolean closed;
 
     public FakeRuntimeService(FakeState state, Settings settings) {
@@ -52,7 +58,11 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             out.onError(e);
             return;
         } catch (RuntimeException e) {
-            out.onError(Status.INTERNAL.withDescription("fake runtime failed: " + e).withCause(e).asRuntimeException());
+            out.onError(
+                    Status.INTERNAL
+                            .withDescription("fake runtime failed: " + e)
+                            .withCause(e)
+                            .asRuntimeException());
             return;
         }
         out.onNext(response);
@@ -60,7 +70,8 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     }
 
     /** Answers with the stage's value, or fails with the status its failure maps to. */
-    private static <T> void answerLater(StreamObserver<T> out, Supplier<java.util.concurrent.CompletionStage<T>> body) {
+    private static <T> void answerLater(
+            StreamObserver<T> out, Supplier<java.util.concurrent.CompletionStage<T>> body) {
         java.util.concurrent.CompletionStage<T> stage;
         try {
             stage = body.get();
@@ -68,14 +79,15 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             out.onError(FakeNriHost.status(e).asRuntimeException());
             return;
         }
-        stage.whenComplete((v, t) -> {
-            if (t == null) {
-                out.onNext(v);
-                out.onCompleted();
-            } else {
-                out.onError(FakeNriHost.status(t).asRuntimeException());
-            }
-        });
+        stage.whenComplete(
+                (v, t) -> {
+                    if (t == null) {
+                        out.onNext(v);
+                        out.onCompleted();
+                    } else {
+                        out.onError(FakeNriHost.status(t).asRuntimeException());
+                    }
+                });
     }
 
     private static <T extends Message> void stream(StreamObserver<T> out, Supplier<List<T>> body) {
@@ -90,7 +102,8 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         out.onCompleted();
     }
 
-    private static <E, M> List<M> chunks(List<E> items, java.util.function.Function<List<E>, M> wrap) {
+    private static <E, M> List<M> chunks(
+            List<E> items, java.util.function.Function<List<E>, M> wrap) {
         List<M> out = new ArrayList<>();
         for (int i = 0; i < items.size(); i += STREAM_CHUNK) {
             out.add(wrap.apply(items.subList(i, Math.min(items.size(), i + STREAM_CHUNK))));
@@ -105,7 +118,9 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     private static String required(String value, String field) {
         if (value.isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription(field + " must not be empty").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(field + " must not be empty")
+                    .asRuntimeException();
         }
         return value;
     }
@@ -114,243 +129,436 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
 
     @Override
     public void version(VersionRequest request, StreamObserver<VersionResponse> out) {
-        answer(out, () -> VersionResponse.newBuilder().setVersion("0.1.0").setRuntimeName(settings.runtimeName())
-                .setRuntimeVersion(settings.runtimeVersion()).setRuntimeApiVersion(ApiVersion.current()).build());
+        answer(
+                out,
+                () ->
+                        VersionResponse.newBuilder()
+                                .setVersion("0.1.0")
+                                .setRuntimeName(settings.runtimeName())
+                                .setRuntimeVersion(settings.runtimeVersion())
+                                .setRuntimeApiVersion(ApiVersion.current())
+                                .build());
     }
 
     @Override
     public void status(StatusRequest request, StreamObserver<StatusResponse> out) {
-        answer(out, () -> {
-            StatusResponse.Builder b = StatusResponse.newBuilder().setStatus(RuntimeStatus.newBuilder()
-                            .addConditions(RuntimeCondition.newBuilder().setType("RuntimeReady").setStatus(true))
-                            .addConditions(RuntimeCondition.newBuilder().setType("NetworkReady").setStatus(true)))
-                    .addRuntimeHandlers(RuntimeHandler.newBuilder().setName("")
-                            .setFeatures(RuntimeHandlerFeatures.newBuilder().setRecursiveReadOnlyMounts(true)))
-                    .addRuntimeHandlers(RuntimeHandler.newBuilder().setName("runc")
-                            .setFeatures(RuntimeHandlerFeatures.newBuilder().setRecursiveReadOnlyMounts(true)))
-                    .setFeatures(RuntimeFeatures.newBuilder().setSupplementalGroupsPolicy(true));
-            if (request.getVerbose()) {
-                b.putInfo("config", "{\"runtimeName\":\"" + settings.runtimeName() + "\",\"podCIDR\":\""
-                        + state.podCidr() + "\",\"cgroupDriver\":\"" + settings.cgroupDriver() + "\"}");
-            }
-            return b.build();
-        });
+        answer(
+                out,
+                () -> {
+                    StatusResponse.Builder b =
+                            StatusResponse.newBuilder()
+                                    .setStatus(
+                                            RuntimeStatus.newBuilder()
+                                                    .addConditions(
+                                                            RuntimeCondition.newBuilder()
+                                                                    .setType("RuntimeReady")
+                                                                    .setStatus(true))
+                                                    .addConditions(
+                                                            RuntimeCondition.newBuilder()
+                                                                    .setType("NetworkReady")
+                                                                    .setStatus(true)))
+                                    .addRuntimeHandlers(
+                                            RuntimeHandler.newBuilder()
+                                                    .setName("")
+                                                    .setFeatures(
+                                                            RuntimeHandlerFeatures.newBuilder()
+                                                                    .setRecursiveReadOnlyMounts(
+                                                                            true)))
+                                    .addRuntimeHandlers(
+                                            RuntimeHandler.newBuilder()
+                                                    .setName("runc")
+                                                    .setFeatures(
+                                                            RuntimeHandlerFeatures.newBuilder()
+                                                                    .setRecursiveReadOnlyMounts(
+                                                                            true)))
+                                    .setFeatures(
+                                            RuntimeFeatures.newBuilder()
+                                                    .setSupplementalGroupsPolicy(true));
+                    if (request.getVerbose()) {
+                        b.putInfo(
+                                "config",
+                                "{\"runtimeName\":\""
+                                        + settings.runtimeName()
+                                        + "\",\"podCIDR\":\""
+                                        + state.podCidr()
+                                        + "\",\"cgroupDriver\":\""
+                                        + settings.cgroupDriver()
+                                        + "\"}");
+                    }
+                    return b.build();
+                });
     }
 
     @Override
-    public void runtimeConfig(RuntimeConfigRequest request, StreamObserver<RuntimeConfigResponse> out) {
-        answer(out, () -> RuntimeConfigResponse.newBuilder()
-                .setLinux(LinuxRuntimeConfiguration.newBuilder().setCgroupDriver(settings.cgroupDriver())).build());
+    public void runtimeConfig(
+            RuntimeConfigRequest request, StreamObserver<RuntimeConfigResponse> out) {
+        answer(
+                out,
+                () ->
+                        RuntimeConfigResponse.newBuilder()
+                                .setLinux(
+                                        LinuxRuntimeConfiguration.newBuilder()
+                                                .setCgroupDriver(settings.cgroupDriver()))
+                                .build());
     }
 
     @Override
-    public void updateRuntimeConfig(UpdateRuntimeConfigRequest request, StreamObserver<UpdateRuntimeConfigResponse> out) {
-        answer(out, () -> {
-            state.setPodCidr(request.getRuntimeConfig().getNetworkConfig().getPodCidr());
-            return UpdateRuntimeConfigResponse.getDefaultInstance();
-        });
+    public void updateRuntimeConfig(
+            UpdateRuntimeConfigRequest request, StreamObserver<UpdateRuntimeConfigResponse> out) {
+        answer(
+                out,
+                () -> {
+                    state.setPodCidr(request.getRuntimeConfig().getNetworkConfig().getPodCidr());
+                    return UpdateRuntimeConfigResponse.getDefaultInstance();
+                });
     }
 
     // ------------------------------------------------------------------ sandboxes
 
     @Override
-    public void runPodSandbox(RunPodSandboxRequest request, StreamObserver<RunPodSandboxResponse> out) {
+    public void runPodSandbox(
+            RunPodSandboxRequest request, StreamObserver<RunPodSandboxResponse> out) {
         if (settings.hooks() != null) {
             answerLater(out, () -> settings.hooks().runPodSandbox(request));
             return;
         }
-        answer(out, () -> RunPodSandboxResponse.newBuilder()
-                .setPodSandboxId(state.runPodSandbox(request.getConfig(), request.getRuntimeHandler())).build());
+        answer(
+                out,
+                () ->
+                        RunPodSandboxResponse.newBuilder()
+                                .setPodSandboxId(
+                                        state.runPodSandbox(
+                                                request.getConfig(), request.getRuntimeHandler()))
+                                .build());
     }
 
     @Override
-    public void stopPodSandbox(StopPodSandboxRequest request, StreamObserver<StopPodSandboxResponse> out) {
+    public void stopPodSandbox(
+            StopPodSandboxRequest request, StreamObserver<StopPodSandboxResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().stopPodSandbox(
-                    required(request.getPodSandboxId(), "pod_sandbox_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .stopPodSandbox(
+                                            required(request.getPodSandboxId(), "pod_sandbox_id")));
             return;
         }
-        answer(out, () -> {
-            state.stopPodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
-            return StopPodSandboxResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.stopPodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
+                    return StopPodSandboxResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void removePodSandbox(RemovePodSandboxRequest request, StreamObserver<RemovePodSandboxResponse> out) {
+    public void removePodSandbox(
+            RemovePodSandboxRequest request, StreamObserver<RemovePodSandboxResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().removePodSandbox(
-                    required(request.getPodSandboxId(), "pod_sandbox_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .removePodSandbox(
+                                            required(request.getPodSandboxId(), "pod_sandbox_id")));
             return;
         }
-        answer(out, () -> {
-            state.removePodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
-            return RemovePodSandboxResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.removePodSandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
+                    return RemovePodSandboxResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void podSandboxStatus(PodSandboxStatusRequest request, StreamObserver<PodSandboxStatusResponse> out) {
-        answer(out, () -> {
-            String id = required(request.getPodSandboxId(), "pod_sandbox_id");
-            PodSandboxStatusResponse.Builder b = PodSandboxStatusResponse.newBuilder()
-                    .setStatus(state.podSandboxStatus(id)).setTimestamp(state.now());
-            if (ApiVersion.current().equals("v1")) {
-                b.addAllContainersStatuses(state.containerStatusesOf(id));
-            }
-            if (request.getVerbose()) {
-                SandboxRecord s = state.sandbox(id);
-                b.putInfo("info", "{\"pid\":" + s.pid + ",\"runtimeHandler\":\"" + s.runtimeHandler + "\"}");
-            }
-            return b.build();
-        });
+    public void podSandboxStatus(
+            PodSandboxStatusRequest request, StreamObserver<PodSandboxStatusResponse> out) {
+        answer(
+                out,
+                () -> {
+                    String id = required(request.getPodSandboxId(), "pod_sandbox_id");
+                    PodSandboxStatusResponse.Builder b =
+                            PodSandboxStatusResponse.newBuilder()
+                                    .setStatus(state.podSandboxStatus(id))
+                                    .setTimestamp(state.now());
+                    if (ApiVersion.current().equals("v1")) {
+                        b.addAllContainersStatuses(state.containerStatusesOf(id));
+                    }
+                    if (request.getVerbose()) {
+                        SandboxRecord s = state.sandbox(id);
+                        b.putInfo(
+                                "info",
+                                "{\"pid\":"
+                                        + s.pid
+                                        + ",\"runtimeHandler\":\""
+                                        + s.runtimeHandler
+                                        + "\"}");
+                    }
+                    return b.build();
+                });
     }
 
     @Override
-    public void listPodSandbox(ListPodSandboxRequest request, StreamObserver<ListPodSandboxResponse> out) {
-        answer(out, () -> ListPodSandboxResponse.newBuilder().addAllItems(state.listPodSandbox(request.getFilter())).build());
+    public void listPodSandbox(
+            ListPodSandboxRequest request, StreamObserver<ListPodSandboxResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListPodSandboxResponse.newBuilder()
+                                .addAllItems(state.listPodSandbox(request.getFilter()))
+                                .build());
     }
 
     @Override
-    public void streamPodSandboxes(StreamPodSandboxesRequest request, StreamObserver<StreamPodSandboxesResponse> out) {
-        stream(out, () -> chunks(state.listPodSandbox(request.getFilter()),
-                l -> StreamPodSandboxesResponse.newBuilder().addAllPodSandboxes(l).build()));
+    public void streamPodSandboxes(
+            StreamPodSandboxesRequest request, StreamObserver<StreamPodSandboxesResponse> out) {
+        stream(
+                out,
+                () ->
+                        chunks(
+                                state.listPodSandbox(request.getFilter()),
+                                l ->
+                                        StreamPodSandboxesResponse.newBuilder()
+                                                .addAllPodSandboxes(l)
+                                                .build()));
     }
 
     @Override
-    public void updatePodSandboxResources(UpdatePodSandboxResourcesRequest request,
-                                          StreamObserver<UpdatePodSandboxResourcesResponse> out) {
+    public void updatePodSandboxResources(
+            UpdatePodSandboxResourcesRequest request,
+            StreamObserver<UpdatePodSandboxResourcesResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().updatePodSandboxResources(
-                    withId(request, request.getPodSandboxId(), "pod_sandbox_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .updatePodSandboxResources(
+                                            withId(
+                                                    request,
+                                                    request.getPodSandboxId(),
+                                                    "pod_sandbox_id")));
             return;
         }
-        answer(out, () -> {
-            state.updatePodSandboxResources(required(request.getPodSandboxId(), "pod_sandbox_id"), request.getResources());
-            return UpdatePodSandboxResourcesResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.updatePodSandboxResources(
+                            required(request.getPodSandboxId(), "pod_sandbox_id"),
+                            request.getResources());
+                    return UpdatePodSandboxResourcesResponse.getDefaultInstance();
+                });
     }
 
     // ------------------------------------------------------------------ containers
 
     @Override
-    public void createContainer(CreateContainerRequest request, StreamObserver<CreateContainerResponse> out) {
+    public void createContainer(
+            CreateContainerRequest request, StreamObserver<CreateContainerResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().createContainer(
-                    withId(request, request.getPodSandboxId(), "pod_sandbox_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .createContainer(
+                                            withId(
+                                                    request,
+                                                    request.getPodSandboxId(),
+                                                    "pod_sandbox_id")));
             return;
         }
-        answer(out, () -> CreateContainerResponse.newBuilder().setContainerId(state.createContainer(
-                required(request.getPodSandboxId(), "pod_sandbox_id"), request.getConfig(), request.getSandboxConfig())).build());
+        answer(
+                out,
+                () ->
+                        CreateContainerResponse.newBuilder()
+                                .setContainerId(
+                                        state.createContainer(
+                                                required(
+                                                        request.getPodSandboxId(),
+                                                        "pod_sandbox_id"),
+                                                request.getConfig(),
+                                                request.getSandboxConfig()))
+                                .build());
     }
 
     @Override
-    public void startContainer(StartContainerRequest request, StreamObserver<StartContainerResponse> out) {
+    public void startContainer(
+            StartContainerRequest request, StreamObserver<StartContainerResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().startContainer(required(request.getContainerId(), "container_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .startContainer(
+                                            required(request.getContainerId(), "container_id")));
             return;
         }
-        answer(out, () -> {
-            state.startContainer(required(request.getContainerId(), "container_id"));
-            return StartContainerResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.startContainer(required(request.getContainerId(), "container_id"));
+                    return StartContainerResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void stopContainer(StopContainerRequest request, StreamObserver<StopContainerResponse> out) {
+    public void stopContainer(
+            StopContainerRequest request, StreamObserver<StopContainerResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().stopContainer(required(request.getContainerId(), "container_id"),
-                    request.getTimeout()));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .stopContainer(
+                                            required(request.getContainerId(), "container_id"),
+                                            request.getTimeout()));
             return;
         }
-        answer(out, () -> {
-            state.stopContainer(required(request.getContainerId(), "container_id"), request.getTimeout());
-            return StopContainerResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.stopContainer(
+                            required(request.getContainerId(), "container_id"),
+                            request.getTimeout());
+                    return StopContainerResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void removeContainer(RemoveContainerRequest request, StreamObserver<RemoveContainerResponse> out) {
+    public void removeContainer(
+            RemoveContainerRequest request, StreamObserver<RemoveContainerResponse> out) {
         if (settings.hooks() != null) {
-            answerLater(out, () -> settings.hooks().removeContainer(required(request.getContainerId(), "container_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .removeContainer(
+                                            required(request.getContainerId(), "container_id")));
             return;
         }
-        answer(out, () -> {
-            state.removeContainer(required(request.getContainerId(), "container_id"));
-            return RemoveContainerResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.removeContainer(required(request.getContainerId(), "container_id"));
+                    return RemoveContainerResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void listContainers(ListContainersRequest request, StreamObserver<ListContainersResponse> out) {
-        answer(out, () -> ListContainersResponse.newBuilder().addAllContainers(state.listContainers(request.getFilter())).build());
+    public void listContainers(
+            ListContainersRequest request, StreamObserver<ListContainersResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListContainersResponse.newBuilder()
+                                .addAllContainers(state.listContainers(request.getFilter()))
+                                .build());
     }
 
     @Override
-    public void streamContainers(StreamContainersRequest request, StreamObserver<StreamContainersResponse> out) {
-        stream(out, () -> chunks(state.listContainers(request.getFilter()),
-                l -> StreamContainersResponse.newBuilder().addAllContainers(l).build()));
+    public void streamContainers(
+            StreamContainersRequest request, StreamObserver<StreamContainersResponse> out) {
+        stream(
+                out,
+                () ->
+                        chunks(
+                                state.listContainers(request.getFilter()),
+                                l ->
+                                        StreamContainersResponse.newBuilder()
+                                                .addAllContainers(l)
+                                                .build()));
     }
 
     @Override
-    public void containerStatus(ContainerStatusRequest request, StreamObserver<ContainerStatusResponse> out) {
-        answer(out, () -> {
-            String id = required(request.getContainerId(), "container_id");
-            ContainerStatusResponse.Builder b = ContainerStatusResponse.newBuilder().setStatus(state.containerStatus(id));
-            if (request.getVerbose()) {
-                ContainerRecord c = state.container(id);
-                b.putInfo("info", "{\"sandboxID\":\"" + c.sandboxId + "\",\"pid\":" + c.pid + "}");
-            }
-            return b.build();
-        });
+    public void containerStatus(
+            ContainerStatusRequest request, StreamObserver<ContainerStatusResponse> out) {
+        answer(
+                out,
+                () -> {
+                    String id = required(request.getContainerId(), "container_id");
+                    ContainerStatusResponse.Builder b =
+                            ContainerStatusResponse.newBuilder()
+                                    .setStatus(state.containerStatus(id));
+                    if (request.getVerbose()) {
+                        ContainerRecord c = state.container(id);
+                        b.putInfo(
+                                "info",
+                                "{\"sandboxID\":\"" + c.sandboxId + "\",\"pid\":" + c.pid + "}");
+                    }
+                    return b.build();
+                });
     }
 
     @Override
-    public void updateContainerResources(UpdateContainerResourcesRequest request,
-                                         StreamObserver<UpdateContainerResourcesResponse> out) {
+    public void updateContainerResources(
+            UpdateContainerResourcesRequest request,
+            StreamObserver<UpdateContainerResourcesResponse> out) {
         if (settings.hooks() != null && request.hasLinux()) {
-            answerLater(out, () -> settings.hooks().updateContainerResources(
-                    withId(request, request.getContainerId(), "container_id")));
+            answerLater(
+                    out,
+                    () ->
+                            settings.hooks()
+                                    .updateContainerResources(
+                                            withId(
+                                                    request,
+                                                    request.getContainerId(),
+                                                    "container_id")));
             return;
         }
-        answer(out, () -> {
-            state.updateContainerResources(required(request.getContainerId(), "container_id"),
-                    request.hasLinux() ? request.getLinux() : null, request.getAnnotationsMap());
-            return UpdateContainerResourcesResponse.getDefaultInstance();
-        });
+        answer(
+                out,
+                () -> {
+                    state.updateContainerResources(
+                            required(request.getContainerId(), "container_id"),
+                            request.hasLinux() ? request.getLinux() : null,
+                            request.getAnnotationsMap());
+                    return UpdateContainerResourcesResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void reopenContainerLog(ReopenContainerLogRequest request, StreamObserver<ReopenContainerLogResponse> out) {
-        answer(out, () -> {
-            state.reopenContainerLog(required(request.getContainerId(), "container_id"));
-            return ReopenContainerLogResponse.getDefaultInstance();
-        });
+    public void reopenContainerLog(
+            ReopenContainerLogRequest request, StreamObserver<ReopenContainerLogResponse> out) {
+        answer(
+                out,
+                () -> {
+                    state.reopenContainerLog(required(request.getContainerId(), "container_id"));
+                    return ReopenContainerLogResponse.getDefaultInstance();
+                });
     }
 
     @Override
-    public void getContainerEvents(GetEventsRequest request, StreamObserver<ContainerEventResponse> out) {
-        ServerCallStreamObserver<ContainerEventResponse> call = (ServerCallStreamObserver<ContainerEventResponse>) out;
+    public void getContainerEvents(
+            GetEventsRequest request, StreamObserver<ContainerEventResponse> out) {
+        ServerCallStreamObserver<ContainerEventResponse> call =
+                (ServerCallStreamObserver<ContainerEventResponse>) out;
         synchronized (eventStreams) {
             if (closed) {
-                call.onError(Status.UNAVAILABLE.withDescription("fake CRI server is shutting down").asRuntimeException());
+                call.onError(
+                        Status.UNAVAILABLE
+                                .withDescription("fake CRI server is shutting down")
+                                .asRuntimeException());
                 return;
             }
             eventStreams.add(call);
         }
-        AutoCloseable subscription = state.subscribe(event -> {
-            synchronized (eventStreams) {
-                if (eventStreams.contains(call) && !call.isCancelled()) {
-                    call.onNext(event);
-                }
-            }
-        });
-        call.setOnCancelHandler(() -> {
-            synchronized (eventStreams) {
-                eventStreams.remove(call);
-            }
-            closeQuietly(subscription);
-        });
+        AutoCloseable subscription =
+                state.subscribe(
+                        event -> {
+                            synchronized (eventStreams) {
+                                if (eventStreams.contains(call) && !call.isCancelled()) {
+                                    call.onNext(event);
+                                }
+                            }
+                        });
+        call.setOnCancelHandler(
+                () -> {
+                    synchronized (eventStreams) {
+                        eventStreams.remove(call);
+                    }
+                    closeQuietly(subscription);
+                });
         call.setOnCloseHandler(() -> closeQuietly(subscription));
     }
 
@@ -385,11 +593,19 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         try {
             String id = required(request.getContainerId(), "container_id");
             if (request.getCmdCount() == 0) {
-                throw Status.INVALID_ARGUMENT.withDescription("cmd must not be empty").asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("cmd must not be empty")
+                        .asRuntimeException();
             }
             ContainerRecord c = state.runningContainer(id);
-            context = new ExecContext(id, c.sandboxId, request.getCmdList(), c.env(), c.config.getWorkingDir(),
-                    Duration.ofSeconds(Math.max(0, request.getTimeout())));
+            context =
+                    new ExecContext(
+                            id,
+                            c.sandboxId,
+                            request.getCmdList(),
+                            c.env(),
+                            c.config.getWorkingDir(),
+                            Duration.ofSeconds(Math.max(0, request.getTimeout())));
         } catch (StatusRuntimeException e) {
             out.onError(e);
             return;
@@ -398,29 +614,36 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         try {
             settings.blockingExecutor().execute(grpcContext.wrap(() -> runExec(context, out)));
         } catch (RejectedExecutionException e) {
-            out.onError(Status.UNAVAILABLE.withDescription("fake runtime is shutting down").asRuntimeException());
+            out.onError(
+                    Status.UNAVAILABLE
+                            .withDescription("fake runtime is shutting down")
+                            .asRuntimeException());
         }
     }
 
     private void runExec(ExecContext context, StreamObserver<ExecSyncResponse> out) {
-        // a client that gives up (deadline, cancel) interrupts the handler, which kills the host process
+        // a client that gives up (deadline, cancel) interrupts the handler, which kills the host
+        // process
         Thread worker = Thread.currentThread();
         Object guard = new Object();
         boolean[] running = {true};
-        Context.CancellationListener onCancel = ctx -> {
-            synchronized (guard) {
-                if (running[0]) {
-                    worker.interrupt();
-                }
-            }
-        };
+        Context.CancellationListener onCancel =
+                ctx -> {
+                    synchronized (guard) {
+                        if (running[0]) {
+                            worker.interrupt();
+                        }
+                    }
+                };
         Context.current().addListener(onCancel, Runnable::run);
         ExecResult result;
         try {
             result = settings.execHandler().execSync(context);
         } catch (TimeoutException e) {
-            out.onError(Status.DEADLINE_EXCEEDED.withDescription("failed to exec in container: " + e.getMessage())
-                    .asRuntimeException());
+            out.onError(
+                    Status.DEADLINE_EXCEEDED
+                            .withDescription("failed to exec in container: " + e.getMessage())
+                            .asRuntimeException());
             return;
         } catch (StatusRuntimeException e) {
             out.onError(e);
@@ -430,7 +653,10 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             out.onError(Status.CANCELLED.withDescription("exec interrupted").asRuntimeException());
             return;
         } catch (Exception e) {
-            out.onError(Status.UNKNOWN.withDescription("failed to exec in container: " + e.getMessage()).asRuntimeException());
+            out.onError(
+                    Status.UNKNOWN
+                            .withDescription("failed to exec in container: " + e.getMessage())
+                            .asRuntimeException());
             return;
         } finally {
             Context.current().removeListener(onCancel);
@@ -439,53 +665,88 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                 Thread.interrupted();
             }
         }
-        out.onNext(ExecSyncResponse.newBuilder().setExitCode(result.exitCode())
-                .setStdout(ByteString.copyFrom(result.stdout())).setStderr(ByteString.copyFrom(result.stderr())).build());
+        out.onNext(
+                ExecSyncResponse.newBuilder()
+                        .setExitCode(result.exitCode())
+                        .setStdout(ByteString.copyFrom(result.stdout()))
+                        .setStderr(ByteString.copyFrom(result.stderr()))
+                        .build());
         out.onCompleted();
     }
 
     @Override
     public void exec(ExecRequest request, StreamObserver<ExecResponse> out) {
-        answer(out, () -> {
-            state.runningContainer(required(request.getContainerId(), "container_id"));
-            if (request.getCmdCount() == 0) {
-                throw Status.INVALID_ARGUMENT.withDescription("cmd must not be empty").asRuntimeException();
-            }
-            if (!request.getStdin() && !request.getStdout() && !request.getStderr()) {
-                throw Status.INVALID_ARGUMENT.withDescription("one of stdin, stdout, or stderr must be set").asRuntimeException();
-            }
-            return ExecResponse.newBuilder().setUrl(settings.streaming().exec(request)).build();
-        });
+        answer(
+                out,
+                () -> {
+                    state.runningContainer(required(request.getContainerId(), "container_id"));
+                    if (request.getCmdCount() == 0) {
+                        throw Status.INVALID_ARGUMENT
+                                .withDescription("cmd must not be empty")
+                                .asRuntimeException();
+                    }
+                    if (!request.getStdin() && !request.getStdout() && !request.getStderr()) {
+                        throw Status.INVALID_ARGUMENT
+                                .withDescription("one of stdin, stdout, or stderr must be set")
+                                .asRuntimeException();
+                    }
+                    return ExecResponse.newBuilder()
+                            .setUrl(settings.streaming().exec(request))
+                            .build();
+                });
     }
 
     @Override
     public void attach(AttachRequest request, StreamObserver<AttachResponse> out) {
-        answer(out, () -> {
-            state.runningContainer(required(request.getContainerId(), "container_id"));
-            if (!request.getStdin() && !request.getStdout() && !request.getStderr()) {
-                throw Status.INVALID_ARGUMENT.withDescription("one of stdin, stdout, or stderr must be set").asRuntimeException();
-            }
-            return AttachResponse.newBuilder().setUrl(settings.streaming().attach(request)).build();
-        });
+        answer(
+                out,
+                () -> {
+                    state.runningContainer(required(request.getContainerId(), "container_id"));
+                    if (!request.getStdin() && !request.getStdout() && !request.getStderr()) {
+                        throw Status.INVALID_ARGUMENT
+                                .withDescription("one of stdin, stdout, or stderr must be set")
+                                .asRuntimeException();
+                    }
+                    return AttachResponse.newBuilder()
+                            .setUrl(settings.streaming().attach(request))
+                            .build();
+                });
     }
 
     @Override
     public void portForward(PortForwardRequest request, StreamObserver<PortForwardResponse> out) {
-        answer(out, () -> {
-            SandboxRecord s = state.sandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
-            if (!s.ready()) {
-                throw Status.FAILED_PRECONDITION.withDescription("sandbox \"" + s.id + "\" is not running").asRuntimeException();
-            }
-            return PortForwardResponse.newBuilder().setUrl(settings.streaming().portForward(request)).build();
-        });
+        answer(
+                out,
+                () -> {
+                    SandboxRecord s =
+                            state.sandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
+                    if (!s.ready()) {
+                        throw Status.FAILED_PRECONDITION
+                                .withDescription("sandbox \"" + s.id + "\" is not running")
+                                .asRuntimeException();
+                    }
+                    return PortForwardResponse.newBuilder()
+                            .setUrl(settings.streaming().portForward(request))
+                            .build();
+                });
     }
 
     // ------------------------------------------------------------------ stats and metrics
 
     @Override
-    public void containerStats(ContainerStatsRequest request, StreamObserver<ContainerStatsResponse> out) {
-        answer(out, () -> ContainerStatsResponse.newBuilder()
-                .setStats(stats.containerStats(state.container(required(request.getContainerId(), "container_id")))).build());
+    public void containerStats(
+            ContainerStatsRequest request, StreamObserver<ContainerStatsResponse> out) {
+        answer(
+                out,
+                () ->
+                        ContainerStatsResponse.newBuilder()
+                                .setStats(
+                                        stats.containerStats(
+                                                state.container(
+                                                        required(
+                                                                request.getContainerId(),
+                                                                "container_id"))))
+                                .build());
     }
 
     private List<ContainerStats> containerStats(ContainerStatsFilter filter) {
@@ -494,7 +755,8 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             if (!filter.getId().isEmpty() && !c.id.startsWith(filter.getId())) {
                 continue;
             }
-            if (!filter.getPodSandboxId().isEmpty() && !c.sandboxId.startsWith(filter.getPodSandboxId())) {
+            if (!filter.getPodSandboxId().isEmpty()
+                    && !c.sandboxId.startsWith(filter.getPodSandboxId())) {
                 continue;
             }
             if (!filter.getLabelSelectorMap().entrySet().stream()
@@ -507,22 +769,42 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     }
 
     @Override
-    public void listContainerStats(ListContainerStatsRequest request, StreamObserver<ListContainerStatsResponse> out) {
-        answer(out, () -> ListContainerStatsResponse.newBuilder().addAllStats(containerStats(request.getFilter())).build());
+    public void listContainerStats(
+            ListContainerStatsRequest request, StreamObserver<ListContainerStatsResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListContainerStatsResponse.newBuilder()
+                                .addAllStats(containerStats(request.getFilter()))
+                                .build());
     }
 
     @Override
-    public void streamContainerStats(StreamContainerStatsRequest request, StreamObserver<StreamContainerStatsResponse> out) {
-        stream(out, () -> chunks(containerStats(request.getFilter()),
-                l -> StreamContainerStatsResponse.newBuilder().addAllContainerStats(l).build()));
+    public void streamContainerStats(
+            StreamContainerStatsRequest request, StreamObserver<StreamContainerStatsResponse> out) {
+        stream(
+                out,
+                () ->
+                        chunks(
+                                containerStats(request.getFilter()),
+                                l ->
+                                        StreamContainerStatsResponse.newBuilder()
+                                                .addAllContainerStats(l)
+                                                .build()));
     }
 
     @Override
-    public void podSandboxStats(PodSandboxStatsRequest request, StreamObserver<PodSandboxStatsResponse> out) {
-        answer(out, () -> {
-            SandboxRecord s = state.sandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
-            return PodSandboxStatsResponse.newBuilder().setStats(stats.podSandboxStats(s, state.containersOf(s.id))).build();
-        });
+    public void podSandboxStats(
+            PodSandboxStatsRequest request, StreamObserver<PodSandboxStatsResponse> out) {
+        answer(
+                out,
+                () -> {
+                    SandboxRecord s =
+                            state.sandbox(required(request.getPodSandboxId(), "pod_sandbox_id"));
+                    return PodSandboxStatsResponse.newBuilder()
+                            .setStats(stats.podSandboxStats(s, state.containersOf(s.id)))
+                            .build();
+                });
     }
 
     private List<PodSandboxStats> sandboxStats(PodSandboxStatsFilter filter) {
@@ -541,19 +823,41 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     }
 
     @Override
-    public void listPodSandboxStats(ListPodSandboxStatsRequest request, StreamObserver<ListPodSandboxStatsResponse> out) {
-        answer(out, () -> ListPodSandboxStatsResponse.newBuilder().addAllStats(sandboxStats(request.getFilter())).build());
+    public void listPodSandboxStats(
+            ListPodSandboxStatsRequest request, StreamObserver<ListPodSandboxStatsResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListPodSandboxStatsResponse.newBuilder()
+                                .addAllStats(sandboxStats(request.getFilter()))
+                                .build());
     }
 
     @Override
-    public void streamPodSandboxStats(StreamPodSandboxStatsRequest request, StreamObserver<StreamPodSandboxStatsResponse> out) {
-        stream(out, () -> chunks(sandboxStats(request.getFilter()),
-                l -> StreamPodSandboxStatsResponse.newBuilder().addAllPodSandboxStats(l).build()));
+    public void streamPodSandboxStats(
+            StreamPodSandboxStatsRequest request,
+            StreamObserver<StreamPodSandboxStatsResponse> out) {
+        stream(
+                out,
+                () ->
+                        chunks(
+                                sandboxStats(request.getFilter()),
+                                l ->
+                                        StreamPodSandboxStatsResponse.newBuilder()
+                                                .addAllPodSandboxStats(l)
+                                                .build()));
     }
 
     @Override
-    public void listMetricDescriptors(ListMetricDescriptorsRequest request, StreamObserver<ListMetricDescriptorsResponse> out) {
-        answer(out, () -> ListMetricDescriptorsResponse.newBuilder().addAllDescriptors(FakeStats.descriptors()).build());
+    public void listMetricDescriptors(
+            ListMetricDescriptorsRequest request,
+            StreamObserver<ListMetricDescriptorsResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListMetricDescriptorsResponse.newBuilder()
+                                .addAllDescriptors(FakeStats.descriptors())
+                                .build());
     }
 
     private List<PodSandboxMetrics> metrics() {
@@ -565,42 +869,71 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     }
 
     @Override
-    public void listPodSandboxMetrics(ListPodSandboxMetricsRequest request, StreamObserver<ListPodSandboxMetricsResponse> out) {
-        answer(out, () -> ListPodSandboxMetricsResponse.newBuilder().addAllPodMetrics(metrics()).build());
+    public void listPodSandboxMetrics(
+            ListPodSandboxMetricsRequest request,
+            StreamObserver<ListPodSandboxMetricsResponse> out) {
+        answer(
+                out,
+                () ->
+                        ListPodSandboxMetricsResponse.newBuilder()
+                                .addAllPodMetrics(metrics())
+                                .build());
     }
 
     @Override
-    public void streamPodSandboxMetrics(StreamPodSandboxMetricsRequest request,
-                                        StreamObserver<StreamPodSandboxMetricsResponse> out) {
-        stream(out, () -> chunks(metrics(), l -> StreamPodSandboxMetricsResponse.newBuilder().addAllPodSandboxMetrics(l).build()));
+    public void streamPodSandboxMetrics(
+            StreamPodSandboxMetricsRequest request,
+            StreamObserver<StreamPodSandboxMetricsResponse> out) {
+        stream(
+                out,
+                () ->
+                        chunks(
+                                metrics(),
+                                l ->
+                                        StreamPodSandboxMetricsResponse.newBuilder()
+                                                .addAllPodSandboxMetrics(l)
+                                                .build()));
     }
 
-    // ------------------------------------------------------------------ checkpointing: not modelled
+    // ------------------------------------------------------------------ checkpointing: not
+    // modelled
 
     private static StatusRuntimeException notModelled(String rpc) {
-        return Status.UNIMPLEMENTED.withDescription(rpc + " is not supported by the fake CRI runtime "
-                + "(checkpoint/restore is not modelled)").asRuntimeException();
+        return Status.UNIMPLEMENTED
+                .withDescription(
+                        rpc
+                                + " is not supported by the fake CRI runtime "
+                                + "(checkpoint/restore is not modelled)")
+                .asRuntimeException();
     }
 
     @Override
-    public void checkpointContainer(CheckpointContainerRequest request, StreamObserver<CheckpointContainerResponse> out) {
-        answer(out, () -> {
-            state.container(required(request.getContainerId(), "container_id"));
-            throw notModelled("CheckpointContainer");
-        });
+    public void checkpointContainer(
+            CheckpointContainerRequest request, StreamObserver<CheckpointContainerResponse> out) {
+        answer(
+                out,
+                () -> {
+                    state.container(required(request.getContainerId(), "container_id"));
+                    throw notModelled("CheckpointContainer");
+                });
     }
 
     @Override
-    public void checkpointPod(CheckpointPodRequest request, StreamObserver<CheckpointPodResponse> out) {
-        answer(out, () -> {
-            throw notModelled("CheckpointPod");
-        });
+    public void checkpointPod(
+            CheckpointPodRequest request, StreamObserver<CheckpointPodResponse> out) {
+        answer(
+                out,
+                () -> {
+                    throw notModelled("CheckpointPod");
+                });
     }
 
     @Override
     public void restorePod(RestorePodRequest request, StreamObserver<RestorePodResponse> out) {
-        answer(out, () -> {
-            throw notModelled("RestorePod");
-        });
+        answer(
+                out,
+                () -> {
+                    throw notModelled("RestorePod");
+                });
     }
 }

@@ -73,7 +73,13 @@ public final class FakeState {
         PodSandboxState state = PodSandboxState.SANDBOX_READY;
         LinuxContainerResources resources;
 
-        SandboxRecord(String id, PodSandboxConfig config, String runtimeHandler, long createdAt, String ip, int pid) {
+        SandboxRecord(
+                String id,
+                PodSandboxConfig config,
+                String runtimeHandler,
+                long createdAt,
+                String ip,
+                int pid) {
             this.id = id;
             this.config = config;
             this.runtimeHandler = runtimeHandler;
@@ -118,7 +124,13 @@ public final class FakeState {
         LinuxContainerResources resources;
         Map<String, String> annotations;
 
-        ContainerRecord(String id, String sandboxId, ContainerConfig config, String imageId, String logPath, long createdAt) {
+        ContainerRecord(
+                String id,
+                String sandboxId,
+                ContainerConfig config,
+                String imageId,
+                String logPath,
+                long createdAt) {
             this.id = id;
             this.sandboxId = sandboxId;
             this.config = config;
@@ -176,8 +188,14 @@ public final class FakeState {
         }
 
         Image toImage() {
-            return Image.newBuilder().setId(id).addAllRepoTags(repoTags).addAllRepoDigests(repoDigests)
-                    .setSize(size).setPinned(pinned).setSpec(ImageSpec.newBuilder().setImage(id)).build();
+            return Image.newBuilder()
+                    .setId(id)
+                    .addAllRepoTags(repoTags)
+                    .addAllRepoDigests(repoDigests)
+                    .setSize(size)
+                    .setPinned(pinned)
+                    .setSpec(ImageSpec.newBuilder().setImage(id))
+                    .build();
         }
     }
 
@@ -227,22 +245,35 @@ public final class FakeState {
     }
 
     /** Runs a pod sandbox under an id reserved with {@link #newObjectId()} (hook hosts name it first). */
-    public synchronized String runPodSandbox(PodSandboxConfig config, String runtimeHandler, String id) {
+    public synchronized String runPodSandbox(
+            PodSandboxConfig config, String runtimeHandler, String id) {
         if (!config.hasMetadata() || config.getMetadata().getName().isEmpty()) {
             throw invalid("sandbox config must include metadata with a name");
         }
         if (!runtimeHandler.isEmpty() && !runtimeHandler.equals("runc")) {
-            throw Status.NOT_FOUND.withDescription("failed to get sandbox runtime: no runtime for \"" + runtimeHandler
-                    + "\" is configured (the fake knows \"\" and \"runc\")").asRuntimeException();
+            throw Status.NOT_FOUND
+                    .withDescription(
+                            "failed to get sandbox runtime: no runtime for \""
+                                    + runtimeHandler
+                                    + "\" is configured (the fake knows \"\" and \"runc\")")
+                    .asRuntimeException();
         }
         String name = sandboxName(config);
         for (SandboxRecord s : sandboxes.values()) {
             if (sandboxName(s.config).equals(name)) {
-                throw Status.ALREADY_EXISTS.withDescription("failed to reserve sandbox name \"" + name
-                        + "\": name is reserved for \"" + s.id + "\"").asRuntimeException();
+                throw Status.ALREADY_EXISTS
+                        .withDescription(
+                                "failed to reserve sandbox name \""
+                                        + name
+                                        + "\": name is reserved for \""
+                                        + s.id
+                                        + "\"")
+                        .asRuntimeException();
             }
         }
-        boolean hostNetwork = config.getLinux().getSecurityContext().getNamespaceOptions().getNetwork() == NamespaceMode.NODE;
+        boolean hostNetwork =
+                config.getLinux().getSecurityContext().getNamespaceOptions().getNetwork()
+                        == NamespaceMode.NODE;
         String ip = hostNetwork ? "" : "10.88.0." + (nextIp++ % 250 + 2);
         SandboxRecord s = new SandboxRecord(id, config, runtimeHandler, now(), ip, nextPid++);
         sandboxes.put(id, s);
@@ -301,14 +332,22 @@ public final class FakeState {
             if (!matches(filter.getLabelSelectorMap(), s.config.getLabelsMap())) {
                 continue;
             }
-            out.add(PodSandbox.newBuilder().setId(s.id).setMetadata(s.config.getMetadata()).setState(s.state)
-                    .setCreatedAt(s.createdAt).putAllLabels(s.config.getLabelsMap())
-                    .putAllAnnotations(s.config.getAnnotationsMap()).setRuntimeHandler(s.runtimeHandler).build());
+            out.add(
+                    PodSandbox.newBuilder()
+                            .setId(s.id)
+                            .setMetadata(s.config.getMetadata())
+                            .setState(s.state)
+                            .setCreatedAt(s.createdAt)
+                            .putAllLabels(s.config.getLabelsMap())
+                            .putAllAnnotations(s.config.getAnnotationsMap())
+                            .setRuntimeHandler(s.runtimeHandler)
+                            .build());
         }
         return out;
     }
 
-    public synchronized void updatePodSandboxResources(String id, LinuxContainerResources resources) {
+    public synchronized void updatePodSandboxResources(
+            String id, LinuxContainerResources resources) {
         sandbox(id).resources = resources;
     }
 
@@ -326,13 +365,14 @@ public final class FakeState {
 
     // ---------------------------------------------------------------- containers
 
-    public synchronized String createContainer(String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig) {
+    public synchronized String createContainer(
+            String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig) {
         return createContainer(sandboxId, config, sandboxConfig, newId());
     }
 
     /** Creates a container under an id reserved with {@link #newObjectId()}. */
-    public synchronized String createContainer(String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig,
-                                               String id) {
+    public synchronized String createContainer(
+            String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig, String id) {
         SandboxRecord s = sandboxes.get(sandboxId);
         if (s == null) {
             throw notFound("failed to find sandbox id \"" + sandboxId + "\": not found");
@@ -341,23 +381,50 @@ public final class FakeState {
             throw invalid("container config must include metadata with a name");
         }
         if (s.state != PodSandboxState.SANDBOX_READY) {
-            throw Status.FAILED_PRECONDITION.withDescription("sandbox \"" + sandboxId
-                    + "\" is not ready (SANDBOX_NOTREADY): cannot create a container in a stopped pod sandbox")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "sandbox \""
+                                    + sandboxId
+                                    + "\" is not ready (SANDBOX_NOTREADY): cannot create a container in a stopped pod sandbox")
                     .asRuntimeException();
         }
         String ref = config.getImage().getImage();
-        ImageRecord image = resolveImage(ref).orElseThrow(() -> notFound("failed to resolve image \"" + ref
-                + "\": not found (pull it first)"));
-        String name = config.getMetadata().getName() + "_" + sandboxName(s.config) + "_" + config.getMetadata().getAttempt();
+        ImageRecord image =
+                resolveImage(ref)
+                        .orElseThrow(
+                                () ->
+                                        notFound(
+                                                "failed to resolve image \""
+                                                        + ref
+                                                        + "\": not found (pull it first)"));
+        String name =
+                config.getMetadata().getName()
+                        + "_"
+                        + sandboxName(s.config)
+                        + "_"
+                        + config.getMetadata().getAttempt();
         for (ContainerRecord c : containers.values()) {
-            if (c.sandboxId.equals(sandboxId) && c.config.getMetadata().getName().equals(config.getMetadata().getName())
+            if (c.sandboxId.equals(sandboxId)
+                    && c.config.getMetadata().getName().equals(config.getMetadata().getName())
                     && c.config.getMetadata().getAttempt() == config.getMetadata().getAttempt()) {
-                throw Status.ALREADY_EXISTS.withDescription("failed to reserve container name \"" + name
-                        + "\": name is reserved for \"" + c.id + "\"").asRuntimeException();
+                throw Status.ALREADY_EXISTS
+                        .withDescription(
+                                "failed to reserve container name \""
+                                        + name
+                                        + "\": name is reserved for \""
+                                        + c.id
+                                        + "\"")
+                        .asRuntimeException();
             }
         }
-        String logDir = sandboxConfig.getLogDirectory().isEmpty() ? s.config.getLogDirectory() : sandboxConfig.getLogDirectory();
-        String logPath = logDir.isEmpty() || config.getLogPath().isEmpty() ? "" : logDir + "/" + config.getLogPath();
+        String logDir =
+                sandboxConfig.getLogDirectory().isEmpty()
+                        ? s.config.getLogDirectory()
+                        : sandboxConfig.getLogDirectory();
+        String logPath =
+                logDir.isEmpty() || config.getLogPath().isEmpty()
+                        ? ""
+                        : logDir + "/" + config.getLogPath();
         ContainerRecord c = new ContainerRecord(id, sandboxId, config, image.id, logPath, now());
         containers.put(id, c);
         publish(id, s, ContainerEventType.CONTAINER_CREATED_EVENT);
@@ -367,12 +434,19 @@ public final class FakeState {
     public synchronized void startContainer(String id) {
         ContainerRecord c = container(id);
         if (c.state != ContainerState.CONTAINER_CREATED) {
-            throw Status.FAILED_PRECONDITION.withDescription("failed to set starting state for container \"" + id
-                    + "\": container is in " + c.state + " state").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "failed to set starting state for container \""
+                                    + id
+                                    + "\": container is in "
+                                    + c.state
+                                    + " state")
+                    .asRuntimeException();
         }
         SandboxRecord s = sandboxes.get(c.sandboxId);
         if (s == null || s.state != PodSandboxState.SANDBOX_READY) {
-            throw Status.FAILED_PRECONDITION.withDescription("sandbox container \"" + c.sandboxId + "\" is not running")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("sandbox container \"" + c.sandboxId + "\" is not running")
                     .asRuntimeException();
         }
         c.state = ContainerState.CONTAINER_RUNNING;
@@ -398,8 +472,14 @@ public final class FakeState {
     public synchronized void exitContainer(String id, int exitCode) {
         ContainerRecord c = container(id);
         if (c.state != ContainerState.CONTAINER_RUNNING) {
-            throw Status.FAILED_PRECONDITION.withDescription("container \"" + id + "\" is in " + c.state
-                    + " state, only a running container can exit").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "container \""
+                                    + id
+                                    + "\" is in "
+                                    + c.state
+                                    + " state, only a running container can exit")
+                    .asRuntimeException();
         }
         exit(c, exitCode, exitCode == 0 ? "Completed" : "Error", "");
     }
@@ -439,21 +519,32 @@ public final class FakeState {
             if (filter.hasState() && filter.getState().getState() != c.state) {
                 continue;
             }
-            if (!filter.getPodSandboxId().isEmpty() && !c.sandboxId.startsWith(filter.getPodSandboxId())) {
+            if (!filter.getPodSandboxId().isEmpty()
+                    && !c.sandboxId.startsWith(filter.getPodSandboxId())) {
                 continue;
             }
             if (!matches(filter.getLabelSelectorMap(), c.config.getLabelsMap())) {
                 continue;
             }
-            out.add(Container.newBuilder().setId(c.id).setPodSandboxId(c.sandboxId).setMetadata(c.config.getMetadata())
-                    .setImage(c.config.getImage()).setImageRef(c.imageId).setImageId(c.imageId).setState(c.state)
-                    .setCreatedAt(c.createdAt).putAllLabels(c.config.getLabelsMap()).putAllAnnotations(c.annotations)
-                    .build());
+            out.add(
+                    Container.newBuilder()
+                            .setId(c.id)
+                            .setPodSandboxId(c.sandboxId)
+                            .setMetadata(c.config.getMetadata())
+                            .setImage(c.config.getImage())
+                            .setImageRef(c.imageId)
+                            .setImageId(c.imageId)
+                            .setState(c.state)
+                            .setCreatedAt(c.createdAt)
+                            .putAllLabels(c.config.getLabelsMap())
+                            .putAllAnnotations(c.annotations)
+                            .build());
         }
         return out;
     }
 
-    public synchronized void updateContainerResources(String id, LinuxContainerResources linux, Map<String, String> annotations) {
+    public synchronized void updateContainerResources(
+            String id, LinuxContainerResources linux, Map<String, String> annotations) {
         ContainerRecord c = container(id);
         if (linux != null) {
             c.resources = linux;
@@ -464,7 +555,8 @@ public final class FakeState {
     public synchronized void reopenContainerLog(String id) {
         ContainerRecord c = container(id);
         if (c.state != ContainerState.CONTAINER_RUNNING) {
-            throw Status.FAILED_PRECONDITION.withDescription("container \"" + id + "\" is not running")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("container \"" + id + "\" is not running")
                     .asRuntimeException();
         }
     }
@@ -473,8 +565,14 @@ public final class FakeState {
     public synchronized ContainerRecord runningContainer(String id) {
         ContainerRecord c = container(id);
         if (c.state != ContainerState.CONTAINER_RUNNING) {
-            throw Status.FAILED_PRECONDITION.withDescription("container \"" + id + "\" is in " + c.state
-                    + " state; it must be running").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "container \""
+                                    + id
+                                    + "\" is in "
+                                    + c.state
+                                    + " state; it must be running")
+                    .asRuntimeException();
         }
         return c;
     }
@@ -482,7 +580,8 @@ public final class FakeState {
     public synchronized ContainerRecord container(String id) {
         ContainerRecord c = containers.get(id);
         if (c == null) {
-            throw notFound("an error occurred when try to find container \"" + id + "\": not found");
+            throw notFound(
+                    "an error occurred when try to find container \"" + id + "\": not found");
         }
         return c;
     }
@@ -506,7 +605,10 @@ public final class FakeState {
     /** Pulls (records) an image and returns its digest-pinned reference, {@code repo@sha256:...}. */
     public synchronized String pullImage(String reference) {
         ImageName name = parse(reference);
-        String manifestDigest = name.digest() != null ? name.digest() : "sha256:" + sha256("manifest\n" + name.normalized());
+        String manifestDigest =
+                name.digest() != null
+                        ? name.digest()
+                        : "sha256:" + sha256("manifest\n" + name.normalized());
         return addImage(name, manifestDigest, sizeFor(manifestDigest));
     }
 
@@ -518,20 +620,30 @@ public final class FakeState {
      * @param configDigest the image id
      * @param size the image's size, the sum of its layers
      */
-    public record ImagePlan(ImageName name, String manifestDigest, String configDigest, long size) {
-    }
+    public record ImagePlan(
+            ImageName name, String manifestDigest, String configDigest, long size) {}
 
     /** Plans a pull of {@code reference}; fails with INVALID_ARGUMENT as {@link #pullImage} does. */
     public ImagePlan planPull(String reference) {
         ImageName name = parse(reference);
-        String manifestDigest = name.digest() != null ? name.digest() : "sha256:" + sha256("manifest\n" + name.normalized());
-        return new ImagePlan(name, manifestDigest, "sha256:" + sha256("config\n" + manifestDigest), sizeFor(manifestDigest));
+        String manifestDigest =
+                name.digest() != null
+                        ? name.digest()
+                        : "sha256:" + sha256("manifest\n" + name.normalized());
+        return new ImagePlan(
+                name,
+                manifestDigest,
+                "sha256:" + sha256("config\n" + manifestDigest),
+                sizeFor(manifestDigest));
     }
 
     /** Adds an image as if pulled; returns its digest-pinned reference. */
     public synchronized String addImage(String reference, long size) {
         ImageName name = parse(reference);
-        String manifestDigest = name.digest() != null ? name.digest() : "sha256:" + sha256("manifest\n" + name.normalized());
+        String manifestDigest =
+                name.digest() != null
+                        ? name.digest()
+                        : "sha256:" + sha256("manifest\n" + name.normalized());
         return addImage(name, manifestDigest, size);
     }
 
@@ -567,11 +679,15 @@ public final class FakeState {
     }
 
     public synchronized void removeImage(String reference) {
-        resolveImage(reference).ifPresent(i -> images.remove(i.id)); // containerd: removing a missing image succeeds
+        resolveImage(reference)
+                .ifPresent(
+                        i -> images.remove(i.id)); // containerd: removing a missing image succeeds
     }
 
     public synchronized void pinImage(String reference, boolean pinned) {
-        ImageRecord image = resolveImage(reference).orElseThrow(() -> notFound("image \"" + reference + "\" not found"));
+        ImageRecord image =
+                resolveImage(reference)
+                        .orElseThrow(() -> notFound("image \"" + reference + "\" not found"));
         image.pinned = pinned;
     }
 
@@ -588,7 +704,8 @@ public final class FakeState {
         if (reference == null || reference.isEmpty()) {
             return Optional.empty();
         }
-        ImageRecord byId = images.get(reference.startsWith("sha256:") ? reference : "sha256:" + reference);
+        ImageRecord byId =
+                images.get(reference.startsWith("sha256:") ? reference : "sha256:" + reference);
         if (byId != null) {
             return Optional.of(byId);
         }
@@ -599,7 +716,8 @@ public final class FakeState {
             return Optional.empty();
         }
         for (ImageRecord i : images.values()) {
-            if (name.digest() != null ? i.repoDigests.contains(name.repository() + "@" + name.digest())
+            if (name.digest() != null
+                    ? i.repoDigests.contains(name.repository() + "@" + name.digest())
                     : i.repoTags.contains(name.repoTag())) {
                 return Optional.of(i);
             }
@@ -629,11 +747,19 @@ public final class FakeState {
 
     PodSandboxStatus sandboxStatus(SandboxRecord s) {
         NamespaceOption ns = s.config.getLinux().getSecurityContext().getNamespaceOptions();
-        return PodSandboxStatus.newBuilder().setId(s.id).setMetadata(s.config.getMetadata()).setState(s.state)
-                .setCreatedAt(s.createdAt).setNetwork(PodSandboxNetworkStatus.newBuilder().setIp(s.ip))
-                .setLinux(LinuxPodSandboxStatus.newBuilder().setNamespaces(Namespace.newBuilder().setOptions(ns)))
-                .putAllLabels(s.config.getLabelsMap()).putAllAnnotations(s.config.getAnnotationsMap())
-                .setRuntimeHandler(s.runtimeHandler).build();
+        return PodSandboxStatus.newBuilder()
+                .setId(s.id)
+                .setMetadata(s.config.getMetadata())
+                .setState(s.state)
+                .setCreatedAt(s.createdAt)
+                .setNetwork(PodSandboxNetworkStatus.newBuilder().setIp(s.ip))
+                .setLinux(
+                        LinuxPodSandboxStatus.newBuilder()
+                                .setNamespaces(Namespace.newBuilder().setOptions(ns)))
+                .putAllLabels(s.config.getLabelsMap())
+                .putAllAnnotations(s.config.getAnnotationsMap())
+                .setRuntimeHandler(s.runtimeHandler)
+                .build();
     }
 
     ContainerStatus containerStatus(ContainerRecord c) {
@@ -641,7 +767,8 @@ public final class FakeState {
         String imageRef = c.imageId;
         ImageRecord image = images.get(c.imageId);
         if (image != null) {
-            // like containerd: show the first repo tag as the image and the first repo digest as the image ref
+            // like containerd: show the first repo tag as the image and the first repo digest as
+            // the image ref
             if (!image.repoTags.isEmpty()) {
                 spec = ImageSpec.newBuilder().setImage(image.repoTags.iterator().next()).build();
             }
@@ -649,12 +776,25 @@ public final class FakeState {
                 imageRef = image.repoDigests.iterator().next();
             }
         }
-        ContainerStatus.Builder b = ContainerStatus.newBuilder().setId(c.id).setMetadata(c.config.getMetadata())
-                .setState(c.state).setCreatedAt(c.createdAt).setStartedAt(c.startedAt).setFinishedAt(c.finishedAt)
-                .setExitCode(c.exitCode).setImage(spec).setImageRef(imageRef).setImageId(c.imageId)
-                .setReason(c.reason).setMessage(c.message).putAllLabels(c.config.getLabelsMap())
-                .putAllAnnotations(c.annotations).addAllMounts(c.config.getMountsList()).setLogPath(c.logPath)
-                .setStopSignal(c.config.getStopSignal());
+        ContainerStatus.Builder b =
+                ContainerStatus.newBuilder()
+                        .setId(c.id)
+                        .setMetadata(c.config.getMetadata())
+                        .setState(c.state)
+                        .setCreatedAt(c.createdAt)
+                        .setStartedAt(c.startedAt)
+                        .setFinishedAt(c.finishedAt)
+                        .setExitCode(c.exitCode)
+                        .setImage(spec)
+                        .setImageRef(imageRef)
+                        .setImageId(c.imageId)
+                        .setReason(c.reason)
+                        .setMessage(c.message)
+                        .putAllLabels(c.config.getLabelsMap())
+                        .putAllAnnotations(c.annotations)
+                        .addAllMounts(c.config.getMountsList())
+                        .setLogPath(c.logPath)
+                        .setStopSignal(c.config.getStopSignal());
         if (c.resources != null) {
             b.setResources(ContainerResources.newBuilder().setLinux(c.resources));
         }
@@ -665,8 +805,11 @@ public final class FakeState {
         if (listeners.isEmpty()) {
             return;
         }
-        ContainerEventResponse.Builder event = ContainerEventResponse.newBuilder().setContainerId(id)
-                .setContainerEventType(type).setCreatedAt(now());
+        ContainerEventResponse.Builder event =
+                ContainerEventResponse.newBuilder()
+                        .setContainerId(id)
+                        .setContainerEventType(type)
+                        .setCreatedAt(now());
         if (sandbox != null) {
             event.setPodSandboxStatus(sandboxStatus(sandbox));
             for (ContainerRecord c : containers.values()) {
@@ -701,7 +844,8 @@ public final class FakeState {
         try {
             return ImageName.parse(reference);
         } catch (IllegalArgumentException e) {
-            throw invalid("failed to parse image reference \"" + reference + "\": " + e.getMessage());
+            throw invalid(
+                    "failed to parse image reference \"" + reference + "\": " + e.getMessage());
         }
     }
 
@@ -724,7 +868,10 @@ public final class FakeState {
 
     static String sha256(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(
+                            MessageDigest.getInstance("SHA-256")
+                                    .digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -29,22 +29,35 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
     private final Map<Integer, InetSocketAddress> portMap;
     private final ExecutorService pumps;
 
-    public FakeStreamingRuntime(FakeState state, Map<Integer, InetSocketAddress> portMap, ExecutorService pumps) {
+    public FakeStreamingRuntime(
+            FakeState state, Map<Integer, InetSocketAddress> portMap, ExecutorService pumps) {
         this.state = state;
         this.portMap = Map.copyOf(portMap);
         this.pumps = pumps;
     }
 
     @Override
-    public int exec(String containerId, java.util.List<String> cmd, RemoteCommandStreams streams) throws Exception {
+    public int exec(String containerId, java.util.List<String> cmd, RemoteCommandStreams streams)
+            throws Exception {
         ContainerRecord c = state.runningContainer(containerId);
-        ExecContext context = new ExecContext(containerId, c.sandboxId(), cmd, c.env(), c.config().getWorkingDir(),
-                Duration.ZERO);
+        ExecContext context =
+                new ExecContext(
+                        containerId,
+                        c.sandboxId(),
+                        cmd,
+                        c.env(),
+                        c.config().getWorkingDir(),
+                        Duration.ZERO);
         Interrupter session = new Interrupter();
         streams.onClose(session::interrupt); // the client left: kill the process
         try {
-            return HostProcessStreams.exec(context, streams.stdin().orElse(null), streams.stdout().orElse(null),
-                    streams.stderr().orElse(null), streams.tty(), pumps);
+            return HostProcessStreams.exec(
+                    context,
+                    streams.stdin().orElse(null),
+                    streams.stdout().orElse(null),
+                    streams.stderr().orElse(null),
+                    streams.tty(),
+                    pumps);
         } finally {
             session.disarm();
         }
@@ -55,14 +68,19 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
         state.runningContainer(containerId);
         CountDownLatch ended = new CountDownLatch(1);
         Interrupter session = new Interrupter();
-        AutoCloseable subscription = state.subscribe(e -> {
-            if (e.getContainerId().equals(containerId)
-                    && (e.getContainerEventType() == ContainerEventType.CONTAINER_STOPPED_EVENT
-                    || e.getContainerEventType() == ContainerEventType.CONTAINER_DELETED_EVENT)) {
-                ended.countDown();
-                session.interrupt(); // unblock a pending stdin read
-            }
-        });
+        AutoCloseable subscription =
+                state.subscribe(
+                        e -> {
+                            if (e.getContainerId().equals(containerId)
+                                    && (e.getContainerEventType()
+                                                    == ContainerEventType.CONTAINER_STOPPED_EVENT
+                                            || e.getContainerEventType()
+                                                    == ContainerEventType
+                                                            .CONTAINER_DELETED_EVENT)) {
+                                ended.countDown();
+                                session.interrupt(); // unblock a pending stdin read
+                            }
+                        });
         streams.onClose(ended::countDown);
         try {
             InputStream in = streams.stdin().orElse(null);
@@ -88,19 +106,32 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
     }
 
     @Override
-    public void portForward(String podSandboxId, int port, PortForwardStream stream) throws Exception {
+    public void portForward(String podSandboxId, int port, PortForwardStream stream)
+            throws Exception {
         SandboxRecord s = state.sandbox(podSandboxId);
         if (!s.ready()) {
             throw new IOException("pod sandbox " + podSandboxId + " is not running");
         }
-        InetSocketAddress target = portMap.getOrDefault(port, new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        InetSocketAddress target =
+                portMap.getOrDefault(
+                        port, new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
         Interrupter session = new Interrupter();
         stream.onClose(session::interrupt);
         try {
             HostProcessStreams.forward(target, stream.input(), stream.output(), pumps);
         } catch (IOException e) {
-            throw new IOException("failed to connect to " + target.getHostString() + ":" + target.getPort()
-                    + " for port " + port + " of pod sandbox " + podSandboxId + ": " + e.getMessage(), e);
+            throw new IOException(
+                    "failed to connect to "
+                            + target.getHostString()
+                            + ":"
+                            + target.getPort()
+                            + " for port "
+                            + port
+                            + " of pod sandbox "
+                            + podSandboxId
+                            + ": "
+                            + e.getMessage(),
+                    e);
         } finally {
             session.disarm();
         }

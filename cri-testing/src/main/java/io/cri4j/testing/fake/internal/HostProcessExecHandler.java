@@ -22,20 +22,26 @@ public final class HostProcessExecHandler implements ExecHandler {
         Path out = Files.createTempFile("cri4j-fake-exec", ".out");
         Path err = Files.createTempFile("cri4j-fake-exec", ".err");
         try {
-            ProcessBuilder pb = new ProcessBuilder(context.command())
-                    .redirectOutput(out.toFile())
-                    .redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+            ProcessBuilder pb =
+                    new ProcessBuilder(context.command())
+                            .redirectOutput(out.toFile())
+                            .redirectError(err.toFile())
+                            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
             pb.environment().putAll(context.env());
-            if (!context.workingDir().isEmpty() && Files.isDirectory(Path.of(context.workingDir()))) {
+            if (!context.workingDir().isEmpty()
+                    && Files.isDirectory(Path.of(context.workingDir()))) {
                 pb.directory(new File(context.workingDir()));
             }
             Process process;
             try {
                 process = pb.start();
             } catch (IOException e) {
-                throw new IOException("OCI runtime exec failed: exec failed: unable to start container process: exec: \""
-                        + context.command().get(0) + "\": " + e.getMessage(), e);
+                throw new IOException(
+                        "OCI runtime exec failed: exec failed: unable to start container process: exec: \""
+                                + context.command().get(0)
+                                + "\": "
+                                + e.getMessage(),
+                        e);
             }
             boolean done;
             try {
@@ -51,7 +57,8 @@ public final class HostProcessExecHandler implements ExecHandler {
             }
             if (!done) {
                 kill(process);
-                throw new TimeoutException("timeout " + context.timeout().toSeconds() + "s exceeded");
+                throw new TimeoutException(
+                        "timeout " + context.timeout().toSeconds() + "s exceeded");
             }
             return new ExecResult(process.exitValue(), read(out), read(err));
         } finally {

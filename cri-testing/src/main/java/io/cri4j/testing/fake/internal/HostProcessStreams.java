@@ -24,8 +24,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HostProcessStreams {
 
-    private HostProcessStreams() {
-    }
+    private HostProcessStreams() {}
 
     /**
      * Runs the command, pumping the streams until it exits.
@@ -40,8 +39,14 @@ public final class HostProcessStreams {
      * @throws IOException when the command cannot be started (message as runc's)
      * @throws InterruptedException when interrupted: the process tree is killed
      */
-    public static int exec(ExecContext context, InputStream stdin, OutputStream stdout, OutputStream stderr,
-                           boolean tty, Executor pumps) throws IOException, InterruptedException {
+    public static int exec(
+            ExecContext context,
+            InputStream stdin,
+            OutputStream stdout,
+            OutputStream stderr,
+            boolean tty,
+            Executor pumps)
+            throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(context.command());
         pb.environment().putAll(context.env());
         if (!context.workingDir().isEmpty() && Files.isDirectory(Path.of(context.workingDir()))) {
@@ -61,8 +66,12 @@ public final class HostProcessStreams {
         try {
             process = pb.start();
         } catch (IOException e) {
-            throw new IOException("OCI runtime exec failed: exec failed: unable to start container process: exec: \""
-                    + context.command().get(0) + "\": " + e.getMessage(), e);
+            throw new IOException(
+                    "OCI runtime exec failed: exec failed: unable to start container process: exec: \""
+                            + context.command().get(0)
+                            + "\": "
+                            + e.getMessage(),
+                    e);
         }
         List<Future<?>> outputs = new ArrayList<>();
         try {
@@ -97,7 +106,8 @@ public final class HostProcessStreams {
      *
      * @throws IOException when the target refuses the connection
      */
-    public static void forward(InetSocketAddress target, InputStream fromClient, OutputStream toClient, Executor pumps)
+    public static void forward(
+            InetSocketAddress target, InputStream fromClient, OutputStream toClient, Executor pumps)
             throws IOException, InterruptedException {
         try (Socket socket = new Socket()) {
             socket.connect(target, 5000);
@@ -113,29 +123,31 @@ public final class HostProcessStreams {
         }
     }
 
-    private static Future<?> pump(InputStream in, OutputStream out, Executor pumps, boolean closeOut) {
+    private static Future<?> pump(
+            InputStream in, OutputStream out, Executor pumps, boolean closeOut) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        pumps.execute(() -> {
-            byte[] buf = new byte[8192];
-            try {
-                int n;
-                while ((n = in.read(buf)) >= 0) {
-                    out.write(buf, 0, n);
-                    out.flush();
-                }
-                done.complete(null);
-            } catch (IOException e) {
-                done.completeExceptionally(e);
-            } finally {
-                if (closeOut) {
+        pumps.execute(
+                () -> {
+                    byte[] buf = new byte[8192];
                     try {
-                        out.close();
-                    } catch (IOException ignored) {
-                        // the process is gone
+                        int n;
+                        while ((n = in.read(buf)) >= 0) {
+                            out.write(buf, 0, n);
+                            out.flush();
+                        }
+                        done.complete(null);
+                    } catch (IOException e) {
+                        done.completeExceptionally(e);
+                    } finally {
+                        if (closeOut) {
+                            try {
+                                out.close();
+                            } catch (IOException ignored) {
+                                // the process is gone
+                            }
+                        }
                     }
-                }
-            }
-        });
+                });
         return done;
     }
 }

@@ -12,8 +12,11 @@ import java.util.regex.Pattern;
  */
 public record ImageName(String repository, String tag, String digest) {
 
-    private static final Pattern COMPONENT = Pattern.compile("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
-    private static final Pattern DOMAIN = Pattern.compile("(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?");
+    private static final Pattern COMPONENT =
+            Pattern.compile("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
+    private static final Pattern DOMAIN =
+            Pattern.compile(
+                    "(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?");
     private static final Pattern TAG = Pattern.compile("[\\w][\\w.-]{0,127}");
     private static final Pattern DIGEST = Pattern.compile("sha256:[a-f0-9]{64}");
 
@@ -33,7 +36,8 @@ public record ImageName(String repository, String tag, String digest) {
             digest = rest.substring(at + 1);
             rest = rest.substring(0, at);
             if (!DIGEST.matcher(digest).matches()) {
-                throw new IllegalArgumentException("invalid digest " + digest + " in image reference " + reference);
+                throw new IllegalArgumentException(
+                        "invalid digest " + digest + " in image reference " + reference);
             }
         }
         String tag = null;
@@ -42,18 +46,21 @@ public record ImageName(String repository, String tag, String digest) {
             tag = rest.substring(colon + 1);
             rest = rest.substring(0, colon);
             if (!TAG.matcher(tag).matches()) {
-                throw new IllegalArgumentException("invalid tag " + tag + " in image reference " + reference);
+                throw new IllegalArgumentException(
+                        "invalid tag " + tag + " in image reference " + reference);
             }
         }
         String domain;
         String path;
         int slash = rest.indexOf('/');
         String first = slash < 0 ? null : rest.substring(0, slash);
-        if (first != null && (first.contains(".") || first.contains(":") || first.equals("localhost"))) {
+        if (first != null
+                && (first.contains(".") || first.contains(":") || first.equals("localhost"))) {
             domain = first;
             path = rest.substring(slash + 1);
             if (!DOMAIN.matcher(domain).matches()) {
-                throw new IllegalArgumentException("invalid registry host " + domain + " in image reference " + reference);
+                throw new IllegalArgumentException(
+                        "invalid registry host " + domain + " in image reference " + reference);
             }
         } else {
             domain = "docker.io";
@@ -64,8 +71,12 @@ public record ImageName(String repository, String tag, String digest) {
         }
         for (String component : path.split("/", -1)) {
             if (!COMPONENT.matcher(component).matches()) {
-                throw new IllegalArgumentException("invalid repository name component '" + component
-                        + "' in image reference " + reference + " (must be lowercase alphanumerics and separators)");
+                throw new IllegalArgumentException(
+                        "invalid repository name component '"
+                                + component
+                                + "' in image reference "
+                                + reference
+                                + " (must be lowercase alphanumerics and separators)");
             }
         }
         if (tag == null && digest == null) {

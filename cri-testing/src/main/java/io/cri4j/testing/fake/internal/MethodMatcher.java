@@ -15,11 +15,13 @@ public record MethodMatcher(String spec, Predicate<String> predicate) {
     private static final Set<String> KNOWN = new TreeSet<>();
 
     static {
-        for (ServiceDescriptor d : new ServiceDescriptor[] {
-                io.cri4j.cri.v1.RuntimeServiceGrpc.getServiceDescriptor(),
-                io.cri4j.cri.v1.ImageServiceGrpc.getServiceDescriptor(),
-                io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor(),
-                io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()}) {
+        for (ServiceDescriptor d :
+                new ServiceDescriptor[] {
+                    io.cri4j.cri.v1.RuntimeServiceGrpc.getServiceDescriptor(),
+                    io.cri4j.cri.v1.ImageServiceGrpc.getServiceDescriptor(),
+                    io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor(),
+                    io.cri4j.cri.v1alpha2.ImageServiceGrpc.getServiceDescriptor()
+                }) {
             for (MethodDescriptor<?, ?> m : d.getMethods()) {
                 KNOWN.add(m.getFullMethodName());
             }
@@ -44,8 +46,11 @@ public record MethodMatcher(String spec, Predicate<String> predicate) {
             p = full -> full.substring(full.indexOf('/') + 1).equals(spec);
         }
         if (KNOWN.stream().noneMatch(p)) {
-            throw new IllegalArgumentException("no CRI method matches '" + spec + "' (write e.g. RunPodSandbox, "
-                    + "ImageService/PullImage or runtime.v1alpha2.RuntimeService/Version)");
+            throw new IllegalArgumentException(
+                    "no CRI method matches '"
+                            + spec
+                            + "' (write e.g. RunPodSandbox, "
+                            + "ImageService/PullImage or runtime.v1alpha2.RuntimeService/Version)");
         }
         return new MethodMatcher(spec, p);
     }

@@ -18,8 +18,7 @@ import io.grpc.Status;
  */
 public final class V1alpha2Bridge {
 
-    private V1alpha2Bridge() {
-    }
+    private V1alpha2Bridge() {}
 
     /**
      * Builds the v1alpha2 service definition from the v1 one.
@@ -28,11 +27,13 @@ public final class V1alpha2Bridge {
      * @param v1alpha2 the v1alpha2 service descriptor, e.g. {@code io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor()}
      * @throws IllegalStateException when a v1alpha2 method has no v1 counterpart
      */
-    public static ServerServiceDefinition bridge(ServerServiceDefinition v1, ServiceDescriptor v1alpha2) {
+    public static ServerServiceDefinition bridge(
+            ServerServiceDefinition v1, ServiceDescriptor v1alpha2) {
         String v1Name = v1.getServiceDescriptor().getName();
         ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(v1alpha2);
         for (MethodDescriptor<?, ?> method : v1alpha2.getMethods()) {
-            ServerMethodDefinition<?, ?> target = v1.getMethod(v1Name + "/" + method.getBareMethodName());
+            ServerMethodDefinition<?, ?> target =
+                    v1.getMethod(v1Name + "/" + method.getBareMethodName());
             if (target == null) {
                 throw new IllegalStateException("no v1 method for " + method.getFullMethodName());
             }
@@ -45,60 +46,68 @@ public final class V1alpha2Bridge {
             MethodDescriptor<AReq, AResp> alpha, ServerMethodDefinition<VReq, VResp> v1) {
         MethodDescriptor<VReq, VResp> v1Method = v1.getMethodDescriptor();
         ServerCallHandler<VReq, VResp> v1Handler = v1.getServerCallHandler();
-        ServerCallHandler<AReq, AResp> handler = (call, headers) -> {
-            Context context = Context.current().withValue(ApiVersion.KEY, "v1alpha2");
-            ServerCall<VReq, VResp> inner = new ConvertingCall<>(call, alpha, v1Method);
-            ServerCall.Listener<VReq> listener;
-            Context previous = context.attach();
-            try {
-                listener = v1Handler.startCall(inner, headers);
-            } finally {
-                context.detach(previous);
-            }
-            return new ServerCall.Listener<>() {
-                @Override
-                public void onMessage(AReq message) {
-                    VReq converted;
+        ServerCallHandler<AReq, AResp> handler =
+                (call, headers) -> {
+                    Context context = Context.current().withValue(ApiVersion.KEY, "v1alpha2");
+                    ServerCall<VReq, VResp> inner = new ConvertingCall<>(call, alpha, v1Method);
+                    ServerCall.Listener<VReq> listener;
+                    Context previous = context.attach();
                     try {
-                        converted = v1Method.parseRequest(alpha.streamRequest(message));
-                    } catch (RuntimeException e) {
-                        call.close(Status.INTERNAL.withDescription("cannot convert v1alpha2 request to v1: " + e), new Metadata());
-                        return;
+                        listener = v1Handler.startCall(inner, headers);
+                    } finally {
+                        context.detach(previous);
                     }
-                    context.run(() -> listener.onMessage(converted));
-                }
+                    return new ServerCall.Listener<>() {
+                        @Override
+                        public void onMessage(AReq message) {
+                            VReq converted;
+                            try {
+                                converted = v1Method.parseRequest(alpha.streamRequest(message));
+                            } catch (RuntimeException e) {
+                                call.close(
+                                        Status.INTERNAL.withDescription(
+                                                "cannot convert v1alpha2 request to v1: " + e),
+                                        new Metadata());
+                                return;
+                            }
+                            context.run(() -> listener.onMessage(converted));
+                        }
 
-                @Override
-                public void onHalfClose() {
-                    context.run(listener::onHalfClose);
-                }
+                        @Override
+                        public void onHalfClose() {
+                            context.run(listener::onHalfClose);
+                        }
 
-                @Override
-                public void onCancel() {
-                    context.run(listener::onCancel);
-                }
+                        @Override
+                        public void onCancel() {
+                            context.run(listener::onCancel);
+                        }
 
-                @Override
-                public void onComplete() {
-                    context.run(listener::onComplete);
-                }
+                        @Override
+                        public void onComplete() {
+                            context.run(listener::onComplete);
+                        }
 
-                @Override
-                public void onReady() {
-                    context.run(listener::onReady);
-                }
-            };
-        };
+                        @Override
+                        public void onReady() {
+                            context.run(listener::onReady);
+                        }
+                    };
+                };
         return ServerMethodDefinition.create(alpha, handler);
     }
 
     /** The v1 view of a v1alpha2 call: responses are converted back to v1alpha2 on the way out. */
-    private static final class ConvertingCall<AReq, AResp, VReq, VResp> extends ServerCall<VReq, VResp> {
+    private static final class ConvertingCall<AReq, AResp, VReq, VResp>
+            extends ServerCall<VReq, VResp> {
         private final ServerCall<AReq, AResp> call;
         private final MethodDescriptor<AReq, AResp> alpha;
         private final MethodDescriptor<VReq, VResp> v1;
 
-        ConvertingCall(ServerCall<AReq, AResp> call, MethodDescriptor<AReq, AResp> alpha, MethodDescriptor<VReq, VResp> v1) {
+        ConvertingCall(
+                ServerCall<AReq, AResp> call,
+                MethodDescriptor<AReq, AResp> alpha,
+                MethodDescriptor<VReq, VResp> v1) {
             this.call = call;
             this.alpha = alpha;
             this.v1 = v1;

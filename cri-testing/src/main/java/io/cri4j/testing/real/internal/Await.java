@@ -40,7 +40,8 @@ public final class Await {
             }
             if (System.nanoTime() - deadline > 0) {
                 TimeoutException timeoutException =
-                        new TimeoutException(what + " did not happen within " + timeout.toMillis() + " ms");
+                        new TimeoutException(
+                                what + " did not happen within " + timeout.toMillis() + " ms");
                 if (last != null) {
                     timeoutException.initCause(last);
                 }

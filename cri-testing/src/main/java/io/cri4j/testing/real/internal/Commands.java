@@ -31,21 +31,28 @@ public final class Commands {
     }
 
     /** Runs {@code command} in {@code dir} with extra environment, failing when it exits non-zero. */
-    public static String run(Duration timeout, Path dir, Map<String, String> env,
-            List<String> command) {
+    public static String run(
+            Duration timeout, Path dir, Map<String, String> env, List<String> command) {
         Result result = exec(timeout, dir, env, command);
         if (!result.ok()) {
-            throw new IllegalStateException("command " + String.join(" ", command) + " exited with "
-                    + result.exitCode() + ": " + result.output().strip());
+            throw new IllegalStateException(
+                    "command "
+                            + String.join(" ", command)
+                            + " exited with "
+                            + result.exitCode()
+                            + ": "
+                            + result.output().strip());
         }
         return result.output();
     }
 
     /** Runs {@code command} and returns its exit code and combined output, whatever they are. */
-    public static Result exec(Duration timeout, Path dir, Map<String, String> env,
-            List<String> command) {
-        ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(command)).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+    public static Result exec(
+            Duration timeout, Path dir, Map<String, String> env, List<String> command) {
+        ProcessBuilder pb =
+                new ProcessBuilder(new ArrayList<>(command))
+                        .redirectErrorStream(true)
+                        .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
         if (dir != null) {
             pb.directory(dir.toFile());
         }
@@ -60,8 +67,13 @@ public final class Commands {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 process.waitFor(5, TimeUnit.SECONDS);
-                throw new IllegalStateException("command " + String.join(" ", command)
-                        + " did not finish within " + timeout.toMillis() + " ms: " + readQuietly(out));
+                throw new IllegalStateException(
+                        "command "
+                                + String.join(" ", command)
+                                + " did not finish within "
+                                + timeout.toMillis()
+                                + " ms: "
+                                + readQuietly(out));
             }
             return new Result(List.copyOf(command), process.exitValue(), readQuietly(out));
         } catch (IOException e) {

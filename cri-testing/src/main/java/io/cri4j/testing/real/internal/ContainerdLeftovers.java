@@ -42,21 +42,38 @@ public final class ContainerdLeftovers {
         Path socket = dir.resolve("containerd.sock");
         Set<String> ids = new HashSet<>();
         Path runcRoot = dir.resolve("runc").resolve(namespace);
-        Path tasks = dir.resolve("state").resolve("io.containerd.runtime.v2.task").resolve(namespace);
-        for (Path p : list(dir.resolve("root").resolve("io.containerd.grpc.v1.cri").resolve("sandboxes"))) {
+        Path tasks =
+                dir.resolve("state").resolve("io.containerd.runtime.v2.task").resolve(namespace);
+        for (Path p :
+                list(
+                        dir.resolve("root")
+                                .resolve("io.containerd.grpc.v1.cri")
+                                .resolve("sandboxes"))) {
             ids.add(p.getFileName().toString());
         }
         List<Path> runcContainers = list(runcRoot);
         for (Path container : runcContainers) {
             ids.add(container.getFileName().toString());
             LOG.warn("runc container {} was left running by containerd; deleting it", container);
-            Commands.exec(Duration.ofSeconds(20), null, Map.of(), List.of("runc", "--root",
-                    runcRoot.toString(), "delete", "--force", container.getFileName().toString()));
+            Commands.exec(
+                    Duration.ofSeconds(20),
+                    null,
+                    Map.of(),
+                    List.of(
+                            "runc",
+                            "--root",
+                            runcRoot.toString(),
+                            "delete",
+                            "--force",
+                            container.getFileName().toString()));
         }
         if (runcContainers.isEmpty() && !shimPids(socket).isEmpty()) {
             try {
-                // After a clean removal shims exit on their own right after their last task is deleted.
-                Await.until("containerd shims exiting", Duration.ofSeconds(3),
+                // After a clean removal shims exit on their own right after their last task is
+                // deleted.
+                Await.until(
+                        "containerd shims exiting",
+                        Duration.ofSeconds(3),
                         () -> shimPids(socket).isEmpty());
             } catch (TimeoutException e) {
                 LOG.debug("shims still running after 3 s", e);
@@ -98,7 +115,10 @@ public final class ContainerdLeftovers {
             }
         }
         if (Files.exists(Path.of("/sys/class/net", bridgeName))) {
-            Commands.exec(Duration.ofSeconds(10), null, Map.of(),
+            Commands.exec(
+                    Duration.ofSeconds(10),
+                    null,
+                    Map.of(),
                     List.of("ip", "link", "delete", bridgeName));
         }
     }
@@ -106,30 +126,32 @@ public final class ContainerdLeftovers {
     /** Pids of shims started for {@code socket}: their command line has {@code -address SOCKET}. */
     public static List<Long> shimPids(Path socket) {
         String address = socket.toString();
-        return processes(args -> {
-            if (args.length == 0 || !args[0].contains("containerd-shim")) {
-                return false;
-            }
-            for (int i = 0; i + 1 < args.length; i++) {
-                if (args[i].equals("-address") && args[i + 1].equals(address)) {
-                    return true;
-                }
-            }
-            return false;
-        });
+        return processes(
+                args -> {
+                    if (args.length == 0 || !args[0].contains("containerd-shim")) {
+                        return false;
+                    }
+                    for (int i = 0; i + 1 < args.length; i++) {
+                        if (args[i].equals("-address") && args[i + 1].equals(address)) {
+                            return true;
+                        }
+                    }
+                    return false;
+                });
     }
 
     /** Pids of processes with an argument inside {@code dir} (a daemon started with its config). */
     public static List<Long> processesUsing(Path dir) {
         String prefix = dir.toString() + "/";
-        return processes(args -> {
-            for (String arg : args) {
-                if (arg.startsWith(prefix)) {
-                    return true;
-                }
-            }
-            return false;
-        });
+        return processes(
+                args -> {
+                    for (String arg : args) {
+                        if (arg.startsWith(prefix)) {
+                            return true;
+                        }
+                    }
+                    return false;
+                });
     }
 
     private static List<Long> processes(Predicate<String[]> matches) {
@@ -140,8 +162,10 @@ public final class ContainerdLeftovers {
                 try {
                     long pid = Long.parseLong(p.getFileName().toString());
                     byte[] cmdline = Files.readAllBytes(p.resolve("cmdline"));
-                    if (pid != self && cmdline.length > 0
-                            && matches.test(new String(cmdline, StandardCharsets.UTF_8).split("\0"))) {
+                    if (pid != self
+                            && cmdline.length > 0
+                            && matches.test(
+                                    new String(cmdline, StandardCharsets.UTF_8).split("\0"))) {
                         pids.add(pid);
                     }
                 } catch (IOException | NumberFormatException ignored) {

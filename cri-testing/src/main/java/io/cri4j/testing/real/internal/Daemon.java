@@ -30,11 +30,13 @@ public final class Daemon {
     }
 
     /** Like {@link #start(String, List, Path)} with these environment variables set or replaced. */
-    public static Daemon start(String name, List<String> command, java.util.Map<String, String> env,
-            Path logFile) {
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+    public static Daemon start(
+            String name, List<String> command, java.util.Map<String, String> env, Path logFile) {
+        ProcessBuilder pb =
+                new ProcessBuilder(command)
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                        .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
         pb.environment().putAll(env);
         try {
             Process p = pb.start();
@@ -63,8 +65,14 @@ public final class Daemon {
     /** Fails with the log tail when the process has exited (for use inside readiness loops). */
     public void checkAlive() {
         if (!process.isAlive()) {
-            throw new DaemonExitedException(name + " exited with " + process.exitValue()
-                    + "; log " + logFile + ":\n" + Commands.tail(logFile, 4000));
+            throw new DaemonExitedException(
+                    name
+                            + " exited with "
+                            + process.exitValue()
+                            + "; log "
+                            + logFile
+                            + ":\n"
+                            + Commands.tail(logFile, 4000));
         }
     }
 
@@ -86,7 +94,10 @@ public final class Daemon {
         process.destroy();
         try {
             if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-                LOG.warn("{} (pid {}) ignored SIGTERM for {} ms; killing it", name, process.pid(),
+                LOG.warn(
+                        "{} (pid {}) ignored SIGTERM for {} ms; killing it",
+                        name,
+                        process.pid(),
                         grace.toMillis());
                 process.destroyForcibly();
                 process.waitFor(10, TimeUnit.SECONDS);

@@ -43,7 +43,8 @@ public final class ImageBuilder {
     private static final Duration STEP_TIMEOUT = Duration.ofMinutes(2);
     private static final ImageBuilder INSTANCE = new ImageBuilder();
 
-    private static final String PAUSE_C = """
+    private static final String PAUSE_C =
+            """
             #include <signal.h>
             #include <unistd.h>
 
@@ -79,8 +80,10 @@ public final class ImageBuilder {
         } else {
             Path busybox = Requirements.find("busybox").orElse(null);
             if (busybox == null || !isStaticElf(busybox)) {
-                Requirements.unavailable("a static busybox is needed at /bin/busybox (Debian package "
-                        + "busybox-static), found " + (busybox == null ? "none" : "a dynamic " + busybox));
+                Requirements.unavailable(
+                        "a static busybox is needed at /bin/busybox (Debian package "
+                                + "busybox-static), found "
+                                + (busybox == null ? "none" : "a dynamic " + busybox));
             }
         }
     }
@@ -92,13 +95,20 @@ public final class ImageBuilder {
         Source source = built.get(key);
         if (source == null) {
             long start = System.nanoTime();
-            source = switch (image.content()) {
-                case BUSYBOX -> image.format() == TestImage.Format.OCI_INDEX ? buildIndex() : buildBusybox();
-                case PAUSE -> buildPause();
-                case BUSYBOX_WITH_RANDOM_LAYER -> buildLarge(image.randomBytes());
-            };
+            source =
+                    switch (image.content()) {
+                        case BUSYBOX ->
+                                image.format() == TestImage.Format.OCI_INDEX
+                                        ? buildIndex()
+                                        : buildBusybox();
+                        case PAUSE -> buildPause();
+                        case BUSYBOX_WITH_RANDOM_LAYER -> buildLarge(image.randomBytes());
+                    };
             built.put(key, source);
-            LOG.info("test image {} ready (built or reused) in {} ms", image, (System.nanoTime() - start) / 1_000_000);
+            LOG.info(
+                    "test image {} ready (built or reused) in {} ms",
+                    image,
+                    (System.nanoTime() - start) / 1_000_000);
         }
         return source;
     }
@@ -108,8 +118,10 @@ public final class ImageBuilder {
             root = TempDirs.create(StaleHarnessDirs.IMAGES_PREFIX);
             StaleHarnessDirs.markOwned(root);
             Path dir = root;
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> TempDirs.deleteRecursively(dir),
-                    "cri4j-images-cleanup"));
+            Runtime.getRuntime()
+                    .addShutdownHook(
+                            new Thread(
+                                    () -> TempDirs.deleteRecursively(dir), "cri4j-images-cleanup"));
         }
         return root;
     }
@@ -121,8 +133,20 @@ public final class ImageBuilder {
             umoci("init", "--layout", layout.toString());
             umoci("new", "--image", layout + ":1.0");
             umoci("insert", "--image", layout + ":1.0", rootfs.toString(), "/");
-            umoci("config", "--image", layout + ":1.0", "--os", "linux", "--architecture", hostArch(),
-                    "--config.env", "PATH=/bin", "--config.cmd", "sh", "--config.workingdir", "/");
+            umoci(
+                    "config",
+                    "--image",
+                    layout + ":1.0",
+                    "--os",
+                    "linux",
+                    "--architecture",
+                    hostArch(),
+                    "--config.env",
+                    "PATH=/bin",
+                    "--config.cmd",
+                    "sh",
+                    "--config.workingdir",
+                    "/");
         }
         return new Source(layout, "1.0", false);
     }
@@ -131,7 +155,14 @@ public final class ImageBuilder {
         Path layout = buildBusybox().layout();
         if (!hasTag(layout, "multi")) {
             String other = hostArch().equals("arm64") ? "amd64" : "arm64";
-            umoci("config", "--image", layout + ":1.0", "--architecture", other, "--tag", "1.0-" + other);
+            umoci(
+                    "config",
+                    "--image",
+                    layout + ":1.0",
+                    "--architecture",
+                    other,
+                    "--tag",
+                    "1.0-" + other);
             JsonArray manifests = new JsonArray();
             manifests.add(platformEntry(layout, "1.0", hostArch()));
             manifests.add(platformEntry(layout, "1.0-" + other, other));
@@ -141,7 +172,12 @@ public final class ImageBuilder {
             index.add("manifests", manifests);
             byte[] bytes = index.toString().getBytes(StandardCharsets.UTF_8);
             String digest = writeBlob(layout, bytes);
-            addTag(layout, "multi", "application/vnd.oci.image.index.v1+json", digest, bytes.length);
+            addTag(
+                    layout,
+                    "multi",
+                    "application/vnd.oci.image.index.v1+json",
+                    digest,
+                    bytes.length);
         }
         return new Source(layout, "multi", true);
     }
@@ -157,13 +193,31 @@ public final class ImageBuilder {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            Commands.run(STEP_TIMEOUT, work, Map.of(), List.of("gcc", "-static", "-Os", "-s", "-o",
-                    rootfs.resolve("pause").toString(), "pause.c"));
+            Commands.run(
+                    STEP_TIMEOUT,
+                    work,
+                    Map.of(),
+                    List.of(
+                            "gcc",
+                            "-static",
+                            "-Os",
+                            "-s",
+                            "-o",
+                            rootfs.resolve("pause").toString(),
+                            "pause.c"));
             umoci("init", "--layout", layout.toString());
             umoci("new", "--image", layout + ":1.0");
             umoci("insert", "--image", layout + ":1.0", rootfs.toString(), "/");
-            umoci("config", "--image", layout + ":1.0", "--os", "linux", "--architecture", hostArch(),
-                    "--config.entrypoint", "/pause");
+            umoci(
+                    "config",
+                    "--image",
+                    layout + ":1.0",
+                    "--os",
+                    "linux",
+                    "--architecture",
+                    hostArch(),
+                    "--config.entrypoint",
+                    "/pause");
         }
         return new Source(layout, "1.0", false);
     }
@@ -243,8 +297,10 @@ public final class ImageBuilder {
         for (var element : readIndex(layout).getAsJsonArray("manifests")) {
             JsonObject m = element.getAsJsonObject();
             JsonObject annotations = m.getAsJsonObject("annotations");
-            if (annotations != null && annotations.has("org.opencontainers.image.ref.name")
-                    && tag.equals(annotations.get("org.opencontainers.image.ref.name").getAsString())) {
+            if (annotations != null
+                    && annotations.has("org.opencontainers.image.ref.name")
+                    && tag.equals(
+                            annotations.get("org.opencontainers.image.ref.name").getAsString())) {
                 return m;
             }
         }
@@ -260,7 +316,8 @@ public final class ImageBuilder {
         }
     }
 
-    private static void addTag(Path layout, String tag, String mediaType, String digest, long size) {
+    private static void addTag(
+            Path layout, String tag, String mediaType, String digest, long size) {
         JsonObject index = readIndex(layout);
         JsonObject entry = new JsonObject();
         entry.addProperty("mediaType", mediaType);
@@ -279,7 +336,8 @@ public final class ImageBuilder {
 
     private static String writeBlob(Path layout, byte[] bytes) {
         try {
-            String hex = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            String hex =
+                    HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
             Files.write(layout.resolve("blobs").resolve("sha256").resolve(hex), bytes);
             return "sha256:" + hex;
         } catch (IOException e) {

@@ -21,6 +21,7 @@ public final class NriSocketLink {
 
     /** Where NRI's Go plugins connect. */
     public static final String LINK = "/var/run/nri/nri.sock";
+
     /** The machine-wide lock file of tests that point {@link #LINK} somewhere. */
     public static final String LOCK = "/var/run/nri/.cri4j-test.lock";
 
@@ -49,17 +50,23 @@ public final class NriSocketLink {
         Path link = Path.of(LINK);
         try {
             Files.createDirectories(link.getParent());
-            channel = FileChannel.open(Path.of(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            channel =
+                    FileChannel.open(
+                            Path.of(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock l = channel.tryLock();
             if (l == null) {
-                LOG.info("waiting for the machine-wide lock {} (another test uses NRI's Go plugins)", LOCK);
+                LOG.info(
+                        "waiting for the machine-wide lock {} (another test uses NRI's Go plugins)",
+                        LOCK);
                 l = channel.lock();
             }
             lock = l;
             if (Files.exists(link, LinkOption.NOFOLLOW_LINKS) && !Files.isSymbolicLink(link)) {
                 unlock();
-                Requirements.unavailable(LINK + " is a real socket: a runtime on this machine serves "
-                        + "NRI there, so NRI's Go plugins cannot be pointed at a private containerd");
+                Requirements.unavailable(
+                        LINK
+                                + " is a real socket: a runtime on this machine serves "
+                                + "NRI there, so NRI's Go plugins cannot be pointed at a private containerd");
             }
             Files.deleteIfExists(link);
             Files.createSymbolicLink(link, socket);

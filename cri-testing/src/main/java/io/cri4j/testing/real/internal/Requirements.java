@@ -34,8 +34,12 @@ public final class Requirements {
     public static Path require(String binary, String debianPackage) {
         Optional<Path> found = find(binary);
         if (found.isEmpty()) {
-            unavailable("'" + binary + "' is not installed (Debian package " + debianPackage
-                    + "; .ci/install-test-deps.sh installs everything the real-runtime tests need)");
+            unavailable(
+                    "'"
+                            + binary
+                            + "' is not installed (Debian package "
+                            + debianPackage
+                            + "; .ci/install-test-deps.sh installs everything the real-runtime tests need)");
         }
         return found.get();
     }
@@ -43,7 +47,8 @@ public final class Requirements {
     /** Aborts or fails the test when the current user is not root. */
     public static void requireRoot(String what) {
         if (!"root".equals(System.getProperty("user.name")) && !isUid0()) {
-            unavailable(what + " needs root (it runs runc, mounts overlays and creates namespaces)");
+            unavailable(
+                    what + " needs root (it runs runc, mounts overlays and creates namespaces)");
         }
     }
 
@@ -55,7 +60,8 @@ public final class Requirements {
     /** Skips the calling test with {@code reason}, or fails it when {@code ci}. */
     public static void unavailable(String reason, boolean ci) {
         if (ci) {
-            throw new IllegalStateException("CI=true and a real-runtime test cannot run: " + reason);
+            throw new IllegalStateException(
+                    "CI=true and a real-runtime test cannot run: " + reason);
         }
         Assumptions.abort(reason);
     }
@@ -88,8 +94,14 @@ public final class Requirements {
                 }
             }
         }
-        for (String extra : List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
-                "/sbin", "/bin")) {
+        for (String extra :
+                List.of(
+                        "/usr/local/sbin",
+                        "/usr/local/bin",
+                        "/usr/sbin",
+                        "/usr/bin",
+                        "/sbin",
+                        "/bin")) {
             Path p = Path.of(extra);
             if (!dirs.contains(p)) {
                 dirs.add(p);

@@ -23,10 +23,13 @@ public final class StaleHarnessDirs {
 
     /** Prefix of a containerd temp dir. */
     public static final String CONTAINERD_PREFIX = "cri4j-ctrd-";
+
     /** Prefix of a registry temp dir. */
     public static final String REGISTRY_PREFIX = "cri4j-registry-";
+
     /** Prefix of a dockerd temp dir. */
     public static final String DOCKERD_PREFIX = "cri4j-dk-";
+
     /** Prefix of the temp dir of built test images. */
     public static final String IMAGES_PREFIX = "cri4j-images-";
 
@@ -39,7 +42,8 @@ public final class StaleHarnessDirs {
     /** Records this JVM (pid and start time) as the owner of {@code dir}. */
     public static void markOwned(Path dir) {
         ProcessHandle self = ProcessHandle.current();
-        String mark = self.pid() + " " + self.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
+        String mark =
+                self.pid() + " " + self.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
         try {
             Files.writeString(dir.resolve(OWNER_FILE), mark + "\n");
         } catch (IOException e) {
@@ -62,8 +66,11 @@ public final class StaleHarnessDirs {
             String name = dir.getFileName().toString();
             boolean containerd = name.startsWith(CONTAINERD_PREFIX);
             boolean dockerd = name.startsWith(DOCKERD_PREFIX);
-            if ((containerd || dockerd || name.startsWith(REGISTRY_PREFIX)
-                    || name.startsWith(IMAGES_PREFIX)) && ownerIsGone(dir)) {
+            if ((containerd
+                            || dockerd
+                            || name.startsWith(REGISTRY_PREFIX)
+                            || name.startsWith(IMAGES_PREFIX))
+                    && ownerIsGone(dir)) {
                 LOG.warn("removing {} left behind by a harness JVM that is gone", dir);
                 if (containerd) {
                     reapContainerd(dir);
@@ -71,10 +78,15 @@ public final class StaleHarnessDirs {
                 if (dockerd) {
                     // dockerd first: it would restart the containerd we kill
                     String pidfile = dir.resolve("dockerd.pid").toString();
-                    killAll(ContainerdLeftovers.processesUsing(dir).stream()
-                            .filter(pid -> ProcessHandle.of(pid).flatMap(h -> h.info().commandLine())
-                                    .map(c -> c.contains(pidfile)).orElse(false))
-                            .toList());
+                    killAll(
+                            ContainerdLeftovers.processesUsing(dir).stream()
+                                    .filter(
+                                            pid ->
+                                                    ProcessHandle.of(pid)
+                                                            .flatMap(h -> h.info().commandLine())
+                                                            .map(c -> c.contains(pidfile))
+                                                            .orElse(false))
+                                    .toList());
                 }
                 killAll(ContainerdLeftovers.processesUsing(dir));
                 TempDirs.deleteRecursively(dir);
@@ -93,8 +105,12 @@ public final class StaleHarnessDirs {
             long pid = Long.parseLong(fields[0]);
             long started = Long.parseLong(fields[1]);
             Optional<ProcessHandle> owner = ProcessHandle.of(pid);
-            return owner.isEmpty() || owner.get().info().startInstant()
-                    .map(i -> i.toEpochMilli() != started).orElse(false);
+            return owner.isEmpty()
+                    || owner.get()
+                            .info()
+                            .startInstant()
+                            .map(i -> i.toEpochMilli() != started)
+                            .orElse(false);
         } catch (IOException | RuntimeException e) {
             return false;
         }
@@ -103,34 +119,54 @@ public final class StaleHarnessDirs {
     private static void reapContainerd(Path dir) {
         // containerd first (it would restart what we delete), then its containers and shims
         String config = dir.resolve("config.toml").toString();
-        killAll(ContainerdLeftovers.processesUsing(dir).stream()
-                .filter(pid -> ProcessHandle.of(pid).flatMap(h -> h.info().commandLine())
-                        .map(c -> c.contains(config)).orElse(false))
-                .toList());
+        killAll(
+                ContainerdLeftovers.processesUsing(dir).stream()
+                        .filter(
+                                pid ->
+                                        ProcessHandle.of(pid)
+                                                .flatMap(h -> h.info().commandLine())
+                                                .map(c -> c.contains(config))
+                                                .orElse(false))
+                        .toList());
         String network = "";
         String bridge = "";
         try {
-            JsonObject conf = JsonParser.parseString(Files.readString(
-                    dir.resolve("cni/net.d/10-cri4j.conflist"))).getAsJsonObject();
+            JsonObject conf =
+                    JsonParser.parseString(
+                                    Files.readString(dir.resolve("cni/net.d/10-cri4j.conflist")))
+                            .getAsJsonObject();
             network = conf.get("name").getAsString();
-            bridge = conf.getAsJsonArray("plugins").get(0).getAsJsonObject().get("bridge").getAsString();
+            bridge =
+                    conf.getAsJsonArray("plugins")
+                            .get(0)
+                            .getAsJsonObject()
+                            .get("bridge")
+                            .getAsString();
         } catch (IOException | RuntimeException e) {
             LOG.debug("no CNI config in {}", dir);
         }
-        ContainerdLeftovers.clean(dir, "k8s.io", network.isEmpty() ? "cri4j-none" : network,
+        ContainerdLeftovers.clean(
+                dir,
+                "k8s.io",
+                network.isEmpty() ? "cri4j-none" : network,
                 bridge.isEmpty() ? "cri4jnone" : bridge);
     }
 
     private static void killAll(List<Long> pids) {
         for (long pid : pids) {
-            ProcessHandle.of(pid).ifPresent(h -> {
-                h.destroyForcibly();
-                try {
-                    h.onExit().get(5, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    LOG.warn("pid {} did not exit after SIGKILL: {}", pid, e.toString());
-                }
-            });
+            ProcessHandle.of(pid)
+                    .ifPresent(
+                            h -> {
+                                h.destroyForcibly();
+                                try {
+                                    h.onExit().get(5, TimeUnit.SECONDS);
+                                } catch (Exception e) {
+                                    LOG.warn(
+                                            "pid {} did not exit after SIGKILL: {}",
+                                            pid,
+                                            e.toString());
+                                }
+                            });
         }
     }
 }

@@ -86,10 +86,17 @@ public final class TempDirs {
                 return;
             }
             for (Path mount : mounts) {
-                Commands.Result r = Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
-                        List.of("umount", mount.toString()));
+                Commands.Result r =
+                        Commands.exec(
+                                Duration.ofSeconds(10),
+                                null,
+                                java.util.Map.of(),
+                                List.of("umount", mount.toString()));
                 if (!r.ok()) {
-                    Commands.exec(Duration.ofSeconds(10), null, java.util.Map.of(),
+                    Commands.exec(
+                            Duration.ofSeconds(10),
+                            null,
+                            java.util.Map.of(),
                             List.of("umount", "-l", mount.toString()));
                 }
             }
@@ -110,35 +117,41 @@ public final class TempDirs {
             LOG.warn("mounts remain under {} and are left in place: {}", dir, remaining);
         }
         try {
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
-                    return remaining.contains(d) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
-                }
+            Files.walkFileTree(
+                    dir,
+                    new SimpleFileVisitor<>() {
+                        @Override
+                        public FileVisitResult preVisitDirectory(
+                                Path d, BasicFileAttributes attrs) {
+                            return remaining.contains(d)
+                                    ? FileVisitResult.SKIP_SUBTREE
+                                    : FileVisitResult.CONTINUE;
+                        }
 
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
+                        @Override
+                        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+                                throws IOException {
+                            Files.deleteIfExists(file);
+                            return FileVisitResult.CONTINUE;
+                        }
 
-                @Override
-                public FileVisitResult visitFileFailed(Path file, IOException exc) {
-                    return FileVisitResult.CONTINUE;
-                }
+                        @Override
+                        public FileVisitResult visitFileFailed(Path file, IOException exc) {
+                            return FileVisitResult.CONTINUE;
+                        }
 
-                @Override
-                public FileVisitResult postVisitDirectory(Path d, IOException exc) {
-                    try {
-                        Files.deleteIfExists(d);
-                    } catch (DirectoryNotEmptyException | NoSuchFileException e) {
-                        // something we had to leave (a mount) is inside
-                    } catch (IOException e) {
-                        LOG.warn("cannot delete {}: {}", d, e.toString());
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-            });
+                        @Override
+                        public FileVisitResult postVisitDirectory(Path d, IOException exc) {
+                            try {
+                                Files.deleteIfExists(d);
+                            } catch (DirectoryNotEmptyException | NoSuchFileException e) {
+                                // something we had to leave (a mount) is inside
+                            } catch (IOException e) {
+                                LOG.warn("cannot delete {}: {}", d, e.toString());
+                            }
+                            return FileVisitResult.CONTINUE;
+                        }
+                    });
         } catch (IOException e) {
             LOG.warn("cannot delete {}: {}", dir, e.toString());
         }

@@ -36,15 +36,23 @@ class HostProcessStreamsIT {
     }
 
     static ExecContext ctx(String... cmd) {
-        return new ExecContext("c1", "p1", List.of(cmd), Map.of("GREETING", "hi"), "", Duration.ZERO);
+        return new ExecContext(
+                "c1", "p1", List.of(cmd), Map.of("GREETING", "hi"), "", Duration.ZERO);
     }
 
     @Test
     void catEchoesStdinAndStderrStaysSeparate() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = HostProcessStreams.exec(ctx("sh", "-c", "cat; echo $GREETING >&2; exit 3"),
-                new ByteArrayInputStream("line one\nline two\n".getBytes(StandardCharsets.UTF_8)), out, err, false, pumps);
+        int code =
+                HostProcessStreams.exec(
+                        ctx("sh", "-c", "cat; echo $GREETING >&2; exit 3"),
+                        new ByteArrayInputStream(
+                                "line one\nline two\n".getBytes(StandardCharsets.UTF_8)),
+                        out,
+                        err,
+                        false,
+                        pumps);
         assertThat(code).isEqualTo(3);
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("line one\nline two\n");
         assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("hi\n");
@@ -53,32 +61,47 @@ class HostProcessStreamsIT {
     @Test
     void ttyMergesStderrIntoStdout() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = HostProcessStreams.exec(ctx("sh", "-c", "echo a; echo b >&2"), null, out, null, true, pumps);
+        int code =
+                HostProcessStreams.exec(
+                        ctx("sh", "-c", "echo a; echo b >&2"), null, out, null, true, pumps);
         assertThat(code).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("a\n").contains("b\n");
     }
 
     @Test
     void missingBinaryIsNamed() {
-        assertThatThrownBy(() -> HostProcessStreams.exec(ctx("/no/such/tool"), null, null, null, false, pumps))
-                .isInstanceOf(IOException.class).hasMessageContaining("/no/such/tool");
+        assertThatThrownBy(
+                        () ->
+                                HostProcessStreams.exec(
+                                        ctx("/no/such/tool"), null, null, null, false, pumps))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("/no/such/tool");
     }
 
     @Test
     void forwardsToALocalPort() throws Exception {
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
-                try (Socket s = server.accept(); InputStream in = s.getInputStream(); OutputStream o = s.getOutputStream()) {
-                    String got = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                    o.write(("echo:" + got).getBytes(StandardCharsets.UTF_8));
-                    return got;
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }, pumps);
+            CompletableFuture<String> received =
+                    CompletableFuture.supplyAsync(
+                            () -> {
+                                try (Socket s = server.accept();
+                                        InputStream in = s.getInputStream();
+                                        OutputStream o = s.getOutputStream()) {
+                                    String got =
+                                            new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                                    o.write(("echo:" + got).getBytes(StandardCharsets.UTF_8));
+                                    return got;
+                                } catch (IOException e) {
+                                    throw new IllegalStateException(e);
+                                }
+                            },
+                            pumps);
             ByteArrayOutputStream back = new ByteArrayOutputStream();
-            HostProcessStreams.forward(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()),
-                    new ByteArrayInputStream("ping".getBytes(StandardCharsets.UTF_8)), back, pumps);
+            HostProcessStreams.forward(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()),
+                    new ByteArrayInputStream("ping".getBytes(StandardCharsets.UTF_8)),
+                    back,
+                    pumps);
             assertThat(received.get(5, TimeUnit.SECONDS)).isEqualTo("ping");
             assertThat(back.toString(StandardCharsets.UTF_8)).isEqualTo("echo:ping");
         }

@@ -20,31 +20,39 @@ public final class Connections {
      */
     public static void finish(Channel ch, Object last) {
         java.util.Objects.requireNonNull(last, "last");
-        Runnable go = () -> {
-            if (!ch.isActive()) {
-                io.netty.util.ReferenceCountUtil.release(last);
-                ch.close();
-                return;
-            }
-            ChannelFutureListener afterWrite = f -> {
-                if (ch instanceof DuplexChannel dc && f.isSuccess()) {
-                    dc.shutdownOutput().addListener(s -> {
-                        if (!s.isSuccess()) {
-                            ch.close();
-                            return;
-                        }
-                        ch.config().setAutoRead(true);
-                        ch.read();
-                        ch.eventLoop().schedule(() -> {
-                            ch.close();
-                        }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
-                    });
-                } else {
-                    ch.close();
-                }
-            };
-            ch.writeAndFlush(last).addListener(afterWrite);
-        };
+        Runnable go =
+                () -> {
+                    if (!ch.isActive()) {
+                        io.netty.util.ReferenceCountUtil.release(last);
+                        ch.close();
+                        return;
+                    }
+                    ChannelFutureListener afterWrite =
+                            f -> {
+                                if (ch instanceof DuplexChannel dc && f.isSuccess()) {
+                                    dc.shutdownOutput()
+                                            .addListener(
+                                                    s -> {
+                                                        if (!s.isSuccess()) {
+                                                            ch.close();
+                                                            return;
+                                                        }
+                                                        ch.config().setAutoRead(true);
+                                                        ch.read();
+                                                        ch.eventLoop()
+                                                                .schedule(
+                                                                        () -> {
+                                                                            ch.close();
+                                                                        },
+                                                                        LINGER_MILLIS,
+                                                                        TimeUnit.MILLISECONDS);
+                                                    });
+                                } else {
+                                    ch.close();
+                                }
+                            };
+                    ch.writeAndFlush(last).addListener(afterWrite);
+                };
         if (!Loops.run(ch, go)) {
             io.netty.util.ReferenceCountUtil.release(last);
         }

@@ -36,13 +36,15 @@ public final class InboundCredit {
             return;
         }
         if (buffered.addAndGet(-n) < low && paused) {
-            Loops.run(channel, () -> {
-                if (paused && buffered.get() < low) {
-                    paused = false;
-                    channel.config().setAutoRead(true);
-                    channel.read();
-                }
-            });
+            Loops.run(
+                    channel,
+                    () -> {
+                        if (paused && buffered.get() < low) {
+                            paused = false;
+                            channel.config().setAutoRead(true);
+                            channel.read();
+                        }
+                    });
         }
     }
 

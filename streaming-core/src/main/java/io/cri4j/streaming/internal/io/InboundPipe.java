@@ -21,10 +21,13 @@ import java.util.ArrayDeque;
 public final class InboundPipe extends InputStream {
     private final InboundCredit credit;
     private final ArrayDeque<ByteBuf> chunks = new ArrayDeque<>();
+
     /** The chunk being read; owned by the reader while {@link #reading}. */
     private ByteBuf current;
+
     /** A reader is copying out of {@link #current} without the lock. */
     private boolean reading;
+
     private int waiters;
     private boolean wakePending;
     private boolean finished;

@@ -23,11 +23,13 @@ public final class LocalForwarder implements LocalPortForward {
     private final PortForwardSession session;
     private final int remotePort;
     private final ServerSocket listener;
-    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "cri4j-port-forward");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService threads =
+            Executors.newCachedThreadPool(
+                    r -> {
+                        Thread t = new Thread(r, "cri4j-port-forward");
+                        t.setDaemon(true);
+                        return t;
+                    });
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -62,14 +64,15 @@ public final class LocalForwarder implements LocalPortForward {
         try (s) {
             PortForwardSession.Connection c = session.open(remotePort);
             try (c) {
-                threads.execute(() -> {
-                    try {
-                        copy(s.getInputStream(), c.output());
-                        c.output().close();
-                    } catch (IOException e) {
-                        // one side went away
-                    }
-                });
+                threads.execute(
+                        () -> {
+                            try {
+                                copy(s.getInputStream(), c.output());
+                                c.output().close();
+                            } catch (IOException e) {
+                                // one side went away
+                            }
+                        });
                 copy(c.input(), s.getOutputStream());
                 s.shutdownOutput();
                 String err = c.error().getNow("");

@@ -16,7 +16,8 @@ public final class PortForwardErrors {
         if (!keep) {
             o.addProperty("closeConnection", true);
         }
-        o.addProperty("message",
+        o.addProperty(
+                "message",
                 "error forwarding port " + port + " to pod " + podSandboxId + ", uid : " + text);
         return o + "\n";
     }

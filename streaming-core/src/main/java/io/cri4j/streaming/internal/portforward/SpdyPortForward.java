@@ -25,7 +25,8 @@ public final class SpdyPortForward implements SpdySession.Handler {
     private final String podSandboxId;
     private final Runnable onDone;
     private final Map<String, Pair> pairs = new HashMap<>();
-    private final java.util.Set<PortStreamImpl> active = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<PortStreamImpl> active =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
     private SpdySession session;
 
     private static final class Pair {
@@ -58,9 +59,11 @@ public final class SpdyPortForward implements SpdySession.Handler {
         } catch (NumberFormatException e) {
             port = -1;
         }
-        if (port < 1 || port > 65535
+        if (port < 1
+                || port > 65535
                 || !(Protocols.TYPE_DATA.equals(type) || Protocols.TYPE_ERROR.equals(type))) {
-            LOG.debug("rejecting port-forward stream {}: port {} type {}", s.id(), portString, type);
+            LOG.debug(
+                    "rejecting port-forward stream {}: port {} type {}", s.id(), portString, type);
             s.reset();
             return;
         }
@@ -74,24 +77,33 @@ public final class SpdyPortForward implements SpdySession.Handler {
             Pair created = new Pair(requestId);
             pairs.put(requestId, created);
             p = created;
-            session.channel().eventLoop().schedule(() -> {
-                if (pairs.get(created.requestId) == created) {
-                    pairs.remove(created.requestId);
-                    String msg = "timed out waiting for streams";
-                    LOG.info("port-forward request timed out waiting for its data and error streams");
-                    if (created.error != null) {
-                        writeAndClose(created.error, msg);
-                    }
-                    if (created.data != null) {
-                        created.data.reset();
-                    }
-                }
-            }, ctx.streamCreationTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            session.channel()
+                    .eventLoop()
+                    .schedule(
+                            () -> {
+                                if (pairs.get(created.requestId) == created) {
+                                    pairs.remove(created.requestId);
+                                    String msg = "timed out waiting for streams";
+                                    LOG.info(
+                                            "port-forward request timed out waiting for its data and error streams");
+                                    if (created.error != null) {
+                                        writeAndClose(created.error, msg);
+                                    }
+                                    if (created.data != null) {
+                                        created.data.reset();
+                                    }
+                                }
+                            },
+                            ctx.streamCreationTimeout().toMillis(),
+                            TimeUnit.MILLISECONDS);
         }
         if (Protocols.TYPE_ERROR.equals(type)) {
             if (p.error != null) {
-                writeAndClose(p.error, "error processing stream for request " + requestId
-                        + ": error stream already assigned");
+                writeAndClose(
+                        p.error,
+                        "error processing stream for request "
+                                + requestId
+                                + ": error stream already assigned");
                 s.reset();
                 return;
             }
@@ -99,8 +111,11 @@ public final class SpdyPortForward implements SpdySession.Handler {
         } else {
             if (p.data != null) {
                 if (p.error != null) {
-                    writeText(p.error, "error processing stream for request " + requestId
-                            + ": data stream already assigned");
+                    writeText(
+                            p.error,
+                            "error processing stream for request "
+                                    + requestId
+                                    + ": data stream already assigned");
                 }
                 s.reset();
                 return;
@@ -116,34 +131,42 @@ public final class SpdyPortForward implements SpdySession.Handler {
     private void start(Pair p, int port) {
         PortStreamImpl stream = new PortStreamImpl(port, p.data.input(), p.data.output());
         active.add(stream);
-        Runnable task = () -> {
-            try {
-                ctx.runtime().portForward(podSandboxId, port, stream);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Throwable t) {
-                if (!stream.isClosed()) {
-                    LOG.info("port-forward to port {} of sandbox {} failed: {}", port, podSandboxId,
-                            t.toString());
-                    writeText(p.error, PortForwardErrors.json(port, podSandboxId, t));
-                }
-            } finally {
-                active.remove(stream);
-                try {
-                    p.data.input().close();
-                } catch (IOException ignored) {
-                    // pipe close does not fail
-                }
-                p.data.closeOutput();
-                p.error.closeOutput();
-                stream.markClosed();
-            }
-        };
+        Runnable task =
+                () -> {
+                    try {
+                        ctx.runtime().portForward(podSandboxId, port, stream);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (Throwable t) {
+                        if (!stream.isClosed()) {
+                            LOG.info(
+                                    "port-forward to port {} of sandbox {} failed: {}",
+                                    port,
+                                    podSandboxId,
+                                    t.toString());
+                            writeText(p.error, PortForwardErrors.json(port, podSandboxId, t));
+                        }
+                    } finally {
+                        active.remove(stream);
+                        try {
+                            p.data.input().close();
+                        } catch (IOException ignored) {
+                            // pipe close does not fail
+                        }
+                        p.data.closeOutput();
+                        p.error.closeOutput();
+                        stream.markClosed();
+                    }
+                };
         try {
             ctx.executor().execute(task);
         } catch (RejectedExecutionException e) {
-            writeAndClose(p.error, PortForwardErrors.json(port, podSandboxId,
-                    new IOException("streaming server is shutting down or overloaded")));
+            writeAndClose(
+                    p.error,
+                    PortForwardErrors.json(
+                            port,
+                            podSandboxId,
+                            new IOException("streaming server is shutting down or overloaded")));
             p.data.reset();
         }
     }

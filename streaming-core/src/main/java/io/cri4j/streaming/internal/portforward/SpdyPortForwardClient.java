@@ -33,15 +33,30 @@ public final class SpdyPortForwardClient implements PortForwardSession {
             throw new IllegalArgumentException("port out of range: " + port);
         }
         String id = Integer.toString(nextRequest.getAndIncrement());
-        SpdyStream error = create(Map.of(Protocols.STREAM_TYPE, Protocols.TYPE_ERROR,
-                Protocols.PORT, Integer.toString(port), Protocols.REQUEST_ID, id));
+        SpdyStream error =
+                create(
+                        Map.of(
+                                Protocols.STREAM_TYPE,
+                                Protocols.TYPE_ERROR,
+                                Protocols.PORT,
+                                Integer.toString(port),
+                                Protocols.REQUEST_ID,
+                                id));
         ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
         CompletableFuture<String> err = new CompletableFuture<>();
-        error.listen(b -> errBytes.write(b, 0, b.length),
+        error.listen(
+                b -> errBytes.write(b, 0, b.length),
                 () -> err.complete(errBytes.toString(StandardCharsets.UTF_8).trim()));
         error.closeOutput();
-        SpdyStream data = create(Map.of(Protocols.STREAM_TYPE, Protocols.TYPE_DATA,
-                Protocols.PORT, Integer.toString(port), Protocols.REQUEST_ID, id));
+        SpdyStream data =
+                create(
+                        Map.of(
+                                Protocols.STREAM_TYPE,
+                                Protocols.TYPE_DATA,
+                                Protocols.PORT,
+                                Integer.toString(port),
+                                Protocols.REQUEST_ID,
+                                id));
         return new Connection() {
             @Override
             public InputStream input() {
@@ -75,7 +90,8 @@ public final class SpdyPortForwardClient implements PortForwardSession {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted");
         } catch (ExecutionException e) {
-            throw new StreamingException("port-forward stream refused: " + e.getCause().getMessage(), e.getCause());
+            throw new StreamingException(
+                    "port-forward stream refused: " + e.getCause().getMessage(), e.getCause());
         } catch (java.util.concurrent.TimeoutException e) {
             throw new StreamingException("timed out waiting for the port-forward stream reply", e);
         }

@@ -40,8 +40,12 @@ public final class WsPortForward extends ChannelInboundHandlerAdapter {
     private PortStreamImpl[] streams;
     private WsChannels channels;
 
-    public WsPortForward(ServerContext ctx, String podSandboxId, List<Integer> ports,
-            boolean base64, Runnable onDone) {
+    public WsPortForward(
+            ServerContext ctx,
+            String podSandboxId,
+            List<Integer> ports,
+            boolean base64,
+            Runnable onDone) {
         this.ctx = ctx;
         this.podSandboxId = podSandboxId;
         this.ports = ports;
@@ -70,31 +74,39 @@ public final class WsPortForward extends ChannelInboundHandlerAdapter {
         c.flush();
         for (int i = 0; i < n; i++) {
             int idx = i;
-            Runnable task = () -> {
-                PortStreamImpl s = streams[idx];
-                try {
-                    ctx.runtime().portForward(podSandboxId, s.port(), s);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (Throwable t) {
-                    if (!s.isClosed()) {
-                        String msg = "error forwarding port " + s.port() + " to pod " + podSandboxId
-                                + ", uid : " + (t.getMessage() == null ? t.toString() : t.getMessage());
-                        LOG.info("{}", msg);
-                        byte[] b = msg.getBytes(StandardCharsets.UTF_8);
+            Runnable task =
+                    () -> {
+                        PortStreamImpl s = streams[idx];
                         try {
-                            channels.write(2 * idx + 1, b, 0, b.length);
-                        } catch (IOException ignored) {
-                            // client gone
+                            ctx.runtime().portForward(podSandboxId, s.port(), s);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } catch (Throwable t) {
+                            if (!s.isClosed()) {
+                                String msg =
+                                        "error forwarding port "
+                                                + s.port()
+                                                + " to pod "
+                                                + podSandboxId
+                                                + ", uid : "
+                                                + (t.getMessage() == null
+                                                        ? t.toString()
+                                                        : t.getMessage());
+                                LOG.info("{}", msg);
+                                byte[] b = msg.getBytes(StandardCharsets.UTF_8);
+                                try {
+                                    channels.write(2 * idx + 1, b, 0, b.length);
+                                } catch (IOException ignored) {
+                                    // client gone
+                                }
+                            }
+                        } finally {
+                            inputs[idx].close();
+                            if (remaining.decrementAndGet() == 0) {
+                                Connections.finish(c.channel(), new CloseWebSocketFrame(1000, ""));
+                            }
                         }
-                    }
-                } finally {
-                    inputs[idx].close();
-                    if (remaining.decrementAndGet() == 0) {
-                        Connections.finish(c.channel(), new CloseWebSocketFrame(1000, ""));
-                    }
-                }
-            };
+                    };
             try {
                 ctx.executor().execute(task);
             } catch (RejectedExecutionException e) {

@@ -22,41 +22,62 @@ public final class CommandRunner {
 
     private CommandRunner() {}
 
-    public static void start(ServerContext ctx, CommandRequest req, SessionStreams streams,
-            StatusWriter statusWriter, Runnable closeConnection) {
-        Runnable task = () -> {
-            StatusJson status;
-            try {
-                if (req.exec()) {
-                    int code = ctx.runtime().exec(req.containerId(), req.cmd(), streams);
-                    status = code == 0 ? StatusJson.success() : StatusJson.exitCode(code);
-                } else {
-                    ctx.runtime().attach(req.containerId(), streams);
-                    status = StatusJson.success();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                status = StatusJson.internalError("error executing command in container: interrupted");
-            } catch (Throwable t) {
-                if (!streams.isClosed()) {
-                    LOG.warn("{} in container {} failed: {}", req.exec() ? "exec" : "attach",
-                            req.containerId(), t.toString());
-                }
-                status = StatusJson.internalError(
-                        (req.exec() ? "error executing command in container: " : "error attaching to container: ")
-                                + (t.getMessage() == null ? t.toString() : t.getMessage()));
-            }
-            finish(streams, status, statusWriter, closeConnection);
-        };
+    public static void start(
+            ServerContext ctx,
+            CommandRequest req,
+            SessionStreams streams,
+            StatusWriter statusWriter,
+            Runnable closeConnection) {
+        Runnable task =
+                () -> {
+                    StatusJson status;
+                    try {
+                        if (req.exec()) {
+                            int code = ctx.runtime().exec(req.containerId(), req.cmd(), streams);
+                            status = code == 0 ? StatusJson.success() : StatusJson.exitCode(code);
+                        } else {
+                            ctx.runtime().attach(req.containerId(), streams);
+                            status = StatusJson.success();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        status =
+                                StatusJson.internalError(
+                                        "error executing command in container: interrupted");
+                    } catch (Throwable t) {
+                        if (!streams.isClosed()) {
+                            LOG.warn(
+                                    "{} in container {} failed: {}",
+                                    req.exec() ? "exec" : "attach",
+                                    req.containerId(),
+                                    t.toString());
+                        }
+                        status =
+                                StatusJson.internalError(
+                                        (req.exec()
+                                                        ? "error executing command in container: "
+                                                        : "error attaching to container: ")
+                                                + (t.getMessage() == null
+                                                        ? t.toString()
+                                                        : t.getMessage()));
+                    }
+                    finish(streams, status, statusWriter, closeConnection);
+                };
         try {
             ctx.executor().execute(task);
         } catch (RejectedExecutionException e) {
-            finish(streams, StatusJson.internalError("streaming server is shutting down or overloaded"),
-                    statusWriter, closeConnection);
+            finish(
+                    streams,
+                    StatusJson.internalError("streaming server is shutting down or overloaded"),
+                    statusWriter,
+                    closeConnection);
         }
     }
 
-    private static void finish(SessionStreams streams, StatusJson status, StatusWriter statusWriter,
+    private static void finish(
+            SessionStreams streams,
+            StatusJson status,
+            StatusWriter statusWriter,
             Runnable closeConnection) {
         closeQuietly(streams.stdout().orElse(null));
         closeQuietly(streams.stderr().orElse(null));
@@ -67,13 +88,15 @@ public final class CommandRunner {
                 LOG.debug("could not write status: {}", e.toString());
             }
         }
-        streams.stdin().ifPresent(in -> {
-            try {
-                in.close();
-            } catch (IOException ignored) {
-                // nothing to do
-            }
-        });
+        streams.stdin()
+                .ifPresent(
+                        in -> {
+                            try {
+                                in.close();
+                            } catch (IOException ignored) {
+                                // nothing to do
+                            }
+                        });
         closeConnection.run();
     }
 

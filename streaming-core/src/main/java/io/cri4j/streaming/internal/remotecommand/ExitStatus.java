@@ -22,7 +22,8 @@ final class ExitStatus {
         try {
             o = JsonParser.parseString(body).getAsJsonObject();
         } catch (RuntimeException e) {
-            throw new StreamingException("error stream protocol error: " + e.getMessage() + " in " + body, e);
+            throw new StreamingException(
+                    "error stream protocol error: " + e.getMessage() + " in " + body, e);
         }
         String status = str(o, "status");
         if ("Success".equals(status)) {
@@ -37,15 +38,18 @@ final class ExitStatus {
                         try {
                             return Integer.parseInt(str(co, "message"));
                         } catch (NumberFormatException e) {
-                            throw new StreamingException("error stream protocol error: invalid exit code value "
-                                    + str(co, "message"), 0);
+                            throw new StreamingException(
+                                    "error stream protocol error: invalid exit code value "
+                                            + str(co, "message"),
+                                    0);
                         }
                     }
                 }
             }
         }
         String msg = str(o, "message");
-        throw new StreamingException(msg == null ? "error executing remote command: " + body : msg, 0);
+        throw new StreamingException(
+                msg == null ? "error executing remote command: " + body : msg, 0);
     }
 
     private static String str(JsonObject o, String k) {

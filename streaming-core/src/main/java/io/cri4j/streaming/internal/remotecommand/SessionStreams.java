@@ -16,7 +16,11 @@ public final class SessionStreams implements RemoteCommandStreams {
     private final SizeQueue resizes;
     private final CloseActions closeActions = new CloseActions();
 
-    public SessionStreams(InputStream stdin, OutputStream stdout, OutputStream stderr, boolean tty,
+    public SessionStreams(
+            InputStream stdin,
+            OutputStream stdout,
+            OutputStream stderr,
+            boolean tty,
             SizeQueue resizes) {
         this.stdin = stdin;
         this.stdout = stdout;

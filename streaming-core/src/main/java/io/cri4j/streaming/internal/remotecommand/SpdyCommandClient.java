@@ -28,22 +28,31 @@ public final class SpdyCommandClient implements RemoteCommand {
     private final SpdyStream resize;
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
 
-    public SpdyCommandClient(SpdySession session, String protocol, CommandOptions o, long replyTimeoutMs)
+    public SpdyCommandClient(
+            SpdySession session, String protocol, CommandOptions o, long replyTimeoutMs)
             throws IOException {
         this.session = session;
         this.protocol = protocol;
         this.version = Math.min(4, Protocols.version(protocol));
         SpdyStream error = create(Protocols.TYPE_ERROR, replyTimeoutMs);
         ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-        error.listen(b -> errBytes.write(b, 0, b.length), () -> {
-            try {
-                exit.complete(ExitStatus.decode(errBytes.toString(StandardCharsets.UTF_8), version));
-            } catch (StreamingException e) {
-                exit.completeExceptionally(e);
-            }
-        });
-        session.closeFuture().whenComplete((v, t) -> exit.completeExceptionally(
-                new StreamingException("connection closed before the exit status", 0)));
+        error.listen(
+                b -> errBytes.write(b, 0, b.length),
+                () -> {
+                    try {
+                        exit.complete(
+                                ExitStatus.decode(
+                                        errBytes.toString(StandardCharsets.UTF_8), version));
+                    } catch (StreamingException e) {
+                        exit.completeExceptionally(e);
+                    }
+                });
+        session.closeFuture()
+                .whenComplete(
+                        (v, t) ->
+                                exit.completeExceptionally(
+                                        new StreamingException(
+                                                "connection closed before the exit status", 0)));
         error.closeOutput(); // client-go: we never write to the error stream
         stdin = o.stdin() ? create(Protocols.TYPE_STDIN, replyTimeoutMs) : null;
         stdout = o.stdout() ? create(Protocols.TYPE_STDOUT, replyTimeoutMs) : null;
@@ -59,10 +68,12 @@ public final class SpdyCommandClient implements RemoteCommand {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted");
         } catch (ExecutionException e) {
-            throw new StreamingException("stream " + type + " refused: " + e.getCause().getMessage(), e.getCause());
+            throw new StreamingException(
+                    "stream " + type + " refused: " + e.getCause().getMessage(), e.getCause());
         } catch (java.util.concurrent.TimeoutException e) {
             session.close();
-            throw new StreamingException("timed out waiting for the reply to the " + type + " stream", e);
+            throw new StreamingException(
+                    "timed out waiting for the reply to the " + type + " stream", e);
         }
         return s;
     }
@@ -90,10 +101,13 @@ public final class SpdyCommandClient implements RemoteCommand {
     @Override
     public void resize(TerminalSize size) throws IOException {
         if (resize == null) {
-            throw new IOException("no resize stream (not a TTY session or protocol " + protocol + ")");
+            throw new IOException(
+                    "no resize stream (not a TTY session or protocol " + protocol + ")");
         }
-        resize.output().write(("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
-                .getBytes(StandardCharsets.UTF_8));
+        resize.output()
+                .write(
+                        ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
+                                .getBytes(StandardCharsets.UTF_8));
     }
 
     @Override

@@ -35,7 +35,8 @@ public final class SpdyRemoteCommand implements SpdySession.Handler {
     private SessionStreams streams;
     private final Runnable onDone;
 
-    public SpdyRemoteCommand(ServerContext ctx, CommandRequest req, String protocol, Runnable onDone) {
+    public SpdyRemoteCommand(
+            ServerContext ctx, CommandRequest req, String protocol, Runnable onDone) {
         this.ctx = ctx;
         this.req = req;
         this.version = Protocols.version(protocol);
@@ -52,13 +53,22 @@ public final class SpdyRemoteCommand implements SpdySession.Handler {
     public void attach(SpdySession s) {
         this.session = s;
         long ms = ctx.streamCreationTimeout().toMillis();
-        timeout = s.channel().eventLoop().schedule(() -> {
-            if (!started) {
-                LOG.info("timed out waiting for client to create streams ({} of {}) from {}", received,
-                        expected, s.channel().remoteAddress());
-                s.close();
-            }
-        }, ms, TimeUnit.MILLISECONDS);
+        timeout =
+                s.channel()
+                        .eventLoop()
+                        .schedule(
+                                () -> {
+                                    if (!started) {
+                                        LOG.info(
+                                                "timed out waiting for client to create streams ({} of {}) from {}",
+                                                received,
+                                                expected,
+                                                s.channel().remoteAddress());
+                                        s.close();
+                                    }
+                                },
+                                ms,
+                                TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -80,7 +90,8 @@ public final class SpdyRemoteCommand implements SpdySession.Handler {
                 case Protocols.TYPE_RESIZE -> {
                     ok = version >= 3 && resize == null && (resize = s) != null;
                     if (ok && req.tty()) {
-                        // Listen now: the client may send the first size as soon as it has our reply.
+                        // Listen now: the client may send the first size as soon as it has our
+                        // reply.
                         ResizeDecoder dec = new ResizeDecoder(sizes::add, sizes::end);
                         s.listen(dec::feed);
                     }
@@ -109,11 +120,13 @@ public final class SpdyRemoteCommand implements SpdySession.Handler {
         if (resize == null || !req.tty()) {
             sizes.end();
         }
-        streams = new SessionStreams(
-                req.stdin() && stdin != null ? stdin.input() : null,
-                req.stdout() && stdout != null ? stdout.output() : null,
-                req.stderr() && stderr != null ? stderr.output() : null,
-                req.tty(), sizes);
+        streams =
+                new SessionStreams(
+                        req.stdin() && stdin != null ? stdin.input() : null,
+                        req.stdout() && stdout != null ? stdout.output() : null,
+                        req.stderr() && stderr != null ? stderr.output() : null,
+                        req.tty(),
+                        sizes);
         if (session.closeFuture().isDone()) {
             streams.markClosed();
         }

@@ -8,10 +8,11 @@ import com.google.gson.JsonObject;
  * {@code metav1.Status} in JSON (reason {@code NonZeroExitCode} with an {@code ExitCode} cause
  * carrying the code); for v1-v3 only failures, as plain text (the status message).
  */
-public record StatusJson(boolean ok, String reason, String message, Integer exitCode,
-        int httpCode) {
+public record StatusJson(
+        boolean ok, String reason, String message, Integer exitCode, int httpCode) {
     /** {@code metav1.StatusReason} for a non-zero exit ({@code remotecommand.NonZeroExitCodeReason}). */
     public static final String NON_ZERO_EXIT_CODE = "NonZeroExitCode";
+
     /** {@code remotecommand.ExitCodeCauseType}. */
     public static final String EXIT_CODE_CAUSE = "ExitCode";
 
@@ -20,8 +21,12 @@ public record StatusJson(boolean ok, String reason, String message, Integer exit
     }
 
     public static StatusJson exitCode(int code) {
-        return new StatusJson(false, NON_ZERO_EXIT_CODE,
-                "command terminated with non-zero exit code: exit status " + code, code, 0);
+        return new StatusJson(
+                false,
+                NON_ZERO_EXIT_CODE,
+                "command terminated with non-zero exit code: exit status " + code,
+                code,
+                0);
     }
 
     public static StatusJson internalError(String what) {
@@ -42,7 +47,8 @@ public record StatusJson(boolean ok, String reason, String message, Integer exit
             JsonObject details = new JsonObject();
             JsonArray causes = new JsonArray();
             JsonObject cause = new JsonObject();
-            cause.addProperty("reason", EXIT_CODE_CAUSE); // Go: StatusCause.Type has json tag "reason"
+            cause.addProperty(
+                    "reason", EXIT_CODE_CAUSE); // Go: StatusCause.Type has json tag "reason"
             cause.addProperty("message", Integer.toString(exitCode));
             causes.add(cause);
             details.add("causes", causes);

@@ -25,7 +25,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  * stay within four times the bytes accounted as buffered.
  */
 final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
-    private static final int MAX_HEADER = 2 + 8 + 4 + 1; // first bytes, 64-bit length, mask, channel
+    private static final int MAX_HEADER =
+            2 + 8 + 4 + 1; // first bytes, 64-bit length, mask, channel
 
     /** Bytes of a stdout or stderr message, for {@link WsCommandClient}. */
     static final class ChannelData extends DefaultByteBufHolder {
@@ -42,16 +43,24 @@ final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
     }
 
     private enum State {
-        HEADER, SPLIT, FORWARD, PASS_THROUGH
+        HEADER,
+        SPLIT,
+        FORWARD,
+        PASS_THROUGH
     }
 
     private final long maxPayload;
+
     /** The header of the frame being read (copied: at most 15 bytes per frame). */
     private final ByteBuf header = Unpooled.buffer(MAX_HEADER, MAX_HEADER);
+
     private State state = State.HEADER;
+
     /** Payload bytes of the current frame not yet passed on. */
     private long remaining;
+
     private int channel;
+
     /** Whether a fragmented message is open (Netty's decoder then wants a continuation frame). */
     private boolean fragmented;
 
@@ -71,9 +80,10 @@ final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
                     case HEADER -> readHeader(ctx, in);
                     case SPLIT -> {
                         int n = (int) Math.min(remaining, in.readableBytes());
-                        ByteBuf piece = n < in.capacity() >> 2
-                                ? ctx.alloc().buffer(n).writeBytes(in, n)
-                                : in.readRetainedSlice(n);
+                        ByteBuf piece =
+                                n < in.capacity() >> 2
+                                        ? ctx.alloc().buffer(n).writeBytes(in, n)
+                                        : in.readRetainedSlice(n);
                         remaining -= n;
                         if (remaining == 0) {
                             state = State.HEADER;
@@ -88,7 +98,8 @@ final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
                         }
                         ctx.fireChannelRead(in.readRetainedSlice(n));
                     }
-                    case PASS_THROUGH -> ctx.fireChannelRead(in.readRetainedSlice(in.readableBytes()));
+                    case PASS_THROUGH ->
+                            ctx.fireChannelRead(in.readRetainedSlice(in.readableBytes()));
                     default -> throw new IllegalStateException(state.toString());
                 }
             }
@@ -121,16 +132,22 @@ final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
         if (!fill(in, headerLength)) {
             return;
         }
-        long length = len1 == 126 ? header.getUnsignedShort(2) : len1 == 127 ? header.getLong(2) : len1;
+        long length =
+                len1 == 126 ? header.getUnsignedShort(2) : len1 == 127 ? header.getLong(2) : len1;
         boolean control = opcode > 7;
-        boolean valid = rsv == 0 && !masked
-                && (len1 != 126 || length >= 126)
-                && (len1 != 127 || length >= 65536) // also rejects lengths >= 2^63
-                && length <= maxPayload
-                && (control
-                        ? fin && len1 <= 125 && (opcode == 8 || opcode == 9 || opcode == 10)
-                                && !(opcode == 8 && len1 == 1)
-                        : (opcode == 0 || opcode == 1 || opcode == 2) && (opcode == 0) == fragmented);
+        boolean valid =
+                rsv == 0
+                        && !masked
+                        && (len1 != 126 || length >= 126)
+                        && (len1 != 127 || length >= 65536) // also rejects lengths >= 2^63
+                        && length <= maxPayload
+                        && (control
+                                ? fin
+                                        && len1 <= 125
+                                        && (opcode == 8 || opcode == 9 || opcode == 10)
+                                        && !(opcode == 8 && len1 == 1)
+                                : (opcode == 0 || opcode == 1 || opcode == 2)
+                                        && (opcode == 0) == fragmented);
         if (valid && fin && opcode == 2 && length >= 2) {
             if (!fill(in, headerLength + 1)) {
                 return;

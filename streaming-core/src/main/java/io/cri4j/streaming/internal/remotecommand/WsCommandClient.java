@@ -84,7 +84,8 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
             } else if (msg instanceof CloseWebSocketFrame) {
                 end();
                 ctx.close();
-            } else if (msg instanceof BinaryWebSocketFrame f && f.content().readableBytes() > 1
+            } else if (msg instanceof BinaryWebSocketFrame f
+                    && f.content().readableBytes() > 1
                     && (f.content().getUnsignedByte(f.content().readerIndex()) == 1
                             || f.content().getUnsignedByte(f.content().readerIndex()) == 2)) {
                 // stdout/stderr data: queued without a copy (the pipe releases the slice), the
@@ -148,7 +149,8 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        exit.completeExceptionally(new StreamingException("connection failed: " + cause.getMessage(), cause));
+        exit.completeExceptionally(
+                new StreamingException("connection failed: " + cause.getMessage(), cause));
         stdout.abort(new IOException(cause));
         stderr.abort(new IOException(cause));
         ctx.close();
@@ -184,8 +186,10 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
                 stdinClosed = true;
                 raw.close();
                 if (version >= 5) {
-                    gate.write(new BinaryWebSocketFrame(Unpooled.wrappedBuffer(
-                            new byte[] {(byte) WsChannels.CLOSE_SIGNAL, 0})));
+                    gate.write(
+                            new BinaryWebSocketFrame(
+                                    Unpooled.wrappedBuffer(
+                                            new byte[] {(byte) WsChannels.CLOSE_SIGNAL, 0})));
                 }
             }
         };
@@ -206,8 +210,9 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         if (!options.tty()) {
             throw new IOException("not a TTY session");
         }
-        byte[] b = ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
-                .getBytes(StandardCharsets.UTF_8);
+        byte[] b =
+                ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
+                        .getBytes(StandardCharsets.UTF_8);
         channels.write(4, b, 0, b.length);
     }
 

@@ -42,8 +42,8 @@ public final class WsRemoteCommand extends ChannelInboundHandlerAdapter {
     private final SizeQueue sizes = new SizeQueue();
     private SessionStreams streams;
 
-    public WsRemoteCommand(ServerContext ctx, CommandRequest req, boolean base64, int version,
-            Runnable onDone) {
+    public WsRemoteCommand(
+            ServerContext ctx, CommandRequest req, boolean base64, int version, Runnable onDone) {
         this.ctx = ctx;
         this.req = req;
         this.base64 = base64;
@@ -62,13 +62,20 @@ public final class WsRemoteCommand extends ChannelInboundHandlerAdapter {
         if (!req.tty()) {
             sizes.end();
         }
-        streams = new SessionStreams(stdin,
-                req.stdout() ? channels.output(STDOUT) : null,
-                req.stderr() ? channels.output(STDERR) : null,
-                req.tty(), sizes);
+        streams =
+                new SessionStreams(
+                        stdin,
+                        req.stdout() ? channels.output(STDOUT) : null,
+                        req.stderr() ? channels.output(STDERR) : null,
+                        req.tty(),
+                        sizes);
         int first = req.stdout() ? STDOUT : req.stderr() ? STDERR : ERROR;
         c.writeAndFlush(channels.encode(first, new byte[0], 0, 0));
-        CommandRunner.start(ctx, req, streams, this::writeStatus,
+        CommandRunner.start(
+                ctx,
+                req,
+                streams,
+                this::writeStatus,
                 () -> Connections.finish(c.channel(), new CloseWebSocketFrame(1000, "")));
     }
 
@@ -102,7 +109,9 @@ public final class WsRemoteCommand extends ChannelInboundHandlerAdapter {
                     stdin.offer(m.data());
                 } else if (m.channel() == RESIZE) {
                     resize.feed(m.data());
-                } else if (m.channel() == WsChannels.CLOSE_SIGNAL && version >= 5 && m.data().length > 0) {
+                } else if (m.channel() == WsChannels.CLOSE_SIGNAL
+                        && version >= 5
+                        && m.data().length > 0) {
                     int closed = m.data()[0] & 0xFF;
                     if (closed == STDIN && stdin != null) {
                         stdin.finish();

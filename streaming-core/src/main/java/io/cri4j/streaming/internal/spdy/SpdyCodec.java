@@ -35,16 +35,23 @@ final class SpdyCodec extends SpdyFrameCodec {
     private static final int FLAG_FIN = 0x01;
 
     private enum State {
-        HEADER, CONTROL, DATA, PASS_THROUGH
+        HEADER,
+        CONTROL,
+        DATA,
+        PASS_THROUGH
     }
 
     /** A common header that arrived split across reads (heap, 8 bytes). */
     private final ByteBuf header = Unpooled.buffer(HEADER_SIZE, HEADER_SIZE);
+
     private State state = State.HEADER;
+
     /** Bytes of the current frame's body not yet passed on. */
     private int remaining;
+
     private int streamId;
     private boolean fin;
+
     /** Whether Netty's decoder got bytes in the current socket read. */
     private boolean decoderRead;
 
@@ -57,7 +64,8 @@ final class SpdyCodec extends SpdyFrameCodec {
      * A complete DATA frame (SPDY/3.1 section 2.2.2: stream id with the control bit clear, flags,
      * 24-bit length, payload) holding {@code len} bytes of {@code b}; write it to the channel as is.
      */
-    static ByteBuf dataFrame(ByteBufAllocator alloc, int streamId, boolean fin, byte[] b, int off, int len) {
+    static ByteBuf dataFrame(
+            ByteBufAllocator alloc, int streamId, boolean fin, byte[] b, int off, int len) {
         if (len > 0xFFFFFF) {
             throw new IllegalArgumentException("DATA payload too large: " + len);
         }
@@ -70,7 +78,8 @@ final class SpdyCodec extends SpdyFrameCodec {
     }
 
     @Override
-    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise)
+            throws Exception {
         if (msg instanceof ByteBuf frame) {
             ctx.write(frame, promise); // encoded by dataFrame()
         } else {
@@ -98,15 +107,17 @@ final class SpdyCodec extends SpdyFrameCodec {
                     }
                     case DATA -> {
                         int n = Math.min(remaining, in.readableBytes());
-                        ByteBuf piece = n < in.capacity() >> 2
-                                ? ctx.alloc().buffer(n).writeBytes(in, n)
-                                : in.readRetainedSlice(n);
+                        ByteBuf piece =
+                                n < in.capacity() >> 2
+                                        ? ctx.alloc().buffer(n).writeBytes(in, n)
+                                        : in.readRetainedSlice(n);
                         remaining -= n;
                         boolean last = remaining == 0 && fin;
                         if (remaining == 0) {
                             state = State.HEADER;
                         }
-                        ctx.fireChannelRead(new DefaultSpdyDataFrame(streamId, piece).setLast(last));
+                        ctx.fireChannelRead(
+                                new DefaultSpdyDataFrame(streamId, piece).setLast(last));
                     }
                     case PASS_THROUGH -> toDecoder(ctx, in.readRetainedSlice(in.readableBytes()));
                     default -> throw new IllegalStateException(state.toString());
@@ -120,7 +131,8 @@ final class SpdyCodec extends SpdyFrameCodec {
     private void readHeader(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
         ByteBuf h;
         if (header.isReadable() || in.readableBytes() < HEADER_SIZE) {
-            header.writeBytes(in, Math.min(HEADER_SIZE - header.readableBytes(), in.readableBytes()));
+            header.writeBytes(
+                    in, Math.min(HEADER_SIZE - header.readableBytes(), in.readableBytes()));
             if (header.readableBytes() < HEADER_SIZE) {
                 return;
             }
@@ -134,8 +146,10 @@ final class SpdyCodec extends SpdyFrameCodec {
         int length = h.getUnsignedMedium(at + 5);
         int id = h.getInt(at) & 0x7FFFFFFF;
         if (control || id == 0) {
-            ByteBuf commonHeader = h == header ? ctx.alloc().buffer(HEADER_SIZE).writeBytes(header)
-                    : in.readRetainedSlice(HEADER_SIZE);
+            ByteBuf commonHeader =
+                    h == header
+                            ? ctx.alloc().buffer(HEADER_SIZE).writeBytes(header)
+                            : in.readRetainedSlice(HEADER_SIZE);
             header.clear();
             if (control) {
                 remaining = length;

@@ -122,22 +122,23 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     /** Creates a stream from our side (client use); the future completes on SYN_REPLY. */
     public SpdyStream createStream(Map<String, String> hdrs) throws IOException {
         CompletableFuture<SpdyStream> result = new CompletableFuture<>();
-        Runnable r = () -> {
-            if (goneAway || !channel.isActive()) {
-                result.completeExceptionally(new IOException("connection closed"));
-                return;
-            }
-            int id = nextLocalId;
-            nextLocalId += 2;
-            Map<String, List<String>> h = new LinkedHashMap<>();
-            hdrs.forEach((k, v) -> h.put(k.toLowerCase(Locale.ROOT), List.of(v)));
-            SpdyStream s = new SpdyStream(this, id, h, new InboundPipe(credit));
-            streams.put(id, s);
-            DefaultSpdySynStreamFrame f = new DefaultSpdySynStreamFrame(id, 0, (byte) 0);
-            hdrs.forEach((k, v) -> f.headers().add(k.toLowerCase(Locale.ROOT), v));
-            channel.writeAndFlush(f);
-            result.complete(s);
-        };
+        Runnable r =
+                () -> {
+                    if (goneAway || !channel.isActive()) {
+                        result.completeExceptionally(new IOException("connection closed"));
+                        return;
+                    }
+                    int id = nextLocalId;
+                    nextLocalId += 2;
+                    Map<String, List<String>> h = new LinkedHashMap<>();
+                    hdrs.forEach((k, v) -> h.put(k.toLowerCase(Locale.ROOT), List.of(v)));
+                    SpdyStream s = new SpdyStream(this, id, h, new InboundPipe(credit));
+                    streams.put(id, s);
+                    DefaultSpdySynStreamFrame f = new DefaultSpdySynStreamFrame(id, 0, (byte) 0);
+                    hdrs.forEach((k, v) -> f.headers().add(k.toLowerCase(Locale.ROOT), v));
+                    channel.writeAndFlush(f);
+                    result.complete(s);
+                };
         if (!io.cri4j.streaming.internal.io.Loops.run(channel, r)) {
             throw new IOException("connection closed");
         }
@@ -172,16 +173,17 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
 
     /** Sends GOAWAY, resets all open streams and closes the connection once all data is out. */
     public void close() {
-        Runnable r = () -> {
-            if (!channel.isActive()) {
-                return;
-            }
-            for (SpdyStream s : new ArrayList<>(streams.values())) {
-                s.reset();
-            }
-            goneAway = true;
-            finishWith(SpdySessionStatus.OK);
-        };
+        Runnable r =
+                () -> {
+                    if (!channel.isActive()) {
+                        return;
+                    }
+                    for (SpdyStream s : new ArrayList<>(streams.values())) {
+                        s.reset();
+                    }
+                    goneAway = true;
+                    finishWith(SpdySessionStatus.OK);
+                };
         io.cri4j.streaming.internal.io.Loops.run(channel, r);
     }
 
@@ -221,7 +223,8 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
                     s.onRemoteFin();
                 }
             } else if (msg instanceof SpdyPingFrame f) {
-                // Echo pings initiated by the peer (their parity differs from ours), like spdystream.
+                // Echo pings initiated by the peer (their parity differs from ours), like
+                // spdystream.
                 boolean ours = (f.id() & 1) == (server ? 0 : 1);
                 if (!ours) {
                     ctx.writeAndFlush(f);
@@ -249,7 +252,8 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
         lastRemoteId = id;
         Map<String, List<String>> h = new LinkedHashMap<>();
         for (Map.Entry<CharSequence, CharSequence> e : f.headers()) {
-            h.computeIfAbsent(e.getKey().toString().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+            h.computeIfAbsent(
+                            e.getKey().toString().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
                     .add(e.getValue().toString());
         }
         SpdyStream s = new SpdyStream(this, id, h, new InboundPipe(credit));
@@ -270,11 +274,13 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
 
     private void maybeFinishAfterGoAway() {
         if (goneAway && streams.isEmpty() && channel != null && channel.isActive()) {
-            io.cri4j.streaming.internal.io.Loops.run(channel, () -> {
-                if (channel.isActive() && streams.isEmpty()) {
-                    finishWith(SpdySessionStatus.OK);
-                }
-            });
+            io.cri4j.streaming.internal.io.Loops.run(
+                    channel,
+                    () -> {
+                        if (channel.isActive() && streams.isEmpty()) {
+                            finishWith(SpdySessionStatus.OK);
+                        }
+                    });
         }
     }
 
@@ -334,7 +340,10 @@ public final class SpdySession extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof SpdyProtocolException) {
-            LOG.debug("SPDY protocol error from {}: {}", ctx.channel().remoteAddress(), cause.getMessage());
+            LOG.debug(
+                    "SPDY protocol error from {}: {}",
+                    ctx.channel().remoteAddress(),
+                    cause.getMessage());
             goneAway = true;
             finishWith(SpdySessionStatus.PROTOCOL_ERROR);
             return;

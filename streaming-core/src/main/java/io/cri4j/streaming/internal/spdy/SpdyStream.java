@@ -78,7 +78,8 @@ public final class SpdyStream {
         }
         replied.complete(null);
         DefaultSpdySynReplyFrame f = new DefaultSpdySynReplyFrame(id);
-        // spdystream replies with no headers, but Netty encodes an empty header block as zero bytes,
+        // spdystream replies with no headers, but Netty encodes an empty header block as zero
+        // bytes,
         // which Go's framer cannot inflate (it expects a zlib block holding a zero count). One
         // harmless header keeps the block non-empty; spdystream ignores reply headers.
         f.headers().set(":status", "200");
@@ -212,7 +213,8 @@ public final class SpdyStream {
                 }
                 int n = Math.min(len, MAX_DATA);
                 // encoded here, on the writer's thread: the event loop only writes it out
-                session.sendBlocking(SpdyCodec.dataFrame(WriterBuffers.allocator(), id, false, b, off, n));
+                session.sendBlocking(
+                        SpdyCodec.dataFrame(WriterBuffers.allocator(), id, false, b, off, n));
                 off += n;
                 len -= n;
             }

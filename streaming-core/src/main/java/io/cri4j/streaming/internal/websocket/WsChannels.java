@@ -20,6 +20,7 @@ import java.util.Base64;
 public final class WsChannels {
     /** remotecommand.StreamClose: a v5 client's signal that it closed a channel. */
     public static final int CLOSE_SIGNAL = 255;
+
     static final int MAX_MESSAGE = 32 * 1024;
 
     private final Channel channel;
@@ -59,8 +60,11 @@ public final class WsChannels {
     /** Encodes data for a channel. */
     public WebSocketFrame encode(int ch, byte[] data, int off, int len) {
         if (base64) {
-            String s = (char) ('0' + ch)
-                    + Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(data, off, off + len));
+            String s =
+                    (char) ('0' + ch)
+                            + Base64.getEncoder()
+                                    .encodeToString(
+                                            java.util.Arrays.copyOfRange(data, off, off + len));
             return new TextWebSocketFrame(Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII));
         }
         // called by writer threads (the event loop only for the empty announcement)

@@ -28,7 +28,8 @@ public final class WsTunnelBridge extends ChannelDuplexHandler {
             if (msg instanceof PingWebSocketFrame p) {
                 c.writeAndFlush(new PongWebSocketFrame(p.content().retain()));
             } else if (msg instanceof CloseWebSocketFrame) {
-                c.writeAndFlush(new CloseWebSocketFrame(1000, "")).addListener(ChannelFutureListener.CLOSE);
+                c.writeAndFlush(new CloseWebSocketFrame(1000, ""))
+                        .addListener(ChannelFutureListener.CLOSE);
             } else if (msg instanceof WebSocketFrame && !(msg instanceof PongWebSocketFrame)) {
                 // Text or other data messages are a protocol error for the tunnel.
                 c.writeAndFlush(new CloseWebSocketFrame(1002, "invalid message type received"))

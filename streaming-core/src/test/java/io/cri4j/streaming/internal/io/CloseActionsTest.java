@@ -27,9 +27,10 @@ class CloseActionsTest {
     void aFailingActionDoesNotStopTheOthers() {
         CloseActions c = new CloseActions();
         List<String> ran = new ArrayList<>();
-        c.add(() -> {
-            throw new IllegalStateException("boom");
-        });
+        c.add(
+                () -> {
+                    throw new IllegalStateException("boom");
+                });
         c.add(() -> ran.add("second"));
         c.close();
         assertThat(ran).containsExactly("second");

@@ -37,7 +37,8 @@ class InboundPipeTest {
         byte[] four = new byte[4];
         assertThat(pipe.read(four, 0, 4)).isEqualTo(4);
         assertThat(a.refCnt()).isEqualTo(1); // partly read: still queued
-        assertThat(new String(pipe.readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("o world!");
+        assertThat(new String(pipe.readAllBytes(), StandardCharsets.US_ASCII))
+                .isEqualTo("o world!");
         assertThat(a.refCnt()).isZero();
         assertThat(b.refCnt()).isZero();
         assertThat(credit.bufferedBytes()).isZero();
@@ -60,7 +61,9 @@ class InboundPipeTest {
         aborted.offer(pending);
         aborted.abort(new IOException("stream reset"));
         assertThat(pending.refCnt()).isZero();
-        assertThatThrownBy(aborted::read).isInstanceOf(IOException.class).hasMessageContaining("stream reset");
+        assertThatThrownBy(aborted::read)
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("stream reset");
 
         InboundPipe finished = new InboundPipe(credit);
         finished.finish();
@@ -91,15 +94,17 @@ class InboundPipeTest {
         InboundPipe pipe = new InboundPipe(credit);
         ReaderWakeups wakeups = new ReaderWakeups();
         CompletableFuture<String> got = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
-            try {
-                byte[] b = new byte[16];
-                int n = pipe.read(b, 0, b.length);
-                got.complete(new String(b, 0, n, StandardCharsets.US_ASCII));
-            } catch (Throwable t) {
-                got.completeExceptionally(t);
-            }
-        });
+        Thread reader =
+                new Thread(
+                        () -> {
+                            try {
+                                byte[] b = new byte[16];
+                                int n = pipe.read(b, 0, b.length);
+                                got.complete(new String(b, 0, n, StandardCharsets.US_ASCII));
+                            } catch (Throwable t) {
+                                got.completeExceptionally(t);
+                            }
+                        });
         reader.start();
         while (reader.getState() != Thread.State.WAITING) { // blocked in read, nothing queued
             Thread.onSpinWait();
@@ -122,36 +127,45 @@ class InboundPipeTest {
         for (int i = 0; i < chunks; i++) {
             offered.add(Unpooled.directBuffer(4).writeInt(i));
         }
-        Thread loop = new Thread(() -> {
-            for (int i = 0; i < chunks; i++) {
-                pipe.offer(offered.get(i), wakeups);
-                if (i % 7 == 0) {
-                    wakeups.flush(); // a socket read of a few frames completes
-                }
-            }
-            wakeups.flush();
-            pipe.finish();
-        });
+        Thread loop =
+                new Thread(
+                        () -> {
+                            for (int i = 0; i < chunks; i++) {
+                                pipe.offer(offered.get(i), wakeups);
+                                if (i % 7 == 0) {
+                                    wakeups.flush(); // a socket read of a few frames completes
+                                }
+                            }
+                            wakeups.flush();
+                            pipe.finish();
+                        });
         loop.start();
         java.io.DataInputStream in = new java.io.DataInputStream(pipe);
-        CompletableFuture<Integer> read = CompletableFuture.supplyAsync(() -> {
-            try {
-                int i = 0;
-                byte[] rest = new byte[3];
-                while (true) {
-                    int first = in.read(); // odd reads: chunk boundaries fall inside reads
-                    if (first < 0) {
-                        return i;
-                    }
-                    in.readFully(rest);
-                    int v = first << 24 | (rest[0] & 0xFF) << 16 | (rest[1] & 0xFF) << 8 | (rest[2] & 0xFF);
-                    assertThat(v).isEqualTo(i);
-                    i++;
-                }
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        CompletableFuture<Integer> read =
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                int i = 0;
+                                byte[] rest = new byte[3];
+                                while (true) {
+                                    int first = in.read(); // odd reads: chunk boundaries fall
+                                    // inside reads
+                                    if (first < 0) {
+                                        return i;
+                                    }
+                                    in.readFully(rest);
+                                    int v =
+                                            first << 24
+                                                    | (rest[0] & 0xFF) << 16
+                                                    | (rest[1] & 0xFF) << 8
+                                                    | (rest[2] & 0xFF);
+                                    assertThat(v).isEqualTo(i);
+                                    i++;
+                                }
+                            } catch (IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        });
         assertThat(read.get(60, TimeUnit.SECONDS)).isEqualTo(chunks);
         loop.join();
         assertThat(offered).allSatisfy(b -> assertThat(b.refCnt()).isZero());

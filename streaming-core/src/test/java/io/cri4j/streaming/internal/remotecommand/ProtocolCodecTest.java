@@ -16,13 +16,15 @@ class ProtocolCodecTest {
         JsonObject o = JsonParser.parseString(StatusJson.exitCode(42).toJson()).getAsJsonObject();
         assertThat(o.get("status").getAsString()).isEqualTo("Failure");
         assertThat(o.get("reason").getAsString()).isEqualTo("NonZeroExitCode");
-        JsonObject cause = o.getAsJsonObject("details").getAsJsonArray("causes").get(0)
-                .getAsJsonObject();
+        JsonObject cause =
+                o.getAsJsonObject("details").getAsJsonArray("causes").get(0).getAsJsonObject();
         assertThat(cause.get("reason").getAsString()).isEqualTo("ExitCode");
         assertThat(cause.get("message").getAsString()).isEqualTo("42");
-        assertThat(StatusJson.success().toJson()).isEqualTo("{\"metadata\":{},\"status\":\"Success\"}");
+        assertThat(StatusJson.success().toJson())
+                .isEqualTo("{\"metadata\":{},\"status\":\"Success\"}");
         assertThat(StatusJson.success().toText()).isEmpty();
-        JsonObject ie = JsonParser.parseString(StatusJson.internalError("x").toJson()).getAsJsonObject();
+        JsonObject ie =
+                JsonParser.parseString(StatusJson.internalError("x").toJson()).getAsJsonObject();
         assertThat(ie.get("code").getAsInt()).isEqualTo(500);
         assertThat(ie.get("reason").getAsString()).isEqualTo("InternalError");
     }
@@ -32,8 +34,9 @@ class ProtocolCodecTest {
         List<TerminalSize> got = new ArrayList<>();
         boolean[] ended = {false};
         ResizeDecoder d = new ResizeDecoder(got::add, () -> ended[0] = true);
-        byte[] all = "{\"Width\":80,\"Height\":24}\n{\"Width\":120,\"Height\":50}\n"
-                .getBytes(StandardCharsets.UTF_8);
+        byte[] all =
+                "{\"Width\":80,\"Height\":24}\n{\"Width\":120,\"Height\":50}\n"
+                        .getBytes(StandardCharsets.UTF_8);
         for (byte b : all) {
             d.feed(new byte[] {b});
         }

@@ -27,7 +27,8 @@ class WsChannelSplitterTest {
     private static final Random RANDOM = new Random(7);
 
     /** A server-to-client frame (unmasked unless {@code mask}); {@code longLength} forces the 64-bit length form. */
-    private static byte[] frame(boolean fin, int rsv, int opcode, boolean mask, byte[] payload, boolean longLength) {
+    private static byte[] frame(
+            boolean fin, int rsv, int opcode, boolean mask, byte[] payload, boolean longLength) {
         ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.write((fin ? 0x80 : 0) | rsv << 4 | opcode);
         int m = mask ? 0x80 : 0;
@@ -81,7 +82,14 @@ class WsChannelSplitterTest {
         for (int i = 0; i < 500; i++) {
             f.add(binary(1 + i % 2, 1 + i % 30));
         }
-        f.add(frame(false, 0, 2, false, new byte[] {1, 'f', 'r'}, false)); // fragmented stdout message
+        f.add(
+                frame(
+                        false,
+                        0,
+                        2,
+                        false,
+                        new byte[] {1, 'f', 'r'},
+                        false)); // fragmented stdout message
         f.add(frame(true, 0, 10, false, bytes("pong in between"), false));
         f.add(frame(false, 0, 0, false, bytes("ag"), false));
         f.add(frame(true, 0, 0, false, bytes("ment"), false));
@@ -92,9 +100,13 @@ class WsChannelSplitterTest {
     }
 
     private static List<String> decode(boolean split, byte[] bytes, List<Integer> cuts) {
-        EmbeddedChannel ch = split
-                ? new EmbeddedChannel(new WsChannelSplitter(MAX), new WebSocket13FrameDecoder(false, false, MAX, false))
-                : new EmbeddedChannel(new WebSocket13FrameDecoder(false, false, MAX, false));
+        EmbeddedChannel ch =
+                split
+                        ? new EmbeddedChannel(
+                                new WsChannelSplitter(MAX),
+                                new WebSocket13FrameDecoder(false, false, MAX, false))
+                        : new EmbeddedChannel(
+                                new WebSocket13FrameDecoder(false, false, MAX, false));
         List<String> events = new ArrayList<>();
         List<ByteBuf> inputs = new ArrayList<>();
         int from = 0;
@@ -120,15 +132,21 @@ class WsChannelSplitterTest {
                     if (m instanceof WsChannelSplitter.ChannelData d) {
                         channel = d.channel();
                         content = d.content();
-                    } else if (m instanceof BinaryWebSocketFrame b && b.isFinalFragment() && b.content().readableBytes() >= 2
+                    } else if (m instanceof BinaryWebSocketFrame b
+                            && b.isFinalFragment()
+                            && b.content().readableBytes() >= 2
                             && (b.content().getByte(0) == 1 || b.content().getByte(0) == 2)) {
                         channel = b.content().getByte(0);
                         content = b.content().slice(1, b.content().readableBytes() - 1);
                     } else {
                         flush(events, data, dataChannel);
                         WebSocketFrame w = (WebSocketFrame) m;
-                        events.add(w.getClass().getSimpleName() + " fin=" + w.isFinalFragment() + " "
-                                + ByteBufUtil.hexDump(w.content()));
+                        events.add(
+                                w.getClass().getSimpleName()
+                                        + " fin="
+                                        + w.isFinalFragment()
+                                        + " "
+                                        + ByteBufUtil.hexDump(w.content()));
                         continue;
                     }
                     if (channel != dataChannel[0]) {
@@ -156,8 +174,13 @@ class WsChannelSplitterTest {
 
     private static void flush(List<String> events, ByteArrayOutputStream data, int[] channel) {
         if (channel[0] != -1) {
-            events.add("DATA " + channel[0] + " " + data.size() + " bytes, hash "
-                    + java.util.Arrays.hashCode(data.toByteArray()));
+            events.add(
+                    "DATA "
+                            + channel[0]
+                            + " "
+                            + data.size()
+                            + " bytes, hash "
+                            + java.util.Arrays.hashCode(data.toByteArray()));
             data.reset();
             channel[0] = -1;
         }
@@ -195,18 +218,27 @@ class WsChannelSplitterTest {
     @Test
     void framesNettyRejectsFailTheSessionAsWithoutTheSplitter() {
         byte[] stdout = new byte[] {1, 'o', 'k'};
-        List<byte[]> invalid = List.of(
-                frame(true, 1, 2, false, stdout, false), // RSV set
-                frame(true, 0, 2, true, stdout, false), // masked
-                frame(true, 0, 3, false, stdout, false), // reserved data opcode
-                frame(true, 0, 11, false, stdout, false), // reserved control opcode
-                frame(false, 0, 9, false, bytes("p"), false), // fragmented ping
-                frame(true, 0, 9, false, new byte[126], false), // ping too long
-                frame(true, 0, 8, false, new byte[] {3}, false), // close with 1 byte
-                frame(true, 0, 0, false, stdout, false), // continuation outside a fragmented message
-                concat(List.of(frame(false, 0, 2, false, stdout, false), frame(true, 0, 2, false, stdout, false))),
-                concat(List.of(new byte[] {(byte) 0x82, 126, 0, 3}, stdout)), // 16-bit form for 3 bytes
-                frame(true, 0, 2, false, new byte[MAX + 1], false)); // too long
+        List<byte[]> invalid =
+                List.of(
+                        frame(true, 1, 2, false, stdout, false), // RSV set
+                        frame(true, 0, 2, true, stdout, false), // masked
+                        frame(true, 0, 3, false, stdout, false), // reserved data opcode
+                        frame(true, 0, 11, false, stdout, false), // reserved control opcode
+                        frame(false, 0, 9, false, bytes("p"), false), // fragmented ping
+                        frame(true, 0, 9, false, new byte[126], false), // ping too long
+                        frame(true, 0, 8, false, new byte[] {3}, false), // close with 1 byte
+                        frame(
+                                true, 0, 0, false, stdout,
+                                false), // continuation outside a fragmented message
+                        concat(
+                                List.of(
+                                        frame(false, 0, 2, false, stdout, false),
+                                        frame(true, 0, 2, false, stdout, false))),
+                        concat(
+                                List.of(
+                                        new byte[] {(byte) 0x82, 126, 0, 3},
+                                        stdout)), // 16-bit form for 3 bytes
+                        frame(true, 0, 2, false, new byte[MAX + 1], false)); // too long
         for (byte[] bad : invalid) {
             byte[] bytes = concat(List.of(binary(1, 5), bad, binary(1, 7), binary(2, 3)));
             List<String> expected = decode(false, bytes, List.of());
@@ -219,14 +251,21 @@ class WsChannelSplitterTest {
             assertThat(decode(true, bytes, everyByte)).isEqualTo(expected);
         }
         // and a close frame ends the splitting: what follows goes to Netty's decoder
-        byte[] closing = concat(List.of(binary(1, 5), frame(true, 0, 8, false, new byte[] {3, (byte) 232}, false),
-                binary(1, 7)));
+        byte[] closing =
+                concat(
+                        List.of(
+                                binary(1, 5),
+                                frame(true, 0, 8, false, new byte[] {3, (byte) 232}, false),
+                                binary(1, 7)));
         assertSameAsNetty(closing);
     }
 
     @Test
     void stdoutPayloadsAreSlicesOfTheReadBufferExceptSmallPieces() {
-        EmbeddedChannel ch = new EmbeddedChannel(new WsChannelSplitter(MAX), new WebSocket13FrameDecoder(false, false, MAX, false));
+        EmbeddedChannel ch =
+                new EmbeddedChannel(
+                        new WsChannelSplitter(MAX),
+                        new WebSocket13FrameDecoder(false, false, MAX, false));
         byte[] f = binary(1, 32 * 1024);
         ByteBuf read = Unpooled.directBuffer(f.length).writeBytes(f);
         ch.writeInbound(read);
@@ -240,7 +279,8 @@ class WsChannelSplitterTest {
         ByteBuf big = Unpooled.directBuffer(64 * 1024).writeBytes(binary(2, 100));
         ch.writeInbound(big);
         d = ch.readInbound();
-        assertThat(root(d.content())).isNotSameAs(root(big)); // small next to its read buffer: copied
+        assertThat(root(d.content()))
+                .isNotSameAs(root(big)); // small next to its read buffer: copied
         assertThat(big.refCnt()).isZero();
         d.release();
         ch.finishAndReleaseAll();

@@ -121,9 +121,16 @@ class SpdyCodecTest {
                         events.add(dataEvent(dataStream, data, false));
                         dataStream = -1;
                     }
-                    events.add(m instanceof SpdyHeadersFrame h
-                            ? m.getClass().getSimpleName() + " " + h.streamId() + " " + h.headers() + " last=" + h.isLast()
-                            : m.toString());
+                    events.add(
+                            m instanceof SpdyHeadersFrame h
+                                    ? m.getClass().getSimpleName()
+                                            + " "
+                                            + h.streamId()
+                                            + " "
+                                            + h.headers()
+                                            + " last="
+                                            + h.isLast()
+                                    : m.toString());
                 }
             } finally {
                 ReferenceCountUtil.release(m);
@@ -140,8 +147,14 @@ class SpdyCodecTest {
 
     /** Consecutive DATA of one stream merged: frames may arrive in pieces, bytes and FIN may not change. */
     private static String dataEvent(int stream, ByteArrayOutputStream data, boolean last) {
-        String e = "DATA " + stream + " " + data.size() + " bytes, hash " + java.util.Arrays.hashCode(data.toByteArray())
-                + (last ? " FIN" : "");
+        String e =
+                "DATA "
+                        + stream
+                        + " "
+                        + data.size()
+                        + " bytes, hash "
+                        + java.util.Arrays.hashCode(data.toByteArray())
+                        + (last ? " FIN" : "");
         data.reset();
         return e;
     }
@@ -154,7 +167,8 @@ class SpdyCodecTest {
     }
 
     private static EmbeddedChannel netty() {
-        return new EmbeddedChannel(new SpdyFrameCodec(SpdyVersion.SPDY_3_1, 64 * 1024, 64 * 1024, 6, 15, 8));
+        return new EmbeddedChannel(
+                new SpdyFrameCodec(SpdyVersion.SPDY_3_1, 64 * 1024, 64 * 1024, 6, 15, 8));
     }
 
     @Test
@@ -164,12 +178,14 @@ class SpdyCodecTest {
         assertThat(expected).hasSizeGreaterThan(10);
         assertThat(expected.get(expected.size() - 1)).contains("GoAway");
 
-        assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, List.of())).isEqualTo(expected);
+        assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, List.of()))
+                .isEqualTo(expected);
         List<Integer> everyByte = new ArrayList<>();
         for (int i = 1; i < bytes.length; i++) {
             everyByte.add(i);
         }
-        assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, everyByte)).isEqualTo(expected);
+        assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, everyByte))
+                .isEqualTo(expected);
         for (int seed = 0; seed < 50; seed++) {
             Random r = new Random(seed);
             List<Integer> cuts = new ArrayList<>();
@@ -181,7 +197,9 @@ class SpdyCodecTest {
                 }
                 cuts.add(at);
             }
-            assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, cuts)).as("seed %d", seed).isEqualTo(expected);
+            assertThat(decode(new EmbeddedChannel(new SpdyCodec()), bytes, cuts))
+                    .as("seed %d", seed)
+                    .isEqualTo(expected);
         }
     }
 
@@ -204,7 +222,8 @@ class SpdyCodecTest {
             }
             ReferenceCountUtil.release(m);
         }
-        assertThat(slices).isEqualTo(1); // the 100 KiB frame; the others are small next to this "read"
+        assertThat(slices)
+                .isEqualTo(1); // the 100 KiB frame; the others are small next to this "read"
         assertThat(copies).isGreaterThan(1000);
 
         EmbeddedChannel big = new EmbeddedChannel(new SpdyCodec());
@@ -237,12 +256,13 @@ class SpdyCodecTest {
     @Test
     void dataWithoutControlBytesNeverAsksForAnotherReadWhileAutoReadIsOff() {
         int[] reads = {0};
-        ChannelOutboundHandlerAdapter counter = new ChannelOutboundHandlerAdapter() {
-            @Override
-            public void read(ChannelHandlerContext ctx) {
-                reads[0]++;
-            }
-        };
+        ChannelOutboundHandlerAdapter counter =
+                new ChannelOutboundHandlerAdapter() {
+                    @Override
+                    public void read(ChannelHandlerContext ctx) {
+                        reads[0]++;
+                    }
+                };
         EmbeddedChannel ch = new EmbeddedChannel(counter, new SpdyCodec());
         ch.config().setAutoRead(false);
         reads[0] = 0;
@@ -250,14 +270,18 @@ class SpdyCodecTest {
         ch.writeInbound(Unpooled.wrappedBuffer(frame));
         assertThat(reads[0]).as("reads asked for by a DATA-only socket read").isZero();
         SpdyDataFrame f = ch.readInbound();
-        assertThat(f.content().toString(java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("ab");
+        assertThat(f.content().toString(java.nio.charset.StandardCharsets.US_ASCII))
+                .isEqualTo("ab");
         f.release();
         // A partial control frame still makes Netty's decoder ask for the rest (the counter works).
-        ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {'c', 'd', (byte) 0x80, 3, 0, 6, 0, 0, 0, 4, 0, 0}));
+        ch.writeInbound(
+                Unpooled.wrappedBuffer(
+                        new byte[] {'c', 'd', (byte) 0x80, 3, 0, 6, 0, 0, 0, 4, 0, 0}));
         assertThat(reads[0]).isPositive();
         ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {0, 9}));
         f = ch.readInbound();
-        assertThat(f.content().toString(java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("cd");
+        assertThat(f.content().toString(java.nio.charset.StandardCharsets.US_ASCII))
+                .isEqualTo("cd");
         assertThat(f.isLast()).isFalse();
         f.release();
         assertThat(ch.readInbound().toString()).contains("DefaultSpdyPingFrame").contains("9");
@@ -272,12 +296,14 @@ class SpdyCodecTest {
                 RANDOM.nextBytes(payload);
                 int streamId = 0x7FFFFFFD;
                 EmbeddedChannel netty = netty();
-                netty.writeOutbound(new DefaultSpdyDataFrame(streamId,
-                        Unpooled.wrappedBuffer(payload, 3, len)).setLast(fin));
+                netty.writeOutbound(
+                        new DefaultSpdyDataFrame(streamId, Unpooled.wrappedBuffer(payload, 3, len))
+                                .setLast(fin));
                 byte[] expected = outbound(netty);
 
                 EmbeddedChannel ours = new EmbeddedChannel(new SpdyCodec());
-                ours.writeOutbound(SpdyCodec.dataFrame(ours.alloc(), streamId, fin, payload, 3, len));
+                ours.writeOutbound(
+                        SpdyCodec.dataFrame(ours.alloc(), streamId, fin, payload, 3, len));
                 assertThat(outbound(ours)).as("%d bytes, fin %s", len, fin).isEqualTo(expected);
                 assertThat(expected).hasSize(8 + len);
             }
