@@ -40,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
 class FakeContentIT {
 
     private static final String IMAGE = "registry.example:5000/team/app:1.0";
-    private static final long RATE = 16L * 1024 * 1024;
+    // slow enough that ctr, started as a process per look, sees the ingests on a loaded machine
+    private static final long RATE = 4L * 1024 * 1024;
 
     @TempDir Path dir;
     private FakeCriServer fake;
