@@ -10,6 +10,7 @@ import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -480,10 +481,22 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         if (pinnedEvents != null) {
             return pinnedEvents;
         }
+        List<Entry> now = entriesNow();
+        EventsOf known = eventsOf;
+        if (known != null && known.entries == now) {
+            return known.events;
+        }
         Set<HookEvent> out = EnumSet.noneOf(HookEvent.class);
-        entriesNow().forEach(e -> out.addAll(e.events));
-        return Set.copyOf(out);
+        now.forEach(e -> out.addAll(e.events));
+        Set<HookEvent> events = Collections.unmodifiableSet(out);
+        eventsOf = new EventsOf(now, events);
+        return events;
     }
+
+    /** The events of a list of hooks (the last one {@link #events()} was asked for). */
+    private record EventsOf(List<Entry> entries, Set<HookEvent> events) {}
+
+    private volatile EventsOf eventsOf;
 
     // ---------------------------------------------------------------- calling one hook
 
@@ -966,12 +979,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                                                                 r -> merge.apply(e.name, r)));
                     }
                     return seq.thenCompose(x -> validate(all, pod, container, merge))
-                            .thenApply(
-                                    x ->
-                                            new ContainerCreation(
-                                                    merge.result(),
-                                                    merge.container(),
-                                                    merge.owners().toProto()));
+                            .thenApply(x -> new ContainerCreation(merge.result(), merge));
                 });
     }
 

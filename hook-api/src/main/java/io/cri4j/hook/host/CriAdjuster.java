@@ -89,8 +89,17 @@ public final class CriAdjuster {
         return apply(
                 config,
                 creation.result().adjustment(),
-                creation.owners(),
-                creation.container().getId());
+                new Owner() {
+                    @Override
+                    String simple(Field f) {
+                        return Adjustments.clearRemovalMarker(creation.owner(f).orElse(""));
+                    }
+
+                    @Override
+                    String compound(Field f, String key) {
+                        return Adjustments.clearRemovalMarker(creation.owner(f, key).orElse(""));
+                    }
+                });
     }
 
     /**
@@ -102,23 +111,35 @@ public final class CriAdjuster {
             ContainerAdjustment a,
             OwningPlugins owners,
             String containerId) {
-        Owner owner =
-                new Owner(
+        return apply(
+                config,
+                a,
+                Owner.of(
                         owners.getOwnersMap()
-                                .getOrDefault(containerId, FieldOwners.getDefaultInstance()));
+                                .getOrDefault(containerId, FieldOwners.getDefaultInstance())));
+    }
+
+    private Adjusted<ContainerConfig> apply(
+            ContainerConfig config, ContainerAdjustment a, Owner owner) {
+        if (a.equals(ContainerAdjustment.getDefaultInstance())) {
+            return new Adjusted<>(config, List.of());
+        }
         List<UnsupportedAdjustment> out = new ArrayList<>();
         ContainerConfig.Builder b = config.toBuilder();
 
-        a.getAnnotationsMap().keySet().stream()
-                .filter(Adjustments::isMarkedForRemoval)
-                .forEach(k -> b.removeAnnotations(Adjustments.clearRemovalMarker(k)));
-        a.getAnnotationsMap()
-                .forEach(
-                        (k, v) -> {
-                            if (!Adjustments.isMarkedForRemoval(k)) {
-                                b.putAnnotations(k, v);
-                            }
-                        });
+        Map<String, String> annotations = a.getAnnotationsMap();
+        if (!annotations.isEmpty()) {
+            for (String k : annotations.keySet()) {
+                if (Adjustments.isMarkedForRemoval(k)) {
+                    b.removeAnnotations(Adjustments.clearRemovalMarker(k));
+                }
+            }
+            for (Map.Entry<String, String> e : annotations.entrySet()) {
+                if (!Adjustments.isMarkedForRemoval(e.getKey())) {
+                    b.putAnnotations(e.getKey(), e.getValue());
+                }
+            }
+        }
 
         applyEnv(b, a.getEnvList());
 
@@ -596,23 +617,29 @@ public final class CriAdjuster {
     }
 
     /** Looks up the hook behind a field of one container; empty when unknown. */
-    private static final class Owner {
-        private final FieldOwners owners;
+    private abstract static class Owner {
+        abstract String simple(Field f);
 
-        Owner(FieldOwners owners) {
-            this.owners = owners;
-        }
+        abstract String compound(Field f, String key);
 
-        String simple(Field f) {
-            return Adjustments.clearRemovalMarker(
-                    owners.getSimpleMap().getOrDefault(f.getNumber(), ""));
-        }
+        static Owner of(FieldOwners owners) {
+            return new Owner() {
+                @Override
+                String simple(Field f) {
+                    return Adjustments.clearRemovalMarker(
+                            owners.getSimpleMap().getOrDefault(f.getNumber(), ""));
+                }
 
-        String compound(Field f, String key) {
-            io.cri4j.nri.api.CompoundFieldOwners c = owners.getCompoundMap().get(f.getNumber());
-            return c == null
-                    ? ""
-                    : Adjustments.clearRemovalMarker(c.getOwnersMap().getOrDefault(key, ""));
+                @Override
+                String compound(Field f, String key) {
+                    io.cri4j.nri.api.CompoundFieldOwners c =
+                            owners.getCompoundMap().get(f.getNumber());
+                    return c == null
+                            ? ""
+                            : Adjustments.clearRemovalMarker(
+                                    c.getOwnersMap().getOrDefault(key, ""));
+                }
+            };
         }
     }
 }

@@ -22,6 +22,7 @@ import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.Mount;
 import io.cri4j.nri.api.POSIXRlimit;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -51,10 +52,21 @@ public final class ContainerMerge {
     private final HookEvent event;
     private final Owners owners;
 
-    /** The container being created (CreateContainer only), as adjusted so far. */
-    private final Container.Builder container;
+    /** The container being created (CreateContainer only), as it came. */
+    private final Container created;
 
     private final String createdId;
+
+    /**
+     * The container as adjusted by the answers applied to it so far ({@link #container()} applies
+     * the rest): built only when a hook or the host asks for it.
+     */
+    private Container.Builder adjusted;
+
+    private Container adjustedBuilt;
+
+    /** Answers not yet applied to {@link #adjusted}, in order. */
+    private List<ContainerAdjustment> unapplied;
 
     /** The container whose update is requested (UpdateContainer only). */
     private final String requestedId;
@@ -63,37 +75,75 @@ public final class ContainerMerge {
     private boolean requestedTouched;
     private boolean requestedIgnoreFailure = true;
 
-    // the merged adjustment, normalized
-    private final Map<String, String> annotations = new LinkedHashMap<>();
-    private final Set<String> annotationRemovals = new LinkedHashSet<>();
-    private final Map<String, KeyValue> env = new LinkedHashMap<>();
-    private final Set<String> envRemovals = new LinkedHashSet<>();
-    private final Map<String, Mount> mounts = new LinkedHashMap<>();
-    private final Set<String> mountRemovals = new LinkedHashSet<>();
-    private final Map<String, LinuxDevice> devices = new LinkedHashMap<>();
-    private final Set<String> deviceRemovals = new LinkedHashSet<>();
-    private final Map<String, LinuxNamespace> namespaces = new LinkedHashMap<>();
-    private final Set<String> namespaceRemovals = new LinkedHashSet<>();
-    private final Map<String, String> sysctl = new LinkedHashMap<>();
-    private final Set<String> sysctlRemovals = new LinkedHashSet<>();
-    private final Map<String, LinuxNetDevice> netDevices = new LinkedHashMap<>();
-    private final Set<String> netDeviceRemovals = new LinkedHashSet<>();
-    private final Map<String, POSIXRlimit> rlimits = new LinkedHashMap<>();
-    private final Map<String, CDIDevice> cdiDevices = new LinkedHashMap<>();
-    private final Hooks.Builder ociHooks = Hooks.newBuilder();
+    // the merged adjustment, normalized; each part made when first set
+    private final Keyed<String> annotations = new Keyed<>();
+    private final Keyed<KeyValue> env = new Keyed<>();
+    private final Keyed<Mount> mounts = new Keyed<>();
+    private final Keyed<LinuxDevice> devices = new Keyed<>();
+    private final Keyed<LinuxNamespace> namespaces = new Keyed<>();
+    private final Keyed<String> sysctl = new Keyed<>();
+    private final Keyed<LinuxNetDevice> netDevices = new Keyed<>();
+    private Map<String, POSIXRlimit> rlimits;
+    private Map<String, CDIDevice> cdiDevices;
+    private Hooks.Builder ociHooks;
     private List<String> args;
-    private final LinuxContainerAdjustment.Builder linux = LinuxContainerAdjustment.newBuilder();
-    private final LinuxResources.Builder resources = LinuxResources.newBuilder();
-    private boolean resourcesSet;
+    private LinuxContainerAdjustment.Builder linux;
+    private LinuxResources.Builder resources;
 
-    private final Map<String, ContainerUpdate.Builder> updates = new LinkedHashMap<>();
-    private final Map<String, ContainerEviction> evictions = new LinkedHashMap<>();
+    private Map<String, ContainerUpdate.Builder> updates;
+    private Map<String, ContainerEviction> evictions;
+
+    /** The entries a hook set (last set last) and the keys a hook removed, of one keyed field. */
+    private static final class Keyed<V> {
+        private LinkedHashMap<String, V> set;
+        private LinkedHashSet<String> removed;
+
+        void remove(String key) {
+            if (set != null) {
+                set.remove(key);
+            }
+            if (removed == null) {
+                removed = new LinkedHashSet<>();
+            }
+            removed.add(key);
+        }
+
+        /** Sets {@code key} last. */
+        void put(String key, V value) {
+            if (set == null) {
+                set = new LinkedHashMap<>();
+            } else {
+                set.remove(key);
+            }
+            set.put(key, value);
+        }
+
+        /** Sets {@code key} where it is, or last when new. */
+        void putInPlace(String key, V value) {
+            if (set == null) {
+                set = new LinkedHashMap<>();
+            }
+            set.put(key, value);
+        }
+
+        Collection<String> removed() {
+            return removed == null ? List.of() : removed;
+        }
+
+        Map<String, V> set() {
+            return set == null ? Map.of() : set;
+        }
+
+        boolean isEmpty() {
+            return set == null && removed == null;
+        }
+    }
 
     private ContainerMerge(
             HookEvent event, Container created, String requestedId, LinuxResources requested) {
         this.event = event;
         this.owners = new Owners(event);
-        this.container = created == null ? null : created.toBuilder();
+        this.created = created;
         this.createdId = created == null ? null : created.getId();
         this.requestedId = requestedId;
         this.requestedResources = requested == null ? null : requested.toBuilder();
@@ -157,13 +207,23 @@ public final class ContainerMerge {
 
     /** Applies one hook's answer; throws {@link HookConflictException} on a conflict. */
     public void apply(String hook, HookResult result) {
-        if (container != null) {
-            adjust(hook, result.adjustment());
+        if (created != null) {
+            ContainerAdjustment a = result.adjustment();
+            if (!a.equals(ContainerAdjustment.getDefaultInstance())) {
+                adjust(hook, a);
+                if (unapplied == null) {
+                    unapplied = new ArrayList<>(2);
+                }
+                unapplied.add(a);
+            }
         }
         for (ContainerUpdate u : result.updates()) {
             update(hook, u);
         }
         for (ContainerEviction e : result.evictions()) {
+            if (evictions == null) {
+                evictions = new LinkedHashMap<>();
+            }
             evictions.putIfAbsent(e.getContainerId(), e);
         }
     }
@@ -177,7 +237,23 @@ public final class ContainerMerge {
 
     /** The container being created as the hooks adjusted it (CreateContainer only). */
     public Container container() {
-        return container.build();
+        if (unapplied == null || unapplied.isEmpty()) {
+            return adjustedBuilt != null ? adjustedBuilt : created;
+        }
+        if (adjusted == null) {
+            adjusted = created.toBuilder();
+        }
+        for (ContainerAdjustment a : unapplied) {
+            applyTo(adjusted, a);
+        }
+        unapplied.clear();
+        adjustedBuilt = adjusted.build();
+        return adjustedBuilt;
+    }
+
+    /** The id of the container being created (CreateContainer only). */
+    public String containerId() {
+        return createdId;
     }
 
     /** The resources of the container being updated as the hooks left them (UpdateContainer). */
@@ -192,8 +268,13 @@ public final class ContainerMerge {
 
     /** The merged adjustment, updates and evictions. */
     public HookResult result() {
+        if (updates == null && !requestedTouched && evictions == null) {
+            return new HookResult(adjustment(), List.of(), List.of());
+        }
         List<ContainerUpdate> list = new ArrayList<>();
-        updates.values().forEach(b -> list.add(b.build()));
+        if (updates != null) {
+            updates.values().forEach(b -> list.add(b.build()));
+        }
         if (requestedTouched) {
             list.add(
                     ContainerUpdate.newBuilder()
@@ -204,108 +285,85 @@ public final class ContainerMerge {
                             .setIgnoreFailure(requestedIgnoreFailure)
                             .build());
         }
-        return new HookResult(adjustment(), list, new ArrayList<>(evictions.values()));
+        return new HookResult(
+                adjustment(),
+                list,
+                evictions == null ? List.of() : new ArrayList<>(evictions.values()));
     }
 
-    // ---------------------------------------------------------------- CreateContainer
+    // ------------------------------------------------------- CreateContainer: the merge
 
+    private LinuxContainerAdjustment.Builder linux() {
+        if (linux == null) {
+            linux = LinuxContainerAdjustment.newBuilder();
+        }
+        return linux;
+    }
+
+    /** Claims what {@code a} sets and merges it into the normalized adjustment. */
     private void adjust(String hook, ContainerAdjustment a) {
-        adjustMap(
-                hook,
-                "Annotations",
-                a.getAnnotationsMap(),
-                annotations,
-                annotationRemovals,
-                k -> container.removeAnnotations(k),
-                (k, v) -> container.putAnnotations(k, v));
-        adjustMounts(hook, a.getMountsList());
-        adjustEnv(hook, a.getEnvList());
+        adjustMap(hook, "Annotations", a.getAnnotationsMap(), annotations);
+        adjustKeyed(hook, "Mounts", a.getMountsList(), Mount::getDestination, mounts);
+        adjustKeyed(hook, "Env", a.getEnvList(), KeyValue::getKey, env);
         adjustArgs(hook, a.getArgsList());
-        adjustHooks(hook, a.getHooks());
+        adjustHooks(hook, a);
         if (a.hasLinux()) {
             LinuxContainerAdjustment l = a.getLinux();
-            adjustDevices(hook, l.getDevicesList());
+            adjustKeyed(hook, "Devices", l.getDevicesList(), LinuxDevice::getPath, devices);
             if (l.hasResources()) {
                 adjustResources(hook, l.getResources());
             }
             String id = createdId;
-            LinuxContainer.Builder cl = container.getLinuxBuilder();
             if (!l.getCgroupsPath().isEmpty()) {
                 owners.claim(id, "CgroupsPath", hook);
-                cl.setCgroupsPath(l.getCgroupsPath());
-                linux.setCgroupsPath(l.getCgroupsPath());
+                linux().setCgroupsPath(l.getCgroupsPath());
             }
             if (l.hasOomScoreAdj()) {
                 owners.claim(id, "OomScoreAdj", hook);
-                cl.setOomScoreAdj(l.getOomScoreAdj());
-                linux.setOomScoreAdj(l.getOomScoreAdj());
+                linux().setOomScoreAdj(l.getOomScoreAdj());
             }
             if (l.hasIoPriority()) {
                 owners.claim(id, "IoPriority", hook);
-                cl.setIoPriority(l.getIoPriority());
-                linux.setIoPriority(l.getIoPriority());
+                linux().setIoPriority(l.getIoPriority());
             }
             if (l.hasSeccompPolicy()) {
                 owners.claim(id, "SeccompPolicy", hook);
-                cl.setSeccompPolicy(l.getSeccompPolicy());
-                linux.setSeccompPolicy(l.getSeccompPolicy());
+                linux().setSeccompPolicy(l.getSeccompPolicy());
             }
-            adjustNamespaces(hook, l.getNamespacesList());
-            adjustMap(
-                    hook,
-                    "Sysctl",
-                    l.getSysctlMap(),
-                    sysctl,
-                    sysctlRemovals,
-                    k -> cl.removeSysctl(k),
-                    (k, v) -> cl.putSysctl(k, v));
-            adjustMap(
-                    hook,
-                    "LinuxNetDevices",
-                    l.getNetDevicesMap(),
-                    netDevices,
-                    netDeviceRemovals,
-                    k -> cl.removeNetDevices(k),
-                    (k, v) -> cl.putNetDevices(k, v));
+            adjustKeyed(
+                    hook, "Namespace", l.getNamespacesList(), LinuxNamespace::getType, namespaces);
+            adjustMap(hook, "Sysctl", l.getSysctlMap(), sysctl);
+            adjustMap(hook, "LinuxNetDevices", l.getNetDevicesMap(), netDevices);
             if (l.hasScheduler()) {
                 owners.claim(id, "LinuxSched", hook);
-                cl.setScheduler(l.getScheduler());
-                linux.setScheduler(l.getScheduler());
+                linux().setScheduler(l.getScheduler());
             }
             if (l.hasRdt()) {
                 adjustRdt(hook, l.getRdt());
             }
             if (l.hasMemoryPolicy()) {
                 owners.claim(id, "MemoryPolicy", hook);
-                linux.setMemoryPolicy(l.getMemoryPolicy());
+                linux().setMemoryPolicy(l.getMemoryPolicy());
             }
         }
         for (POSIXRlimit r : a.getRlimitsList()) {
             owners.claim(createdId, "Rlimits", r.getType(), hook);
+            if (rlimits == null) {
+                rlimits = new LinkedHashMap<>();
+            }
             rlimits.put(r.getType(), r);
-            replace(
-                    container.getRlimitsCount(),
-                    i -> container.getRlimits(i).getType(),
-                    r.getType(),
-                    i -> container.setRlimits(i, r),
-                    () -> container.addRlimits(r));
         }
         for (CDIDevice d : a.getCDIDevicesList()) {
             owners.claim(createdId, "CdiDevices", d.getName(), hook);
+            if (cdiDevices == null) {
+                cdiDevices = new LinkedHashMap<>();
+            }
             cdiDevices.put(d.getName(), d);
-            container.addCDIDevices(d);
         }
     }
 
     /** Annotations, sysctls, net devices: a map with removal-marked keys. */
-    private <V> void adjustMap(
-            String hook,
-            String field,
-            Map<String, V> in,
-            Map<String, V> out,
-            Set<String> removals,
-            java.util.function.Consumer<String> remove,
-            java.util.function.BiConsumer<String, V> put) {
+    private <V> void adjustMap(String hook, String field, Map<String, V> in, Keyed<V> out) {
         if (in.isEmpty()) {
             return;
         }
@@ -314,136 +372,53 @@ public final class ContainerMerge {
                 String key = Adjustments.clearRemovalMarker(k);
                 owners.clear(createdId, field, key, hook);
                 out.remove(key);
-                removals.add(key);
-                remove.accept(key);
             }
         }
         for (Map.Entry<String, V> e : in.entrySet()) {
             if (!Adjustments.isMarkedForRemoval(e.getKey())) {
                 owners.claim(createdId, field, e.getKey(), hook);
-                out.put(e.getKey(), e.getValue());
-                put.accept(e.getKey(), e.getValue());
+                out.putInPlace(e.getKey(), e.getValue());
             }
         }
     }
 
-    private void adjustEnv(String hook, List<KeyValue> in) {
-        if (in.isEmpty()) {
-            return;
-        }
-        Set<String> del = new LinkedHashSet<>();
-        Map<String, KeyValue> add = new LinkedHashMap<>();
-        for (KeyValue kv : in) {
-            if (Adjustments.isMarkedForRemoval(kv.getKey())) {
-                del.add(Adjustments.clearRemovalMarker(kv.getKey()));
-            } else {
-                add.put(kv.getKey(), kv);
-            }
-        }
-        for (String k : del) {
-            owners.clear(createdId, "Env", k, hook);
-            env.remove(k);
-            envRemovals.add(k);
-        }
-        for (String k : add.keySet()) {
-            owners.claim(createdId, "Env", k, hook);
-        }
-        List<String> kept = new ArrayList<>();
-        for (String e : container.getEnvList()) {
-            String k = e.split("=", 2)[0];
-            if (!del.contains(k) && !add.containsKey(k)) {
-                kept.add(e);
-            }
-        }
-        container.clearEnv().addAllEnv(kept);
-        for (KeyValue kv : add.values()) {
-            env.remove(kv.getKey());
-            env.put(kv.getKey(), kv);
-            container.addEnv(kv.getKey() + "=" + kv.getValue());
-        }
-    }
-
-    private void adjustMounts(String hook, List<Mount> in) {
-        adjustKeyed(
-                hook,
-                "Mounts",
-                in,
-                Mount::getDestination,
-                mounts,
-                mountRemovals,
-                container.getMountsList(),
-                list -> container.clearMounts().addAllMounts(list));
-    }
-
-    private void adjustDevices(String hook, List<LinuxDevice> in) {
-        LinuxContainer.Builder cl = container.getLinuxBuilder();
-        adjustKeyed(
-                hook,
-                "Devices",
-                in,
-                LinuxDevice::getPath,
-                devices,
-                deviceRemovals,
-                cl.getDevicesList(),
-                list -> cl.clearDevices().addAllDevices(list));
-    }
-
-    private void adjustNamespaces(String hook, List<LinuxNamespace> in) {
-        LinuxContainer.Builder cl = container.getLinuxBuilder();
-        adjustKeyed(
-                hook,
-                "Namespace",
-                in,
-                LinuxNamespace::getType,
-                namespaces,
-                namespaceRemovals,
-                cl.getNamespacesList(),
-                list -> cl.clearNamespaces().addAllNamespaces(list));
-    }
-
-    /** Mounts, devices, namespaces: a list keyed by one field, with removal-marked keys. */
+    /** Env, mounts, devices, namespaces: a list keyed by one field, with removal-marked keys. */
     private <T> void adjustKeyed(
-            String hook,
-            String field,
-            List<T> in,
-            Function<T, String> key,
-            Map<String, T> out,
-            Set<String> removals,
-            List<T> current,
-            java.util.function.Consumer<List<T>> replaceCurrent) {
+            String hook, String field, List<T> in, Function<T, String> key, Keyed<T> out) {
         if (in.isEmpty()) {
             return;
         }
-        Set<String> del = new LinkedHashSet<>();
-        Map<String, T> add = new LinkedHashMap<>();
-        for (T t : in) {
-            String k = key.apply(t);
-            if (Adjustments.isMarkedForRemoval(k)) {
-                del.add(Adjustments.clearRemovalMarker(k));
-            } else {
-                add.put(k, t);
-            }
-        }
-        for (String k : del) {
+        Changes<T> c = Changes.of(in, key);
+        for (String k : c.del) {
             owners.clear(createdId, field, k, hook);
             out.remove(k);
-            removals.add(k);
         }
-        for (String k : add.keySet()) {
-            owners.claim(createdId, field, k, hook);
+        for (Map.Entry<String, T> e : c.add.entrySet()) {
+            owners.claim(createdId, field, e.getKey(), hook);
         }
-        List<T> kept = new ArrayList<>();
-        for (T t : current) {
-            String k = key.apply(t);
-            if (!del.contains(k) && !add.containsKey(k)) {
-                kept.add(t);
-            }
-        }
-        kept.addAll(add.values());
-        replaceCurrent.accept(kept);
-        for (Map.Entry<String, T> e : add.entrySet()) {
-            out.remove(e.getKey());
+        for (Map.Entry<String, T> e : c.add.entrySet()) {
             out.put(e.getKey(), e.getValue());
+        }
+    }
+
+    /** The keys one answer removes and the entries it sets (the last per key), in order. */
+    private record Changes<T>(Set<String> del, Map<String, T> add) {
+        static <T> Changes<T> of(List<T> in, Function<T, String> key) {
+            Set<String> del = new LinkedHashSet<>();
+            Map<String, T> add = new LinkedHashMap<>();
+            for (T t : in) {
+                String k = key.apply(t);
+                if (Adjustments.isMarkedForRemoval(k)) {
+                    del.add(Adjustments.clearRemovalMarker(k));
+                } else {
+                    add.put(k, t);
+                }
+            }
+            return new Changes<>(del, add);
+        }
+
+        boolean touches(String k) {
+            return del.contains(k) || add.containsKey(k);
         }
     }
 
@@ -458,16 +433,17 @@ public final class ContainerMerge {
         }
         owners.claim(createdId, "Args", hook);
         args = List.copyOf(a);
-        container.clearArgs().addAllArgs(args);
     }
 
-    private void adjustHooks(String hook, Hooks h) {
-        if (h.equals(Hooks.getDefaultInstance())) {
+    private void adjustHooks(String hook, ContainerAdjustment a) {
+        if (!a.hasHooks() || a.getHooks().equals(Hooks.getDefaultInstance())) {
             return;
         }
         owners.claimAppending(createdId, "OciHooks", hook);
-        ociHooks.mergeFrom(h);
-        container.getHooksBuilder().mergeFrom(h);
+        if (ociHooks == null) {
+            ociHooks = Hooks.newBuilder();
+        }
+        ociHooks.mergeFrom(a.getHooks());
     }
 
     private void adjustResources(String hook, LinuxResources r) {
@@ -480,101 +456,266 @@ public final class ContainerMerge {
             }
         }
         if (!claims.isEmpty() || r.getDevicesCount() > 0) {
+            if (resources == null) {
+                resources = LinuxResources.newBuilder();
+            }
             ResourceMerge.apply(r, resources);
-            ResourceMerge.apply(r, container.getLinuxBuilder().getResourcesBuilder());
-            resourcesSet = true;
         }
     }
 
     private void adjustRdt(String hook, LinuxRdt rdt) {
-        LinuxRdt.Builder out = linux.getRdtBuilder();
-        LinuxRdt.Builder cur = container.getLinuxBuilder().getRdtBuilder();
+        LinuxRdt.Builder out = linux().getRdtBuilder();
         if (rdt.getRemove()) {
             owners.clear(createdId, "RdtClosID", hook);
             owners.clear(createdId, "RdtSchemata", hook);
             owners.clear(createdId, "RdtEnableMonitoring", hook);
             out.clear().setRemove(true);
-            cur.clear();
         }
         if (rdt.hasClosId()) {
             owners.claim(createdId, "RdtClosID", hook);
             out.setClosId(rdt.getClosId()).setRemove(false);
-            cur.setClosId(rdt.getClosId());
         }
         if (rdt.hasSchemata()) {
             owners.claim(createdId, "RdtSchemata", hook);
             out.setSchemata(rdt.getSchemata()).setRemove(false);
-            cur.setSchemata(rdt.getSchemata());
         }
         if (rdt.hasEnableMonitoring()) {
             owners.claim(createdId, "RdtEnableMonitoring", hook);
             out.setEnableMonitoring(rdt.getEnableMonitoring()).setRemove(false);
-            cur.setEnableMonitoring(rdt.getEnableMonitoring());
         }
-    }
-
-    private static void replace(
-            int size,
-            java.util.function.IntFunction<String> keyAt,
-            String key,
-            java.util.function.IntConsumer set,
-            Runnable add) {
-        for (int i = 0; i < size; i++) {
-            if (keyAt.apply(i).equals(key)) {
-                set.accept(i);
-                return;
-            }
-        }
-        add.run();
     }
 
     private ContainerAdjustment adjustment() {
-        ContainerAdjustment.Builder b = ContainerAdjustment.newBuilder();
-        if (container == null) {
-            return b.build();
+        if (created == null || unapplied == null && adjustedBuilt == null) {
+            return ContainerAdjustment.getDefaultInstance();
         }
-        annotationRemovals.forEach(k -> b.putAnnotations(Adjustments.markForRemoval(k), ""));
-        b.putAllAnnotations(annotations);
-        mountRemovals.forEach(
-                k -> b.addMounts(Mount.newBuilder().setDestination(Adjustments.markForRemoval(k))));
-        b.addAllMounts(mounts.values());
-        envRemovals.forEach(
-                k -> b.addEnv(KeyValue.newBuilder().setKey(Adjustments.markForRemoval(k))));
-        b.addAllEnv(env.values());
-        if (!ociHooks.build().equals(Hooks.getDefaultInstance())) {
+        ContainerAdjustment.Builder b = ContainerAdjustment.newBuilder();
+        if (!annotations.isEmpty()) {
+            annotations.removed().forEach(k -> b.putAnnotations(Adjustments.markForRemoval(k), ""));
+            b.putAllAnnotations(annotations.set());
+        }
+        if (!mounts.isEmpty()) {
+            mounts.removed()
+                    .forEach(
+                            k ->
+                                    b.addMounts(
+                                            Mount.newBuilder()
+                                                    .setDestination(
+                                                            Adjustments.markForRemoval(k))));
+            b.addAllMounts(mounts.set().values());
+        }
+        if (!env.isEmpty()) {
+            env.removed()
+                    .forEach(
+                            k ->
+                                    b.addEnv(
+                                            KeyValue.newBuilder()
+                                                    .setKey(Adjustments.markForRemoval(k))));
+            b.addAllEnv(env.set().values());
+        }
+        if (ociHooks != null && !ociHooks.build().equals(Hooks.getDefaultInstance())) {
             b.setHooks(ociHooks);
         }
-        b.addAllRlimits(rlimits.values());
-        b.addAllCDIDevices(cdiDevices.values());
+        if (rlimits != null) {
+            b.addAllRlimits(rlimits.values());
+        }
+        if (cdiDevices != null) {
+            b.addAllCDIDevices(cdiDevices.values());
+        }
         if (args != null) {
             b.addAllArgs(args);
         }
-        LinuxContainerAdjustment.Builder l = linux.clone();
-        deviceRemovals.forEach(
-                k -> l.addDevices(LinuxDevice.newBuilder().setPath(Adjustments.markForRemoval(k))));
-        l.addAllDevices(devices.values());
-        if (resourcesSet) {
-            l.setResources(resources);
-        }
-        namespaceRemovals.forEach(
-                k ->
-                        l.addNamespaces(
-                                LinuxNamespace.newBuilder()
-                                        .setType(Adjustments.markForRemoval(k))));
-        l.addAllNamespaces(namespaces.values());
-        sysctlRemovals.forEach(k -> l.putSysctl(Adjustments.markForRemoval(k), ""));
-        l.putAllSysctl(sysctl);
-        netDeviceRemovals.forEach(
-                k ->
-                        l.putNetDevices(
-                                Adjustments.markForRemoval(k),
-                                LinuxNetDevice.getDefaultInstance()));
-        l.putAllNetDevices(netDevices);
-        LinuxContainerAdjustment built = l.build();
-        if (!built.equals(LinuxContainerAdjustment.getDefaultInstance())) {
-            b.setLinux(built);
+        if (linux != null
+                || resources != null
+                || !devices.isEmpty()
+                || !namespaces.isEmpty()
+                || !sysctl.isEmpty()
+                || !netDevices.isEmpty()) {
+            LinuxContainerAdjustment l = linuxAdjustment();
+            if (!l.equals(LinuxContainerAdjustment.getDefaultInstance())) {
+                b.setLinux(l);
+            }
         }
         return b.build();
+    }
+
+    private LinuxContainerAdjustment linuxAdjustment() {
+        LinuxContainerAdjustment.Builder l =
+                linux == null ? LinuxContainerAdjustment.newBuilder() : linux.clone();
+        devices.removed()
+                .forEach(
+                        k ->
+                                l.addDevices(
+                                        LinuxDevice.newBuilder()
+                                                .setPath(Adjustments.markForRemoval(k))));
+        l.addAllDevices(devices.set().values());
+        if (resources != null) {
+            l.setResources(resources);
+        }
+        namespaces
+                .removed()
+                .forEach(
+                        k ->
+                                l.addNamespaces(
+                                        LinuxNamespace.newBuilder()
+                                                .setType(Adjustments.markForRemoval(k))));
+        l.addAllNamespaces(namespaces.set().values());
+        sysctl.removed().forEach(k -> l.putSysctl(Adjustments.markForRemoval(k), ""));
+        l.putAllSysctl(sysctl.set());
+        netDevices
+                .removed()
+                .forEach(
+                        k ->
+                                l.putNetDevices(
+                                        Adjustments.markForRemoval(k),
+                                        LinuxNetDevice.getDefaultInstance()));
+        l.putAllNetDevices(netDevices.set());
+        return l.build();
+    }
+
+    // ------------------------------------------------------- CreateContainer: the container
+
+    /** Applies one answer to the container as earlier answers left it. */
+    private static void applyTo(Container.Builder c, ContainerAdjustment a) {
+        Map<String, String> annotations = a.getAnnotationsMap();
+        if (!annotations.isEmpty()) {
+            for (String k : annotations.keySet()) {
+                if (Adjustments.isMarkedForRemoval(k)) {
+                    c.removeAnnotations(Adjustments.clearRemovalMarker(k));
+                }
+            }
+            annotations.forEach(
+                    (k, v) -> {
+                        if (!Adjustments.isMarkedForRemoval(k)) {
+                            c.putAnnotations(k, v);
+                        }
+                    });
+        }
+        if (a.getMountsCount() > 0) {
+            List<Mount> list =
+                    replaceKeyed(c.getMountsList(), a.getMountsList(), Mount::getDestination);
+            c.clearMounts().addAllMounts(list);
+        }
+        if (a.getEnvCount() > 0) {
+            Changes<KeyValue> ch = Changes.of(a.getEnvList(), KeyValue::getKey);
+            List<String> kept = new ArrayList<>();
+            for (String e : c.getEnvList()) {
+                if (!ch.touches(e.split("=", 2)[0])) {
+                    kept.add(e);
+                }
+            }
+            c.clearEnv().addAllEnv(kept);
+            for (KeyValue kv : ch.add.values()) {
+                c.addEnv(kv.getKey() + "=" + kv.getValue());
+            }
+        }
+        if (a.getArgsCount() > 0) {
+            List<String> args = a.getArgsList();
+            c.clearArgs().addAllArgs(args.get(0).isEmpty() ? args.subList(1, args.size()) : args);
+        }
+        if (a.hasHooks() && !a.getHooks().equals(Hooks.getDefaultInstance())) {
+            c.getHooksBuilder().mergeFrom(a.getHooks());
+        }
+        if (a.hasLinux()) {
+            LinuxContainerAdjustment l = a.getLinux();
+            LinuxContainer.Builder cl = c.getLinuxBuilder();
+            if (l.getDevicesCount() > 0) {
+                List<LinuxDevice> list =
+                        replaceKeyed(cl.getDevicesList(), l.getDevicesList(), LinuxDevice::getPath);
+                cl.clearDevices().addAllDevices(list);
+            }
+            if (l.hasResources()) {
+                LinuxResources r = l.getResources();
+                if (!ResourceMerge.claims(r).isEmpty() || r.getDevicesCount() > 0) {
+                    ResourceMerge.apply(r, cl.getResourcesBuilder());
+                }
+            }
+            if (!l.getCgroupsPath().isEmpty()) {
+                cl.setCgroupsPath(l.getCgroupsPath());
+            }
+            if (l.hasOomScoreAdj()) {
+                cl.setOomScoreAdj(l.getOomScoreAdj());
+            }
+            if (l.hasIoPriority()) {
+                cl.setIoPriority(l.getIoPriority());
+            }
+            if (l.hasSeccompPolicy()) {
+                cl.setSeccompPolicy(l.getSeccompPolicy());
+            }
+            if (l.getNamespacesCount() > 0) {
+                List<LinuxNamespace> list =
+                        replaceKeyed(
+                                cl.getNamespacesList(),
+                                l.getNamespacesList(),
+                                LinuxNamespace::getType);
+                cl.clearNamespaces().addAllNamespaces(list);
+            }
+            l.getSysctlMap().keySet().stream()
+                    .filter(Adjustments::isMarkedForRemoval)
+                    .forEach(k -> cl.removeSysctl(Adjustments.clearRemovalMarker(k)));
+            l.getSysctlMap()
+                    .forEach(
+                            (k, v) -> {
+                                if (!Adjustments.isMarkedForRemoval(k)) {
+                                    cl.putSysctl(k, v);
+                                }
+                            });
+            l.getNetDevicesMap().keySet().stream()
+                    .filter(Adjustments::isMarkedForRemoval)
+                    .forEach(k -> cl.removeNetDevices(Adjustments.clearRemovalMarker(k)));
+            l.getNetDevicesMap()
+                    .forEach(
+                            (k, v) -> {
+                                if (!Adjustments.isMarkedForRemoval(k)) {
+                                    cl.putNetDevices(k, v);
+                                }
+                            });
+            if (l.hasScheduler()) {
+                cl.setScheduler(l.getScheduler());
+            }
+            if (l.hasRdt()) {
+                LinuxRdt rdt = l.getRdt();
+                LinuxRdt.Builder cur = cl.getRdtBuilder();
+                if (rdt.getRemove()) {
+                    cur.clear();
+                }
+                if (rdt.hasClosId()) {
+                    cur.setClosId(rdt.getClosId());
+                }
+                if (rdt.hasSchemata()) {
+                    cur.setSchemata(rdt.getSchemata());
+                }
+                if (rdt.hasEnableMonitoring()) {
+                    cur.setEnableMonitoring(rdt.getEnableMonitoring());
+                }
+            }
+        }
+        for (POSIXRlimit r : a.getRlimitsList()) {
+            boolean replaced = false;
+            for (int i = 0; i < c.getRlimitsCount() && !replaced; i++) {
+                if (c.getRlimits(i).getType().equals(r.getType())) {
+                    c.setRlimits(i, r);
+                    replaced = true;
+                }
+            }
+            if (!replaced) {
+                c.addRlimits(r);
+            }
+        }
+        c.addAllCDIDevices(a.getCDIDevicesList());
+    }
+
+    /** {@code current} without the entries {@code in} removes or sets, then what it sets. */
+    private static <T> List<T> replaceKeyed(List<T> current, List<T> in, Function<T, String> key) {
+        Changes<T> ch = Changes.of(in, key);
+        List<T> out = new ArrayList<>();
+        for (T t : current) {
+            if (!ch.touches(key.apply(t))) {
+                out.add(t);
+            }
+        }
+        out.addAll(ch.add.values());
+        return out;
     }
 
     // ---------------------------------------------------------------- updates
@@ -614,6 +755,9 @@ public final class ContainerMerge {
             requestedTouched = true;
             ResourceMerge.apply(r, requestedResources);
             return;
+        }
+        if (updates == null) {
+            updates = new LinkedHashMap<>();
         }
         ContainerUpdate.Builder merged = updates.get(id);
         if (merged == null) {
