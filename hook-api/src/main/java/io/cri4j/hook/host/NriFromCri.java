@@ -74,10 +74,14 @@ public final class NriFromCri {
                         .setName(config.getMetadata().getName())
                         .setUid(config.getMetadata().getUid())
                         .setNamespace(config.getMetadata().getNamespace())
-                        .putAllLabels(config.getLabelsMap())
-                        .putAllAnnotations(config.getAnnotationsMap())
                         .setRuntimeHandler(
                                 Objects.requireNonNull(runtimeHandler, "runtimeHandler"));
+        if (config.getLabelsCount() > 0) {
+            b.putAllLabels(config.getLabelsMap());
+        }
+        if (config.getAnnotationsCount() > 0) {
+            b.putAllAnnotations(config.getAnnotationsMap());
+        }
         LinuxPodSandbox.Builder l =
                 LinuxPodSandbox.newBuilder()
                         .setCgroupParent(config.getLinux().getCgroupParent())
@@ -130,11 +134,19 @@ public final class NriFromCri {
                         .setId(containerId)
                         .setPodSandboxId(Objects.requireNonNull(podId, "podId"))
                         .setName(config.getMetadata().getName())
-                        .setState(ContainerState.CONTAINER_UNKNOWN)
-                        .putAllLabels(config.getLabelsMap())
-                        .putAllAnnotations(config.getAnnotationsMap())
-                        .addAllArgs(config.getCommandList())
-                        .addAllArgs(config.getArgsList());
+                        .setState(ContainerState.CONTAINER_UNKNOWN);
+        if (config.getLabelsCount() > 0) {
+            b.putAllLabels(config.getLabelsMap());
+        }
+        if (config.getAnnotationsCount() > 0) {
+            b.putAllAnnotations(config.getAnnotationsMap());
+        }
+        if (config.getCommandCount() > 0) {
+            b.addAllArgs(config.getCommandList());
+        }
+        if (config.getArgsCount() > 0) {
+            b.addAllArgs(config.getArgsList());
+        }
         config.getEnvsList()
                 .forEach(kv -> b.addEnv(kv.getKey() + "=" + kv.getValue().toStringUtf8()));
         config.getMountsList().forEach(m -> b.addMounts(mount(m)));
@@ -210,24 +222,54 @@ public final class NriFromCri {
      * The Linux namespaces a pod's containers get from CRI namespace options: {@code mount}
      * always; {@code network} and {@code uts} unless the pod uses the node's network; {@code ipc}
      * and {@code pid} unless they are the node's; {@code user} for a pod user namespace. Paths are
-     * not known from CRI and left empty.
+     * not known from CRI and left empty. The list is immutable.
      */
     public static List<LinuxNamespace> namespaces(NamespaceOption o) {
+        int key =
+                (o.getPid() != NamespaceMode.NODE ? 1 : 0)
+                        | (o.getIpc() != NamespaceMode.NODE ? 2 : 0)
+                        | (o.getNetwork() != NamespaceMode.NODE ? 4 : 0)
+                        | (o.hasUsernsOptions()
+                                        && o.getUsernsOptions().getMode() == NamespaceMode.POD
+                                ? 8
+                                : 0);
+        return NAMESPACES.get(key);
+    }
+
+    /** The namespace lists, by which of pid, ipc, network and user (bits 0-3) are the pod's. */
+    private static final List<List<LinuxNamespace>> NAMESPACES = namespaceLists();
+
+    private static List<List<LinuxNamespace>> namespaceLists() {
+        List<List<LinuxNamespace>> all = new ArrayList<>();
+        for (int key = 0; key < 16; key++) {
+            all.add(
+                    List.copyOf(
+                            namespaces(
+                                    (key & 1) != 0,
+                                    (key & 2) != 0,
+                                    (key & 4) != 0,
+                                    (key & 8) != 0)));
+        }
+        return List.copyOf(all);
+    }
+
+    private static List<LinuxNamespace> namespaces(
+            boolean pid, boolean ipc, boolean network, boolean user) {
         List<LinuxNamespace> out = new ArrayList<>();
-        if (o.getPid() != NamespaceMode.NODE) {
+        if (pid) {
             out.add(ns("pid"));
         }
-        if (o.getIpc() != NamespaceMode.NODE) {
+        if (ipc) {
             out.add(ns("ipc"));
         }
-        if (o.getNetwork() != NamespaceMode.NODE) {
+        if (network) {
             out.add(ns("uts"));
         }
         out.add(ns("mount"));
-        if (o.getNetwork() != NamespaceMode.NODE) {
+        if (network) {
             out.add(ns("network"));
         }
-        if (o.hasUsernsOptions() && o.getUsernsOptions().getMode() == NamespaceMode.POD) {
+        if (user) {
             out.add(ns("user"));
         }
         return out;
