@@ -900,6 +900,90 @@ class CriProxyIT extends ProxyTestBase {
     }
 
     @Test
+    void hooksSeeAPodAsItsLastUpdateLeftItAndTheStoreFollowsEventsNoHookIsSubscribedTo()
+            throws Exception {
+        List<PodSandbox> created = new CopyOnWriteArrayList<>();
+        List<Container> stopped = new CopyOnWriteArrayList<>();
+        AsyncHook onCreate =
+                new AsyncHook() {
+                    @Override
+                    public String name() {
+                        return "on-create";
+                    }
+
+                    @Override
+                    public Set<HookEvent> events() {
+                        return Set.of(HookEvent.CREATE_CONTAINER);
+                    }
+
+                    @Override
+                    public CompletionStage<HookResult> createContainer(
+                            PodSandbox pod, Container c) {
+                        created.add(pod);
+                        return CompletableFuture.completedFuture(HookResult.none());
+                    }
+                };
+        AsyncHook onStop =
+                new AsyncHook() {
+                    @Override
+                    public String name() {
+                        return "on-stop";
+                    }
+
+                    @Override
+                    public Set<HookEvent> events() {
+                        return Set.of(HookEvent.STOP_CONTAINER);
+                    }
+
+                    @Override
+                    public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container c) {
+                        stopped.add(c);
+                        return CompletableFuture.completedFuture(HookResult.none());
+                    }
+                };
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+                startProxy(CriProxy.builder().addHook(onCreate).addHook(onStop));
+        RunPodSandboxRequest p = pod("web");
+        String podId = stub.runPodSandbox(p).getPodSandboxId();
+        stub.createContainer(container(podId, p));
+        stub.updatePodSandboxResources(
+                io.cri4j.cri.v1.UpdatePodSandboxResourcesRequest.newBuilder()
+                        .setPodSandboxId(podId)
+                        .setResources(
+                                io.cri4j.cri.v1.LinuxContainerResources.newBuilder()
+                                        .setCpuShares(2048))
+                        .build());
+        String ctr = stub.createContainer(container(podId, p)).getContainerId();
+        assertThat(created).hasSize(2);
+        assertThat(created.get(0).getLinux().hasPodResources()).isFalse();
+        assertThat(created.get(1).getLinux().getPodResources().getCpu().getShares().getValue())
+                .isEqualTo(2048);
+
+        // no hook is subscribed to StartContainer or UpdateContainerResources: the proxy still
+        // records what they did, as the hook subscribed to StopContainer sees
+        stub.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+        stub.updateContainerResources(
+                io.cri4j.cri.v1.UpdateContainerResourcesRequest.newBuilder()
+                        .setContainerId(ctr)
+                        .setLinux(
+                                io.cri4j.cri.v1.LinuxContainerResources.newBuilder()
+                                        .setCpuShares(1024))
+                        .build());
+        stub.stopContainer(
+                io.cri4j.cri.v1.StopContainerRequest.newBuilder().setContainerId(ctr).build());
+        assertThat(stopped)
+                .singleElement()
+                .satisfies(
+                        c -> {
+                            assertThat(c.getId()).isEqualTo(ctr);
+                            assertThat(c.getState())
+                                    .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_STOPPED);
+                            assertThat(c.getLinux().getResources().getCpu().getShares().getValue())
+                                    .isEqualTo(1024);
+                        });
+    }
+
+    @Test
     void checkpointStoreIsRebuiltFromTheBackendAtStart() throws Exception {
         // create a pod and a container directly on the backend, before the proxy exists
         ManagedChannel direct = CriChannels.newChannel(CriEndpoint.unix(backend.socket));

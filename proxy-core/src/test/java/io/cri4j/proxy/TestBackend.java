@@ -26,6 +26,8 @@ import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StartContainerResponse;
 import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
 import io.cri4j.cri.v1.UpdateContainerResourcesResponse;
+import io.cri4j.cri.v1.UpdatePodSandboxResourcesRequest;
+import io.cri4j.cri.v1.UpdatePodSandboxResourcesResponse;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.grpc.Context;
@@ -292,6 +294,15 @@ final class TestBackend implements AutoCloseable {
                 StreamObserver<UpdateContainerResourcesResponse> o) {
             received.add(r);
             o.onNext(UpdateContainerResourcesResponse.getDefaultInstance());
+            o.onCompleted();
+        }
+
+        @Override
+        public void updatePodSandboxResources(
+                UpdatePodSandboxResourcesRequest r,
+                StreamObserver<UpdatePodSandboxResourcesResponse> o) {
+            received.add(r);
+            o.onNext(UpdatePodSandboxResourcesResponse.getDefaultInstance());
             o.onCompleted();
         }
 

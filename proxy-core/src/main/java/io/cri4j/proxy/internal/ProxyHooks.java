@@ -45,14 +45,17 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,6 +108,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     private final DeviceNodes devices;
     private final CriAdjuster adjuster;
     private final AtomicLong pending = new AtomicLong();
+    private final Map<String, NriPod> nriPods = new ConcurrentHashMap<>();
 
     /**
      * @param chain the hooks
@@ -212,13 +216,27 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
 
     // ---------------------------------------------------------------- NRI views
 
-    private static PodSandbox nriPod(CheckpointStore.Pod p) {
-        return NriFromCri.pod(p.id(), p.config(), p.runtimeHandler());
+    /** NRI's view of a stored pod, made once per version of the pod the store holds. */
+    private PodSandbox nriPod(CheckpointStore.Pod p) {
+        NriPod known = nriPods.get(p.id());
+        if (known != null && known.source == p) {
+            return known.pod;
+        }
+        PodSandbox pod = NriFromCri.pod(p.id(), p.config(), p.runtimeHandler());
+        if (nriPods.size() > 2 * store.podCount() + 64) {
+            // pods the store dropped without a RemovePodSandbox here (e.g. a rebuild)
+            nriPods.keySet().removeIf(id -> store.pod(id).isEmpty());
+        }
+        nriPods.put(p.id(), new NriPod(p, pod));
+        return pod;
     }
+
+    /** A stored pod and NRI's view of it. */
+    private record NriPod(CheckpointStore.Pod source, PodSandbox pod) {}
 
     private PodSandbox nriPod(String podId) {
         return store.pod(podId)
-                .map(ProxyHooks::nriPod)
+                .map(this::nriPod)
                 .orElseGet(() -> PodSandbox.newBuilder().setId(podId).build());
     }
 
@@ -329,9 +347,27 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                         });
     }
 
-    /** A post-event: its failure is logged, not passed on (the operation has happened). */
-    private static CompletableFuture<Void> post(CompletionStage<?> event, HookEvent e) {
-        return event.toCompletableFuture()
+    /** Whether a hook of the chain is subscribed to one of {@code events}. */
+    private boolean wanted(HookEvent... events) {
+        Set<HookEvent> subscribed = chain.events();
+        for (HookEvent e : events) {
+            if (subscribed.contains(e)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A post-event, when a hook is subscribed to it: its failure is logged, not passed on (the
+     * operation has happened).
+     */
+    private CompletableFuture<Void> post(HookEvent e, Supplier<CompletionStage<?>> event) {
+        if (!wanted(e)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return event.get()
+                .toCompletableFuture()
                 .handle(
                         (v, t) -> {
                             if (t != null) {
@@ -432,6 +468,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 id,
                 HookStatuses.of(failure).getDescription());
         store.removePod(id);
+        nriPods.remove(id);
         return backendCall(
                         RuntimeServiceGrpc.getStopPodSandboxMethod(),
                         StopPodSandboxRequest.newBuilder().setPodSandboxId(id).build())
@@ -471,8 +508,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                 return CompletableFuture.completedFuture(resp);
                             }
                             return post(
-                                            chain.stopPodSandbox(nriPod(id)),
-                                            HookEvent.STOP_POD_SANDBOX)
+                                            HookEvent.STOP_POD_SANDBOX,
+                                            () -> chain.stopPodSandbox(nriPod(id)))
                                     .thenApply(v -> resp);
                         });
     }
@@ -486,11 +523,12 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                             boolean skip = skippedPod(id);
                             PodSandbox pod = nriPod(id);
                             store.removePod(id);
+                            nriPods.remove(id);
                             return skip
                                     ? CompletableFuture.completedFuture(resp)
                                     : post(
-                                                    chain.removePodSandbox(pod),
-                                                    HookEvent.REMOVE_POD_SANDBOX)
+                                                    HookEvent.REMOVE_POD_SANDBOX,
+                                                    () -> chain.removePodSandbox(pod))
                                             .thenApply(v -> resp);
                         });
     }
@@ -536,8 +574,10 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                                                         .runtimeHandler()));
                                                             });
                                             return post(
-                                                            chain.postUpdatePodSandbox(nriPod(id)),
-                                                            HookEvent.POST_UPDATE_POD_SANDBOX)
+                                                            HookEvent.POST_UPDATE_POD_SANDBOX,
+                                                            () ->
+                                                                    chain.postUpdatePodSandbox(
+                                                                            nriPod(id)))
                                                     .thenApply(x -> resp);
                                         }));
     }
@@ -554,8 +594,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             return proceed.apply(req).thenApply(resp -> created(req.getConfig(), podId, resp));
         }
         PodSandbox pod =
-                stored.map(ProxyHooks::nriPod)
-                        .orElseGet(() -> NriFromCri.pod(podId, podConfig, ""));
+                stored.map(this::nriPod).orElseGet(() -> NriFromCri.pod(podId, podConfig, ""));
         Container draft =
                 NriFromCri.container(
                         "cri4j-creating-" + pending.incrementAndGet(),
@@ -575,15 +614,20 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                             HookEvent.CREATE_CONTAINER);
                                             // the runtime takes the pod's cgroup parent from the
                                             // request: the pod as its hooks made it
+                                            PodSandboxConfig sandbox =
+                                                    stored.isPresent()
+                                                            ? podConfig
+                                                            : req.getSandboxConfig();
                                             CreateContainerRequest sending =
-                                                    req.toBuilder()
-                                                            .setConfig(config)
-                                                            .setSandboxConfig(
-                                                                    stored.isPresent()
-                                                                            ? podConfig
-                                                                            : req
-                                                                                    .getSandboxConfig())
-                                                            .build();
+                                                    config == req.getConfig()
+                                                                    && sandbox
+                                                                            == req
+                                                                                    .getSandboxConfig()
+                                                            ? req
+                                                            : req.toBuilder()
+                                                                    .setConfig(config)
+                                                                    .setSandboxConfig(sandbox)
+                                                                    .build();
                                             return proceed.apply(sending)
                                                     .handle(
                                                             (resp, t) -> {
@@ -592,15 +636,21 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                                     // failed creation: the hooks
                                                                     // hear the container go
                                                                     post(
-                                                                            chain.stopContainer(
-                                                                                    pod, draft),
                                                                             HookEvent
-                                                                                    .STOP_CONTAINER);
+                                                                                    .STOP_CONTAINER,
+                                                                            () ->
+                                                                                    chain
+                                                                                            .stopContainer(
+                                                                                                    pod,
+                                                                                                    draft));
                                                                     post(
-                                                                            chain.removeContainer(
-                                                                                    pod, draft),
                                                                             HookEvent
-                                                                                    .REMOVE_CONTAINER);
+                                                                                    .REMOVE_CONTAINER,
+                                                                            () ->
+                                                                                    chain
+                                                                                            .removeContainer(
+                                                                                                    pod,
+                                                                                                    draft));
                                                                     throw t
                                                                                     instanceof
                                                                                     CompletionException
@@ -630,13 +680,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                                         .thenCompose(
                                                                                 failed ->
                                                                                         post(
-                                                                                                chain
-                                                                                                        .postCreateContainer(
-                                                                                                                pod,
-                                                                                                                nriContainer(
-                                                                                                                        id)),
                                                                                                 HookEvent
-                                                                                                        .POST_CREATE_CONTAINER))
+                                                                                                        .POST_CREATE_CONTAINER,
+                                                                                                () ->
+                                                                                                        chain
+                                                                                                                .postCreateContainer(
+                                                                                                                        pod,
+                                                                                                                        nriContainer(
+                                                                                                                                id))))
                                                                         .thenApply(v -> out);
                                                             });
                                         }));
@@ -652,7 +703,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     private CompletableFuture<Object> startContainer(
             StartContainerRequest req, Function<Object, CompletableFuture<Object>> proceed) {
         String id = req.getContainerId();
-        if (skippedContainer(id)) {
+        if (!wanted(HookEvent.START_CONTAINER, HookEvent.POST_START_CONTAINER)
+                || skippedContainer(id)) {
             return proceed.apply(req)
                     .thenApply(resp -> state(id, ContainerState.CONTAINER_RUNNING, resp));
         }
@@ -665,9 +717,10 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                         resp -> {
                                             state(id, ContainerState.CONTAINER_RUNNING, resp);
                                             return post(
-                                                            chain.postStartContainer(
-                                                                    pod, nriContainer(id)),
-                                                            HookEvent.POST_START_CONTAINER)
+                                                            HookEvent.POST_START_CONTAINER,
+                                                            () ->
+                                                                    chain.postStartContainer(
+                                                                            pod, nriContainer(id)))
                                                     .thenApply(v -> resp);
                                         }));
     }
@@ -684,7 +737,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 .thenCompose(
                         resp -> {
                             state(id, ContainerState.CONTAINER_EXITED, resp);
-                            if (skippedContainer(id)) {
+                            if (!wanted(HookEvent.STOP_CONTAINER) || skippedContainer(id)) {
                                 return CompletableFuture.completedFuture(resp);
                             }
                             PodSandbox pod =
@@ -719,12 +772,13 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                 store.removeContainer(id);
                                 return CompletableFuture.completedFuture(resp);
                             }
-                            PodSandbox pod = nriPod(c.get().podId());
-                            Container before = nriContainer(c.get());
                             store.removeContainer(id);
                             return post(
-                                            chain.removeContainer(pod, before),
-                                            HookEvent.REMOVE_CONTAINER)
+                                            HookEvent.REMOVE_CONTAINER,
+                                            () ->
+                                                    chain.removeContainer(
+                                                            nriPod(c.get().podId()),
+                                                            nriContainer(c.get())))
                                     .thenApply(v -> resp);
                         });
     }
@@ -734,7 +788,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             Function<Object, CompletableFuture<Object>> proceed) {
         String id = req.getContainerId();
         Optional<CheckpointStore.Ctr> c = store.container(id);
-        if (skippedContainer(id)) {
+        if (!wanted(HookEvent.UPDATE_CONTAINER, HookEvent.POST_UPDATE_CONTAINER)
+                || skippedContainer(id)) {
             return proceed.apply(req).thenApply(resp -> updated(id, req, resp));
         }
         PodSandbox pod = nriPod(c.map(CheckpointStore.Ctr::podId).orElse(""));
@@ -778,13 +833,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                             resp -> {
                                                                 updated(id, send, resp);
                                                                 return post(
-                                                                                chain
-                                                                                        .postUpdateContainer(
-                                                                                                pod,
-                                                                                                nriContainer(
-                                                                                                        id)),
                                                                                 HookEvent
-                                                                                        .POST_UPDATE_CONTAINER)
+                                                                                        .POST_UPDATE_CONTAINER,
+                                                                                () ->
+                                                                                        chain
+                                                                                                .postUpdateContainer(
+                                                                                                        pod,
+                                                                                                        nriContainer(
+                                                                                                                id)))
                                                                         .thenApply(v -> resp);
                                                             });
                                         }));
