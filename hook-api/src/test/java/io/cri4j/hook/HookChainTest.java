@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -285,6 +286,16 @@ class HookChainTest {
         assertThat(out.owner(Field.Env, "B")).contains("second");
         assertThat(out.owner(Field.CPUSetCPUs)).contains("first");
         assertThat(out.owner(Field.Mounts, "/cache")).contains("first");
+        // NRI's owners message says the same as the lookups
+        io.cri4j.nri.api.FieldOwners owners = out.owners().getOwnersMap().get(CTR.getId());
+        assertThat(owners.getCompoundMap().get(Field.Env.getNumber()).getOwnersMap())
+                .containsExactly(Map.entry("A", "first"), Map.entry("B", "second"));
+        assertThat(owners.getSimpleMap()).containsEntry(Field.CPUSetCPUs.getNumber(), "first");
+        // and a creation made from its parts answers as the chain's own
+        ContainerCreation copy = new ContainerCreation(out.result(), out.container(), out.owners());
+        assertThat(copy).isEqualTo(out);
+        assertThat(copy.owner(Field.Env, "B")).isEqualTo(out.owner(Field.Env, "B"));
+        assertThat(copy.owner(Field.CPUSetCPUs)).isEqualTo(out.owner(Field.CPUSetCPUs));
     }
 
     @Test
