@@ -8,6 +8,7 @@ import io.cri4j.nri.api.FieldOwners;
 import io.cri4j.nri.api.OwningPlugins;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * What the hooks of a {@link HookChain} made of one {@code CreateContainer} event: the merged
@@ -19,10 +20,9 @@ import java.util.Optional;
 public final class ContainerCreation {
     private final HookResult result;
     private final String containerId;
-    private final ContainerMerge merge;
     private final Owners ownerTable;
-    private volatile Container container;
-    private volatile OwningPlugins owners;
+    private final Lazy<Container> container;
+    private final Lazy<OwningPlugins> owners;
 
     /**
      * @param result the merged adjustment (normalized: removals first, then additions), the
@@ -32,10 +32,9 @@ public final class ContainerCreation {
      */
     public ContainerCreation(HookResult result, Container container, OwningPlugins owners) {
         this.result = Objects.requireNonNull(result, "result");
-        this.container = Objects.requireNonNull(container, "container");
-        this.owners = Objects.requireNonNull(owners, "owners");
+        this.container = new Lazy<>(Objects.requireNonNull(container, "container"), null);
+        this.owners = new Lazy<>(Objects.requireNonNull(owners, "owners"), null);
         this.containerId = container.getId();
-        this.merge = null;
         this.ownerTable = null;
     }
 
@@ -43,8 +42,9 @@ public final class ContainerCreation {
     ContainerCreation(HookResult result, ContainerMerge merge) {
         this.result = result;
         this.containerId = merge.containerId();
-        this.merge = merge;
         this.ownerTable = merge.owners();
+        this.container = new Lazy<>(null, merge::container);
+        this.owners = new Lazy<>(null, ownerTable::toProto);
     }
 
     /** The merged adjustment, the updates of other containers and the evictions. */
@@ -54,32 +54,12 @@ public final class ContainerCreation {
 
     /** The container as the hooks left it. */
     public Container container() {
-        Container c = container;
-        if (c == null) {
-            synchronized (this) {
-                c = container;
-                if (c == null) {
-                    c = merge.container();
-                    container = c;
-                }
-            }
-        }
-        return c;
+        return container.get();
     }
 
     /** Who set what; a name with NRI's removal marker ({@code "-name"}) removed it. */
     public OwningPlugins owners() {
-        OwningPlugins o = owners;
-        if (o == null) {
-            synchronized (this) {
-                o = owners;
-                if (o == null) {
-                    o = ownerTable.toProto();
-                    owners = o;
-                }
-            }
-        }
-        return o;
+        return owners.get();
     }
 
     /** The hook that set a plain field of the created container (e.g. {@link Field#CPUShares}). */
@@ -87,7 +67,7 @@ public final class ContainerCreation {
         if (ownerTable != null) {
             return Optional.ofNullable(ownerTable.owner(containerId, field.name()));
         }
-        FieldOwners f = owners.getOwnersMap().get(containerId);
+        FieldOwners f = owners().getOwnersMap().get(containerId);
         return f == null
                 ? Optional.empty()
                 : Optional.ofNullable(f.getSimpleMap().get(field.getNumber()));
@@ -101,7 +81,7 @@ public final class ContainerCreation {
         if (ownerTable != null) {
             return Optional.ofNullable(ownerTable.owner(containerId, field.name(), key));
         }
-        FieldOwners f = owners.getOwnersMap().get(containerId);
+        FieldOwners f = owners().getOwnersMap().get(containerId);
         if (f == null || !f.getCompoundMap().containsKey(field.getNumber())) {
             return Optional.empty();
         }
@@ -131,5 +111,31 @@ public final class ContainerCreation {
                 + ", owners="
                 + owners()
                 + "]";
+    }
+
+    /** A value given, or made once when first asked for. */
+    private static final class Lazy<T> {
+        private Supplier<T> make;
+        private volatile T value;
+
+        Lazy(T value, Supplier<T> make) {
+            this.value = value;
+            this.make = make;
+        }
+
+        T get() {
+            T v = value;
+            if (v == null) {
+                synchronized (this) {
+                    v = value;
+                    if (v == null) {
+                        v = make.get();
+                        value = v;
+                        make = null;
+                    }
+                }
+            }
+            return v;
+        }
     }
 }

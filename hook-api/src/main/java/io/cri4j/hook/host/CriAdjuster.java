@@ -16,6 +16,7 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.PodSandboxAdjustment;
 import io.cri4j.hook.host.DeviceNodes.DeviceNode;
+import io.cri4j.hook.internal.Keys;
 import io.cri4j.nri.api.ContainerAdjustment;
 import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.Field;
@@ -127,19 +128,7 @@ public final class CriAdjuster {
         List<UnsupportedAdjustment> out = new ArrayList<>();
         ContainerConfig.Builder b = config.toBuilder();
 
-        Map<String, String> annotations = a.getAnnotationsMap();
-        if (!annotations.isEmpty()) {
-            for (String k : annotations.keySet()) {
-                if (Adjustments.isMarkedForRemoval(k)) {
-                    b.removeAnnotations(Adjustments.clearRemovalMarker(k));
-                }
-            }
-            for (Map.Entry<String, String> e : annotations.entrySet()) {
-                if (!Adjustments.isMarkedForRemoval(e.getKey())) {
-                    b.putAnnotations(e.getKey(), e.getValue());
-                }
-            }
-        }
+        Keys.applyMarked(a.getAnnotationsMap(), b::removeAnnotations, b::putAnnotations);
 
         applyEnv(b, a.getEnvList());
 
@@ -484,16 +473,12 @@ public final class CriAdjuster {
                             .setPageSize(h.getPageSize())
                             .setLimit(h.getLimit())
                             .build();
-            boolean replaced = false;
-            for (int i = 0; i < b.getHugepageLimitsCount() && !replaced; i++) {
-                if (b.getHugepageLimits(i).getPageSize().equals(h.getPageSize())) {
-                    b.setHugepageLimits(i, l);
-                    replaced = true;
-                }
-            }
-            if (!replaced) {
-                b.addHugepageLimits(l);
-            }
+            Keys.replaceOrAdd(
+                    b.getHugepageLimitsCount(),
+                    i -> b.getHugepageLimits(i).getPageSize(),
+                    h.getPageSize(),
+                    i -> b.setHugepageLimits(i, l),
+                    () -> b.addHugepageLimits(l));
         }
         b.putAllUnified(r.getUnifiedMap());
         unsupported(r.hasBlockioClass(), Field.BlockioClass, simple, out);

@@ -577,20 +577,7 @@ public final class ContainerMerge {
 
     /** Applies one answer to the container as earlier answers left it. */
     private static void applyTo(Container.Builder c, ContainerAdjustment a) {
-        Map<String, String> annotations = a.getAnnotationsMap();
-        if (!annotations.isEmpty()) {
-            for (String k : annotations.keySet()) {
-                if (Adjustments.isMarkedForRemoval(k)) {
-                    c.removeAnnotations(Adjustments.clearRemovalMarker(k));
-                }
-            }
-            annotations.forEach(
-                    (k, v) -> {
-                        if (!Adjustments.isMarkedForRemoval(k)) {
-                            c.putAnnotations(k, v);
-                        }
-                    });
-        }
+        Keys.applyMarked(a.getAnnotationsMap(), c::removeAnnotations, c::putAnnotations);
         if (a.getMountsCount() > 0) {
             List<Mount> list =
                     replaceKeyed(c.getMountsList(), a.getMountsList(), Mount::getDestination);
@@ -650,26 +637,8 @@ public final class ContainerMerge {
                                 LinuxNamespace::getType);
                 cl.clearNamespaces().addAllNamespaces(list);
             }
-            l.getSysctlMap().keySet().stream()
-                    .filter(Adjustments::isMarkedForRemoval)
-                    .forEach(k -> cl.removeSysctl(Adjustments.clearRemovalMarker(k)));
-            l.getSysctlMap()
-                    .forEach(
-                            (k, v) -> {
-                                if (!Adjustments.isMarkedForRemoval(k)) {
-                                    cl.putSysctl(k, v);
-                                }
-                            });
-            l.getNetDevicesMap().keySet().stream()
-                    .filter(Adjustments::isMarkedForRemoval)
-                    .forEach(k -> cl.removeNetDevices(Adjustments.clearRemovalMarker(k)));
-            l.getNetDevicesMap()
-                    .forEach(
-                            (k, v) -> {
-                                if (!Adjustments.isMarkedForRemoval(k)) {
-                                    cl.putNetDevices(k, v);
-                                }
-                            });
+            Keys.applyMarked(l.getSysctlMap(), cl::removeSysctl, cl::putSysctl);
+            Keys.applyMarked(l.getNetDevicesMap(), cl::removeNetDevices, cl::putNetDevices);
             if (l.hasScheduler()) {
                 cl.setScheduler(l.getScheduler());
             }
@@ -691,16 +660,12 @@ public final class ContainerMerge {
             }
         }
         for (POSIXRlimit r : a.getRlimitsList()) {
-            boolean replaced = false;
-            for (int i = 0; i < c.getRlimitsCount() && !replaced; i++) {
-                if (c.getRlimits(i).getType().equals(r.getType())) {
-                    c.setRlimits(i, r);
-                    replaced = true;
-                }
-            }
-            if (!replaced) {
-                c.addRlimits(r);
-            }
+            Keys.replaceOrAdd(
+                    c.getRlimitsCount(),
+                    i -> c.getRlimits(i).getType(),
+                    r.getType(),
+                    i -> c.setRlimits(i, r),
+                    () -> c.addRlimits(r));
         }
         c.addAllCDIDevices(a.getCDIDevicesList());
     }

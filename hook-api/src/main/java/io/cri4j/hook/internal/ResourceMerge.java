@@ -109,16 +109,12 @@ public final class ResourceMerge {
             }
         }
         for (HugepageLimit h : src.getHugepageLimitsList()) {
-            boolean replaced = false;
-            for (int i = 0; i < dst.getHugepageLimitsCount() && !replaced; i++) {
-                if (dst.getHugepageLimits(i).getPageSize().equals(h.getPageSize())) {
-                    dst.setHugepageLimits(i, h);
-                    replaced = true;
-                }
-            }
-            if (!replaced) {
-                dst.addHugepageLimits(h);
-            }
+            Keys.replaceOrAdd(
+                    dst.getHugepageLimitsCount(),
+                    i -> dst.getHugepageLimits(i).getPageSize(),
+                    h.getPageSize(),
+                    i -> dst.setHugepageLimits(i, h),
+                    () -> dst.addHugepageLimits(h));
         }
         dst.putAllUnified(src.getUnifiedMap());
         dst.addAllDevices(src.getDevicesList());
