@@ -35,6 +35,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -714,26 +715,32 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return out;
     }
 
+    /**
+     * Calls the hooks of {@code entries} subscribed to {@code event} (all of them for {@code
+     * Synchronize}, {@code event} null) one after the other, each once the one before answered,
+     * under its policy ({@link #guarded}); {@code take} gets each answer (none from a hook that
+     * failed under {@code IGNORE}).
+     */
+    private <T> CompletableFuture<Void> inOrder(
+            List<Entry> entries,
+            HookEvent event,
+            Function<Entry, CompletionStage<T>> invoke,
+            Function<T, String> check,
+            BiConsumer<Entry, T> take) {
+        String operation = event == null ? "Synchronize" : event.displayName();
+        CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+        for (Entry e : event == null ? entries : subscribed(entries, event)) {
+            seq =
+                    seq.thenCompose(x -> guarded(e, operation, event, () -> invoke.apply(e), check))
+                            .thenAccept(answer -> answer.ifPresent(v -> take.accept(e, v)));
+        }
+        return seq;
+    }
+
     /** Calls {@code call} for each subscribed hook in order; answers are dropped. */
     private CompletionStage<Void> notifyAll(
             HookEvent event, Function<AsyncHook, CompletionStage<Void>> call) {
-        return outcome(
-                all -> {
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-                    for (Entry e : subscribed(all, event)) {
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                event.displayName(),
-                                                                event,
-                                                                () -> call.apply(e.hook),
-                                                                null))
-                                        .thenApply(x -> null);
-                    }
-                    return seq;
-                });
+        return outcome(all -> inOrder(all, event, e -> call.apply(e.hook), null, (e, v) -> {}));
     }
 
     // ---------------------------------------------------------------- registration
@@ -810,29 +817,19 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return outcome(
                 all -> {
                     ContainerMerge merge = ContainerMerge.forUpdatesOnly(null);
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+                    List<Entry> own = new ArrayList<>();
                     for (Entry e : all) {
-                        if (e.provided) {
-                            continue;
+                        if (!e.provided) {
+                            own.add(e);
                         }
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                "Synchronize",
-                                                                null,
-                                                                () ->
-                                                                        e.hook.synchronize(
-                                                                                pods, containers),
-                                                                updates -> null))
-                                        .thenAccept(
-                                                answer ->
-                                                        answer.ifPresent(
-                                                                u ->
-                                                                        merge.applyUpdates(
-                                                                                e.name, u)));
                     }
+                    CompletableFuture<Void> seq =
+                            inOrder(
+                                    own,
+                                    null,
+                                    e -> e.hook.synchronize(pods, containers),
+                                    updates -> null,
+                                    (e, u) -> merge.applyUpdates(e.name, u));
                     return seq.thenApply(x -> merge.result().updates());
                 });
     }
@@ -894,24 +891,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return outcome(
                 all -> {
                     PodMerge merge = new PodMerge(pod);
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-                    for (Entry e : subscribed(all, HookEvent.ADJUST_POD_SANDBOX)) {
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                "AdjustPodSandbox",
-                                                                HookEvent.ADJUST_POD_SANDBOX,
-                                                                () ->
-                                                                        e.hook.adjustPodSandbox(
-                                                                                merge.pod()),
-                                                                a -> null))
-                                        .thenAccept(
-                                                answer ->
-                                                        answer.ifPresent(
-                                                                a -> merge.apply(e.name, a)));
-                    }
+                    CompletableFuture<Void> seq =
+                            inOrder(
+                                    all,
+                                    HookEvent.ADJUST_POD_SANDBOX,
+                                    e -> e.hook.adjustPodSandbox(merge.pod()),
+                                    a -> null,
+                                    (e, a) -> merge.apply(e.name, a));
                     return seq.thenApply(x -> merge.result());
                 });
     }
@@ -959,25 +945,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return outcome(
                 all -> {
                     ContainerMerge merge = ContainerMerge.forCreate(container);
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-                    for (Entry e : subscribed(all, HookEvent.CREATE_CONTAINER)) {
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                "CreateContainer",
-                                                                HookEvent.CREATE_CONTAINER,
-                                                                () ->
-                                                                        e.hook.createContainer(
-                                                                                pod,
-                                                                                merge.container()),
-                                                                merge::invalid))
-                                        .thenAccept(
-                                                answer ->
-                                                        answer.ifPresent(
-                                                                r -> merge.apply(e.name, r)));
-                    }
+                    CompletableFuture<Void> seq =
+                            inOrder(
+                                    all,
+                                    HookEvent.CREATE_CONTAINER,
+                                    e -> e.hook.createContainer(pod, merge.container()),
+                                    merge::invalid,
+                                    (e, r) -> merge.apply(e.name, r));
                     return seq.thenCompose(x -> validate(all, pod, container, merge))
                             .thenApply(x -> new ContainerCreation(merge.result(), merge));
                 });
@@ -1079,27 +1053,15 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return outcome(
                 all -> {
                     ContainerMerge merge = ContainerMerge.forUpdate(container, resources);
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-                    for (Entry e : subscribed(all, HookEvent.UPDATE_CONTAINER)) {
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                "UpdateContainer",
-                                                                HookEvent.UPDATE_CONTAINER,
-                                                                () ->
-                                                                        e.hook.updateContainer(
-                                                                                pod,
-                                                                                container,
-                                                                                merge
-                                                                                        .requestedResources()),
-                                                                merge::invalid))
-                                        .thenAccept(
-                                                answer ->
-                                                        answer.ifPresent(
-                                                                r -> merge.apply(e.name, r)));
-                    }
+                    CompletableFuture<Void> seq =
+                            inOrder(
+                                    all,
+                                    HookEvent.UPDATE_CONTAINER,
+                                    e ->
+                                            e.hook.updateContainer(
+                                                    pod, container, merge.requestedResources()),
+                                    merge::invalid,
+                                    (e, r) -> merge.apply(e.name, r));
                     return seq.thenApply(x -> merge.result());
                 });
     }
@@ -1115,24 +1077,13 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         return outcome(
                 all -> {
                     ContainerMerge merge = ContainerMerge.forUpdatesOnly(HookEvent.STOP_CONTAINER);
-                    CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-                    for (Entry e : subscribed(all, HookEvent.STOP_CONTAINER)) {
-                        seq =
-                                seq.thenCompose(
-                                                x ->
-                                                        guarded(
-                                                                e,
-                                                                "StopContainer",
-                                                                HookEvent.STOP_CONTAINER,
-                                                                () ->
-                                                                        e.hook.stopContainer(
-                                                                                pod, container),
-                                                                merge::invalid))
-                                        .thenAccept(
-                                                answer ->
-                                                        answer.ifPresent(
-                                                                r -> merge.apply(e.name, r)));
-                    }
+                    CompletableFuture<Void> seq =
+                            inOrder(
+                                    all,
+                                    HookEvent.STOP_CONTAINER,
+                                    e -> e.hook.stopContainer(pod, container),
+                                    merge::invalid,
+                                    (e, r) -> merge.apply(e.name, r));
                     return seq.thenApply(x -> merge.result());
                 });
     }
