@@ -33,6 +33,7 @@ import io.cri4j.nri.api.Mount;
 import io.cri4j.nri.api.OwningPlugins;
 import io.cri4j.nri.api.POSIXRlimit;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -284,64 +285,44 @@ public final class CriAdjuster {
                 r.setOomScoreAdj(l.getOomScoreAdj().getValue());
             }
         }
-        if (!l.getCgroupsPath().isEmpty()) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.simple(Field.CgroupsPath),
-                            "CgroupsPath",
-                            "CRI has no container cgroups path (the pod's cgroup parent can be adjusted)"));
-        }
-        if (l.hasIoPriority()) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.simple(Field.IoPriority),
-                            "IoPriority",
-                            "CRI has no I/O priority"));
-        }
-        if (l.hasSeccompPolicy()) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.simple(Field.SeccompPolicy),
-                            "SeccompPolicy",
-                            "CRI has no seccomp policy, only profiles"));
-        }
-        for (LinuxNamespace n : l.getNamespacesList()) {
-            String type = Adjustments.clearRemovalMarker(n.getType());
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.compound(Field.Namespace, type),
-                            "Namespace " + type,
-                            "CRI has no per-container namespace paths"));
-        }
-        l.getSysctlMap()
-                .keySet()
-                .forEach(
-                        k -> {
-                            String key = Adjustments.clearRemovalMarker(k);
-                            out.add(
-                                    new UnsupportedAdjustment(
-                                            owner.compound(Field.Sysctl, key),
-                                            "Sysctl " + key,
-                                            "CRI has no container sysctls"));
-                        });
-        l.getNetDevicesMap()
-                .keySet()
-                .forEach(
-                        k -> {
-                            String key = Adjustments.clearRemovalMarker(k);
-                            out.add(
-                                    new UnsupportedAdjustment(
-                                            owner.compound(Field.LinuxNetDevices, key),
-                                            "LinuxNetDevices " + key,
-                                            "CRI has no network devices"));
-                        });
-        if (l.hasScheduler()) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.simple(Field.LinuxSched),
-                            "LinuxSched",
-                            "CRI has no scheduler settings"));
-        }
+        unsupported(
+                !l.getCgroupsPath().isEmpty(),
+                Field.CgroupsPath,
+                "CRI has no container cgroups path (the pod's cgroup parent can be adjusted)",
+                owner::simple,
+                out);
+        unsupported(
+                l.hasIoPriority(), Field.IoPriority, "CRI has no I/O priority", owner::simple, out);
+        unsupported(
+                l.hasSeccompPolicy(),
+                Field.SeccompPolicy,
+                "CRI has no seccomp policy, only profiles",
+                owner::simple,
+                out);
+        unsupported(
+                l.getNamespacesList().stream().map(LinuxNamespace::getType).toList(),
+                Field.Namespace,
+                "CRI has no per-container namespace paths",
+                owner,
+                out);
+        unsupported(
+                l.getSysctlMap().keySet(),
+                Field.Sysctl,
+                "CRI has no container sysctls",
+                owner,
+                out);
+        unsupported(
+                l.getNetDevicesMap().keySet(),
+                Field.LinuxNetDevices,
+                "CRI has no network devices",
+                owner,
+                out);
+        unsupported(
+                l.hasScheduler(),
+                Field.LinuxSched,
+                "CRI has no scheduler settings",
+                owner::simple,
+                out);
         if (l.hasRdt()) {
             String hook = owner.simple(Field.RdtClosID);
             if (hook.isEmpty()) {
@@ -352,13 +333,12 @@ public final class CriAdjuster {
             }
             out.add(new UnsupportedAdjustment(hook, "Rdt", "CRI has no RDT settings"));
         }
-        if (l.hasMemoryPolicy()) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            owner.simple(Field.MemoryPolicy),
-                            "MemoryPolicy",
-                            "CRI has no memory policy"));
-        }
+        unsupported(
+                l.hasMemoryPolicy(),
+                Field.MemoryPolicy,
+                "CRI has no memory policy",
+                owner::simple,
+                out);
     }
 
     private static void removeDevice(ContainerConfig.Builder b, String containerPath) {
@@ -491,17 +471,39 @@ public final class CriAdjuster {
         }
     }
 
+    /** A resource field CRI has no place for. */
     private static void unsupported(
             boolean set,
             Field field,
             Function<Field, String> simple,
             List<UnsupportedAdjustment> out) {
+        unsupported(set, field, "CRI has no " + field.name() + " resource", simple, out);
+    }
+
+    /** A plain field CRI cannot carry, when set, named with the hook that set it. */
+    private static void unsupported(
+            boolean set,
+            Field field,
+            String reason,
+            Function<Field, String> simple,
+            List<UnsupportedAdjustment> out) {
         if (set) {
+            out.add(new UnsupportedAdjustment(simple.apply(field), field.name(), reason));
+        }
+    }
+
+    /** The entries of a keyed field CRI cannot carry (set or removed), each with its hook. */
+    private static void unsupported(
+            Collection<String> keys,
+            Field field,
+            String reason,
+            Owner owner,
+            List<UnsupportedAdjustment> out) {
+        for (String k : keys) {
+            String key = Adjustments.clearRemovalMarker(k);
             out.add(
                     new UnsupportedAdjustment(
-                            simple.apply(field),
-                            field.name(),
-                            "CRI has no " + field.name() + " resource"));
+                            owner.compound(field, key), field.name() + " " + key, reason));
         }
     }
 
