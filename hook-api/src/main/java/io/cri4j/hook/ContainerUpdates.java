@@ -1,5 +1,6 @@
 package io.cri4j.hook;
 
+import io.cri4j.hook.internal.Keys;
 import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.HugepageLimit;
 import io.cri4j.nri.api.LinuxResources;
@@ -164,13 +165,12 @@ public final class ContainerUpdates {
         requireValue(pageSize, "hugepage size");
         LinuxResources.Builder r = res();
         HugepageLimit l = HugepageLimit.newBuilder().setPageSize(pageSize).setLimit(limit).build();
-        for (int i = 0; i < r.getHugepageLimitsCount(); i++) {
-            if (r.getHugepageLimits(i).getPageSize().equals(pageSize)) {
-                r.setHugepageLimits(i, l);
-                return this;
-            }
-        }
-        r.addHugepageLimits(l);
+        Keys.replaceOrAdd(
+                r.getHugepageLimitsCount(),
+                i -> r.getHugepageLimits(i).getPageSize(),
+                pageSize,
+                i -> r.setHugepageLimits(i, l),
+                () -> r.addHugepageLimits(l));
         return this;
     }
 
