@@ -2,6 +2,7 @@ package io.cri4j.hook;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.internal.UnaryCalls;
 import io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc;
 import io.cri4j.hook.internal.Koordinator;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
@@ -20,9 +21,6 @@ import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
-import io.grpc.Status;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -292,39 +290,7 @@ public final class RemoteRuntimeHook implements AsyncHook, AutoCloseable {
                         CallOptions.DEFAULT
                                 .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
                                 .withExecutor(Runnable::run));
-        CompletableFuture<R> answer = new CompletableFuture<>();
-        answer.whenComplete(
-                (r, e) -> {
-                    if (answer.isCancelled()) {
-                        call.cancel("the hook's host gave up on it", null);
-                    }
-                });
-        ClientCalls.asyncUnaryCall(
-                call,
-                request,
-                new StreamObserver<R>() {
-                    @Override
-                    public void onNext(R value) {
-                        answer.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        answer.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        answer.completeExceptionally(
-                                Status.INTERNAL
-                                        .withDescription(
-                                                "hook server answered "
-                                                        + point.rpcName()
-                                                        + " without a message")
-                                        .asRuntimeException()); // no-op after onNext
-                    }
-                });
-        return answer;
+        return UnaryCalls.start(call, request, "hook server", point.rpcName());
     }
 
     @SuppressWarnings("unchecked")

@@ -1,5 +1,6 @@
 package io.cri4j.proxy.internal;
 
+import io.cri4j.cri.internal.UnaryCalls;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerState;
 import io.cri4j.cri.v1.CreateContainerRequest;
@@ -38,10 +39,6 @@ import io.cri4j.nri.api.PodSandbox;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -994,40 +991,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
 
     /** One call on the backend channel, not through the proxy's chain. */
     private <Q, R> CompletableFuture<R> backendCall(MethodDescriptor<Q, R> method, Q request) {
-        CompletableFuture<R> out = new CompletableFuture<>();
-        try {
-            ClientCalls.asyncUnaryCall(
-                    backend.newCall(
-                            method,
-                            CallOptions.DEFAULT.withDeadlineAfter(
-                                    BACKEND_DEADLINE_SECONDS, TimeUnit.SECONDS)),
-                    request,
-                    new StreamObserver<R>() {
-                        @Override
-                        public void onNext(R value) {
-                            out.complete(value);
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                            out.completeExceptionally(t);
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            out.completeExceptionally(
-                                    Status.INTERNAL
-                                            .withDescription(
-                                                    "the runtime answered "
-                                                            + method.getFullMethodName()
-                                                            + " with no message")
-                                            .asRuntimeException());
-                        }
-                    });
-        } catch (StatusRuntimeException | IllegalStateException e) {
-            out.completeExceptionally(e);
-        }
-        return out;
+        return UnaryCalls.start(
+                backend.newCall(
+                        method,
+                        CallOptions.DEFAULT.withDeadlineAfter(
+                                BACKEND_DEADLINE_SECONDS, TimeUnit.SECONDS)),
+                request,
+                "the runtime",
+                method.getFullMethodName());
     }
 
     /** Shuts the hooks down and stops the chain's threads. */
