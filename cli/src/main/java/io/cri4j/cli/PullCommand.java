@@ -123,18 +123,7 @@ final class PullCommand implements Callable<Integer> {
         if (workers < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--workers must be >= 1");
         }
-        boolean tty =
-                switch (progressMode) {
-                    case "tty" -> true;
-                    case "plain" -> false;
-                    case "auto" -> System.console() != null;
-                    default ->
-                            throw new CommandLine.ParameterException(
-                                    spec.commandLine(),
-                                    "--progress must be auto, tty or plain, not '"
-                                            + progressMode
-                                            + "'");
-                };
+        boolean tty = PullProgressRenderer.redrawn(progressMode, spec);
         CredentialStore creds = CredentialStore.empty();
         Path cfg = dockerConfig != null ? dockerConfig : defaultDockerConfig();
         if (cfg != null) {

@@ -10,9 +10,30 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
 
 /** Draws the bars: redrawn in place on a terminal, a line per visible change otherwise. */
 final class PullProgressRenderer {
+
+    /**
+     * Whether bars are redrawn in place for a {@code --progress} value: {@code tty} yes, {@code
+     * plain} no, {@code auto} when there is a console.
+     *
+     * @throws CommandLine.ParameterException for any other value
+     */
+    static boolean redrawn(String progressMode, CommandSpec spec) {
+        return switch (progressMode) {
+            case "tty" -> true;
+            case "plain" -> false;
+            case "auto" -> System.console() != null;
+            default ->
+                    throw new CommandLine.ParameterException(
+                            spec.commandLine(),
+                            "--progress must be auto, tty or plain, not '" + progressMode + "'");
+        };
+    }
+
     private static final int BAR = 24;
     private final PrintWriter out;
     private final boolean tty;

@@ -93,18 +93,7 @@ final class PullsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        boolean tty =
-                switch (progressMode) {
-                    case "tty" -> true;
-                    case "plain" -> false;
-                    case "auto" -> System.console() != null;
-                    default ->
-                            throw new CommandLine.ParameterException(
-                                    spec.commandLine(),
-                                    "--progress must be auto, tty or plain, not '"
-                                            + progressMode
-                                            + "'");
-                };
+        boolean tty = PullProgressRenderer.redrawn(progressMode, spec);
         String target = image == null ? "" : image.strip();
         boolean http = proxyEndpoint.startsWith("http://") || proxyEndpoint.startsWith("https://");
         CriEndpoint socket = null;
