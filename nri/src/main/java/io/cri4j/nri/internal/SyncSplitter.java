@@ -36,40 +36,49 @@ public final class SyncSplitter {
      */
     public static List<SynchronizeRequest> split(
             List<PodSandbox> pods, List<Container> containers, int limit) {
-        List<SynchronizeRequest> out = new ArrayList<>();
-        SynchronizeRequest.Builder current = SynchronizeRequest.newBuilder();
-        // room for more = true, which every message but the last carries
-        long size = CodedOutputStream.computeBoolSize(SynchronizeRequest.MORE_FIELD_NUMBER, true);
+        Messages m = new Messages(limit);
         for (PodSandbox p : pods) {
-            long s = CodedOutputStream.computeMessageSize(SynchronizeRequest.PODS_FIELD_NUMBER, p);
-            check(s, limit, "pod " + p.getNamespace() + "/" + p.getName() + " (" + p.getId() + ")");
-            if (size + s > limit) {
-                out.add(current.setMore(true).build());
-                current = SynchronizeRequest.newBuilder();
-                size =
-                        CodedOutputStream.computeBoolSize(
-                                SynchronizeRequest.MORE_FIELD_NUMBER, true);
-            }
-            current.addPods(p);
-            size += s;
+            m.room(
+                    CodedOutputStream.computeMessageSize(SynchronizeRequest.PODS_FIELD_NUMBER, p),
+                    "pod " + p.getNamespace() + "/" + p.getName() + " (" + p.getId() + ")");
+            m.current.addPods(p);
         }
         for (Container c : containers) {
-            long s =
+            m.room(
                     CodedOutputStream.computeMessageSize(
-                            SynchronizeRequest.CONTAINERS_FIELD_NUMBER, c);
-            check(s, limit, "container " + c.getName() + " (" + c.getId() + ")");
-            if (size + s > limit) {
+                            SynchronizeRequest.CONTAINERS_FIELD_NUMBER, c),
+                    "container " + c.getName() + " (" + c.getId() + ")");
+            m.current.addContainers(c);
+        }
+        m.out.add(m.current.build());
+        return m.out;
+    }
+
+    /** The messages cut so far and the one being filled. */
+    private static final class Messages {
+        /** What {@code more = true} takes, which every message but the last carries. */
+        private static final long MORE =
+                CodedOutputStream.computeBoolSize(SynchronizeRequest.MORE_FIELD_NUMBER, true);
+
+        final List<SynchronizeRequest> out = new ArrayList<>();
+        final long limit;
+        SynchronizeRequest.Builder current = SynchronizeRequest.newBuilder();
+        long size = MORE;
+
+        Messages(long limit) {
+            this.limit = limit;
+        }
+
+        /** Makes room for an item of {@code itemSize} bytes, starting a new message if needed. */
+        void room(long itemSize, String what) {
+            check(itemSize, limit, what);
+            if (size + itemSize > limit) {
                 out.add(current.setMore(true).build());
                 current = SynchronizeRequest.newBuilder();
-                size =
-                        CodedOutputStream.computeBoolSize(
-                                SynchronizeRequest.MORE_FIELD_NUMBER, true);
+                size = MORE;
             }
-            current.addContainers(c);
-            size += s;
+            size += itemSize;
         }
-        out.add(current.build());
-        return out;
     }
 
     private static void check(long itemSize, long limit, String what) {
