@@ -77,16 +77,7 @@ public final class StaleHarnessDirs {
                 }
                 if (dockerd) {
                     // dockerd first: it would restart the containerd we kill
-                    String pidfile = dir.resolve("dockerd.pid").toString();
-                    killAll(
-                            ContainerdLeftovers.processesUsing(dir).stream()
-                                    .filter(
-                                            pid ->
-                                                    ProcessHandle.of(pid)
-                                                            .flatMap(h -> h.info().commandLine())
-                                                            .map(c -> c.contains(pidfile))
-                                                            .orElse(false))
-                                    .toList());
+                    killAll(processesNaming(dir, dir.resolve("dockerd.pid")));
                 }
                 killAll(ContainerdLeftovers.processesUsing(dir));
                 TempDirs.deleteRecursively(dir);
@@ -116,18 +107,22 @@ public final class StaleHarnessDirs {
         }
     }
 
+    /** The processes using {@code dir} whose command line names {@code file}. */
+    private static List<Long> processesNaming(Path dir, Path file) {
+        String name = file.toString();
+        return ContainerdLeftovers.processesUsing(dir).stream()
+                .filter(
+                        pid ->
+                                ProcessHandle.of(pid)
+                                        .flatMap(h -> h.info().commandLine())
+                                        .map(c -> c.contains(name))
+                                        .orElse(false))
+                .toList();
+    }
+
     private static void reapContainerd(Path dir) {
         // containerd first (it would restart what we delete), then its containers and shims
-        String config = dir.resolve("config.toml").toString();
-        killAll(
-                ContainerdLeftovers.processesUsing(dir).stream()
-                        .filter(
-                                pid ->
-                                        ProcessHandle.of(pid)
-                                                .flatMap(h -> h.info().commandLine())
-                                                .map(c -> c.contains(config))
-                                                .orElse(false))
-                        .toList());
+        killAll(processesNaming(dir, dir.resolve("config.toml")));
         String network = "";
         String bridge = "";
         try {
