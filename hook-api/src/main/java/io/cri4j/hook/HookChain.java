@@ -978,10 +978,15 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                             .setName(e.name)
                             .setIndex(String.format("%02d", e.policy.index())));
         }
-        ValidateContainerAdjustmentRequest request = req.build();
-        List<CompletableFuture<Void>> all2 = new ArrayList<>();
+        return validateAll(validators, req.build());
+    }
+
+    /** Asks {@code validators} in parallel; any rejection fails, naming the first. */
+    private CompletableFuture<Void> validateAll(
+            List<Entry> validators, ValidateContainerAdjustmentRequest request) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
         for (Entry v : validators) {
-            all2.add(
+            all.add(
                     v.ready.thenCompose(
                             ok ->
                                     !ok
@@ -1002,10 +1007,10 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                                                                                     v,
                                                                                     unwrap(t)))));
         }
-        return CompletableFuture.allOf(all2.toArray(CompletableFuture[]::new))
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
                 .handle(
                         (x, t) -> {
-                            firstFailure(all2);
+                            firstFailure(all);
                             return null;
                         });
     }
@@ -1101,40 +1106,10 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     public CompletionStage<Void> validateContainerAdjustment(
             ValidateContainerAdjustmentRequest request) {
         return outcome(
-                entries -> {
-                    List<CompletableFuture<Void>> all = new ArrayList<>();
-                    for (Entry v : subscribed(entries, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT)) {
-                        all.add(
-                                v.ready.thenCompose(
-                                        ok ->
-                                                !ok
-                                                        ? CompletableFuture.<Void>completedFuture(
-                                                                null)
-                                                        : call(
-                                                                        v,
-                                                                        "ValidateContainerAdjustment",
-                                                                        HookEvent
-                                                                                .VALIDATE_CONTAINER_ADJUSTMENT,
-                                                                        () ->
-                                                                                v.hook
-                                                                                        .validateContainerAdjustment(
-                                                                                                request))
-                                                                .handle(
-                                                                        (x, t) ->
-                                                                                t == null
-                                                                                        ? null
-                                                                                        : rejection(
-                                                                                                v,
-                                                                                                unwrap(
-                                                                                                        t)))));
-                    }
-                    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
-                            .handle(
-                                    (x, t) -> {
-                                        firstFailure(all);
-                                        return null;
-                                    });
-                });
+                entries ->
+                        validateAll(
+                                subscribed(entries, HookEvent.VALIDATE_CONTAINER_ADJUSTMENT),
+                                request));
     }
 
     @Override
