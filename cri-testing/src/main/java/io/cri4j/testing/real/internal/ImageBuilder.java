@@ -130,17 +130,9 @@ public final class ImageBuilder {
         Path layout = root().resolve("busybox");
         if (!Files.exists(layout)) {
             Path rootfs = busyboxRootfs();
-            umoci("init", "--layout", layout.toString());
-            umoci("new", "--image", layout + ":1.0");
-            umoci("insert", "--image", layout + ":1.0", rootfs.toString(), "/");
-            umoci(
-                    "config",
-                    "--image",
-                    layout + ":1.0",
-                    "--os",
-                    "linux",
-                    "--architecture",
-                    hostArch(),
+            singleLayerImage(
+                    layout,
+                    rootfs,
                     "--config.env",
                     "PATH=/bin",
                     "--config.cmd",
@@ -205,19 +197,7 @@ public final class ImageBuilder {
                             "-o",
                             rootfs.resolve("pause").toString(),
                             "pause.c"));
-            umoci("init", "--layout", layout.toString());
-            umoci("new", "--image", layout + ":1.0");
-            umoci("insert", "--image", layout + ":1.0", rootfs.toString(), "/");
-            umoci(
-                    "config",
-                    "--image",
-                    layout + ":1.0",
-                    "--os",
-                    "linux",
-                    "--architecture",
-                    hostArch(),
-                    "--config.entrypoint",
-                    "/pause");
+            singleLayerImage(layout, rootfs, "--config.entrypoint", "/pause");
         }
         return new Source(layout, "1.0", false);
     }
@@ -345,6 +325,28 @@ public final class ImageBuilder {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * A new layout holding image {@code :1.0}: {@code rootfs} as its one layer, this host's
+     * platform, and {@code config} (umoci's {@code --config.*} options).
+     */
+    private static void singleLayerImage(Path layout, Path rootfs, String... config) {
+        umoci("init", "--layout", layout.toString());
+        umoci("new", "--image", layout + ":1.0");
+        umoci("insert", "--image", layout + ":1.0", rootfs.toString(), "/");
+        List<String> args = new java.util.ArrayList<>();
+        args.addAll(
+                List.of(
+                        "config",
+                        "--image",
+                        layout + ":1.0",
+                        "--os",
+                        "linux",
+                        "--architecture",
+                        hostArch()));
+        args.addAll(List.of(config));
+        umoci(args.toArray(String[]::new));
     }
 
     private static void umoci(String... args) {
