@@ -256,6 +256,11 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 .build();
     }
 
+    /** NRI's view of the pod of container {@code id}. */
+    private PodSandbox nriPodOf(String containerId) {
+        return nriPod(store.container(containerId).map(CheckpointStore.Ctr::podId).orElse(""));
+    }
+
     private Container nriContainer(String id) {
         return store.container(id)
                 .map(this::nriContainer)
@@ -705,7 +710,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             return proceed.apply(req)
                     .thenApply(resp -> state(id, ContainerState.CONTAINER_RUNNING, resp));
         }
-        PodSandbox pod = nriPod(store.container(id).map(CheckpointStore.Ctr::podId).orElse(""));
+        PodSandbox pod = nriPodOf(id);
         return guard(
                 () ->
                         pre(chain.startContainer(pod, nriContainer(id)))
@@ -734,27 +739,21 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 .thenCompose(
                         resp -> {
                             state(id, ContainerState.CONTAINER_EXITED, resp);
-                            if (!wanted(HookEvent.STOP_CONTAINER) || skippedContainer(id)) {
+                            if (skippedContainer(id)) {
                                 return CompletableFuture.completedFuture(resp);
                             }
-                            PodSandbox pod =
-                                    nriPod(
-                                            store.container(id)
-                                                    .map(CheckpointStore.Ctr::podId)
-                                                    .orElse(""));
-                            return chain.stopContainer(pod, nriContainer(id))
-                                    .toCompletableFuture()
-                                    .thenCompose(
-                                            r -> apply(r.updates(), r.evictions(), "StopContainer"))
-                                    .handle(
-                                            (v, t) -> {
-                                                if (t != null) {
-                                                    LOG.warn(
-                                                            "StopContainer (after the runtime's call; the call is not failed): {}",
-                                                            HookStatuses.of(t).getDescription());
-                                                }
-                                                return resp;
-                                            });
+                            return post(
+                                            HookEvent.STOP_CONTAINER,
+                                            () ->
+                                                    chain.stopContainer(
+                                                                    nriPodOf(id), nriContainer(id))
+                                                            .thenCompose(
+                                                                    r ->
+                                                                            apply(
+                                                                                    r.updates(),
+                                                                                    r.evictions(),
+                                                                                    "StopContainer")))
+                                    .thenApply(v -> resp);
                         });
     }
 
