@@ -5,23 +5,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonParser;
 import io.cri4j.cri.CriChannels;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -101,26 +95,11 @@ class NriPluginCommandIT {
             for (Map.Entry<String, String> c :
                     Map.of("storage", "storage", "", "unassigned").entrySet()) {
                 PodSandboxConfig pod =
-                        PodSandboxConfig.newBuilder()
-                                .setMetadata(
-                                        PodSandboxMetadata.newBuilder()
-                                                .setName("db" + c.getKey())
-                                                .setNamespace("ns")
-                                                .setUid(UUID.randomUUID().toString()))
+                        TestPods.hostNetwork("db" + c.getKey(), "ns", dir)
                                 .putAllLabels(
                                         c.getKey().isEmpty()
                                                 ? Map.of()
                                                 : Map.of("team", c.getKey()))
-                                .setLogDirectory(dir.toString())
-                                .setLinux(
-                                        LinuxPodSandboxConfig.newBuilder()
-                                                .setSecurityContext(
-                                                        LinuxSandboxSecurityContext.newBuilder()
-                                                                .setNamespaceOptions(
-                                                                        NamespaceOption.newBuilder()
-                                                                                .setNetwork(
-                                                                                        NamespaceMode
-                                                                                                .NODE))))
                                 .build();
                 String podId =
                         runtime.runPodSandbox(
@@ -131,18 +110,7 @@ class NriPluginCommandIT {
                                         CreateContainerRequest.newBuilder()
                                                 .setPodSandboxId(podId)
                                                 .setSandboxConfig(pod)
-                                                .setConfig(
-                                                        ContainerConfig.newBuilder()
-                                                                .setMetadata(
-                                                                        ContainerMetadata
-                                                                                .newBuilder()
-                                                                                .setName("app"))
-                                                                .setImage(
-                                                                        ImageSpec.newBuilder()
-                                                                                .setImage(image))
-                                                                .addCommand("sleep")
-                                                                .addArgs("3600")
-                                                                .setLogPath("app.log"))
+                                                .setConfig(TestPods.sleeper("app", image))
                                                 .build())
                                 .getContainerId();
                 var spec =
@@ -383,23 +351,8 @@ class NriPluginCommandIT {
             String image,
             Map<String, String> labels) {
         PodSandboxConfig pod =
-                PodSandboxConfig.newBuilder()
-                        .setMetadata(
-                                PodSandboxMetadata.newBuilder()
-                                        .setName("p" + UUID.randomUUID().toString().substring(0, 8))
-                                        .setNamespace("ns")
-                                        .setUid(UUID.randomUUID().toString()))
+                TestPods.hostNetwork("p" + UUID.randomUUID().toString().substring(0, 8), "ns", dir)
                         .putAllLabels(labels)
-                        .setLogDirectory(dir.toString())
-                        .setLinux(
-                                LinuxPodSandboxConfig.newBuilder()
-                                        .setSecurityContext(
-                                                LinuxSandboxSecurityContext.newBuilder()
-                                                        .setNamespaceOptions(
-                                                                NamespaceOption.newBuilder()
-                                                                        .setNetwork(
-                                                                                NamespaceMode
-                                                                                        .NODE))))
                         .build();
         String podId =
                 runtime.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
@@ -408,15 +361,7 @@ class NriPluginCommandIT {
                         CreateContainerRequest.newBuilder()
                                 .setPodSandboxId(podId)
                                 .setSandboxConfig(pod)
-                                .setConfig(
-                                        ContainerConfig.newBuilder()
-                                                .setMetadata(
-                                                        ContainerMetadata.newBuilder()
-                                                                .setName("app"))
-                                                .setImage(ImageSpec.newBuilder().setImage(image))
-                                                .addCommand("sleep")
-                                                .addArgs("3600")
-                                                .setLogPath("app.log"))
+                                .setConfig(TestPods.sleeper("app", image))
                                 .build())
                 .getContainerId();
     }

@@ -11,13 +11,8 @@ import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.ListContainersRequest;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -32,6 +27,7 @@ import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.NriGoPlugin;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -39,7 +35,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -154,23 +149,7 @@ class ProxyNriSocketIT {
     }
 
     private PodSandboxConfig pod(String name, String... annotations) {
-        PodSandboxConfig.Builder b =
-                PodSandboxConfig.newBuilder()
-                        .setMetadata(
-                                PodSandboxMetadata.newBuilder()
-                                        .setName(name)
-                                        .setNamespace("nri")
-                                        .setUid(UUID.randomUUID().toString()))
-                        .setLogDirectory(dir.toString())
-                        .setLinux(
-                                LinuxPodSandboxConfig.newBuilder()
-                                        .setSecurityContext(
-                                                LinuxSandboxSecurityContext.newBuilder()
-                                                        .setNamespaceOptions(
-                                                                NamespaceOption.newBuilder()
-                                                                        .setNetwork(
-                                                                                NamespaceMode
-                                                                                        .NODE))));
+        PodSandboxConfig.Builder b = TestPods.hostNetwork(name, "nri", dir);
         for (int i = 0; i < annotations.length; i += 2) {
             b.putAnnotations(annotations[i], annotations[i + 1]);
         }

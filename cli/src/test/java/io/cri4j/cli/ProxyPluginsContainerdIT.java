@@ -4,19 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -25,10 +18,10 @@ import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -79,24 +72,7 @@ class ProxyPluginsContainerdIT {
                                         .setImage(ImageSpec.newBuilder().setImage(image))
                                         .build());
                 PodSandboxConfig pod =
-                        PodSandboxConfig.newBuilder()
-                                .setMetadata(
-                                        PodSandboxMetadata.newBuilder()
-                                                .setName("db")
-                                                .setNamespace("ns")
-                                                .setUid(UUID.randomUUID().toString()))
-                                .putLabels("team", "storage")
-                                .setLogDirectory(dir.toString())
-                                .setLinux(
-                                        LinuxPodSandboxConfig.newBuilder()
-                                                .setSecurityContext(
-                                                        LinuxSandboxSecurityContext.newBuilder()
-                                                                .setNamespaceOptions(
-                                                                        NamespaceOption.newBuilder()
-                                                                                .setNetwork(
-                                                                                        NamespaceMode
-                                                                                                .NODE))))
-                                .build();
+                        TestPods.hostNetwork("db", "ns", dir).putLabels("team", "storage").build();
                 String podId =
                         rt.withDeadlineAfter(60, TimeUnit.SECONDS)
                                 .runPodSandbox(
@@ -109,19 +85,7 @@ class ProxyPluginsContainerdIT {
                                             CreateContainerRequest.newBuilder()
                                                     .setPodSandboxId(podId)
                                                     .setSandboxConfig(pod)
-                                                    .setConfig(
-                                                            ContainerConfig.newBuilder()
-                                                                    .setMetadata(
-                                                                            ContainerMetadata
-                                                                                    .newBuilder()
-                                                                                    .setName("app"))
-                                                                    .setImage(
-                                                                            ImageSpec.newBuilder()
-                                                                                    .setImage(
-                                                                                            image))
-                                                                    .addCommand("sleep")
-                                                                    .addArgs("3600")
-                                                                    .setLogPath("app.log"))
+                                                    .setConfig(TestPods.sleeper("app", image))
                                                     .build())
                                     .getContainerId();
                     rt.withDeadlineAfter(60, TimeUnit.SECONDS)

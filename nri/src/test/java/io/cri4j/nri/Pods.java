@@ -4,7 +4,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.ContainerStatusResponse;
 import io.cri4j.cri.v1.CreateContainerRequest;
@@ -13,23 +12,18 @@ import io.cri4j.cri.v1.ExecSyncResponse;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.KeyValue;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.testing.real.LocalContainerd;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /** CRI calls against a real containerd for the NRI tests: host-network pods, busybox sleepers. */
@@ -57,24 +51,7 @@ final class Pods implements AutoCloseable {
 
     Pod runPod(String name, Map<String, String> labels) {
         PodSandboxConfig config =
-                PodSandboxConfig.newBuilder()
-                        .setMetadata(
-                                PodSandboxMetadata.newBuilder()
-                                        .setName(name)
-                                        .setNamespace("nri-test")
-                                        .setUid(UUID.randomUUID().toString()))
-                        .putAllLabels(labels)
-                        .setLogDirectory(logDir.toString())
-                        .setLinux(
-                                LinuxPodSandboxConfig.newBuilder()
-                                        .setSecurityContext(
-                                                LinuxSandboxSecurityContext.newBuilder()
-                                                        .setNamespaceOptions(
-                                                                NamespaceOption.newBuilder()
-                                                                        .setNetwork(
-                                                                                NamespaceMode
-                                                                                        .NODE))))
-                        .build();
+                TestPods.hostNetwork(name, "nri-test", logDir).putAllLabels(labels).build();
         String id =
                 runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
                         .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(config).build())
@@ -84,13 +61,7 @@ final class Pods implements AutoCloseable {
 
     /** Creates (not starts) a container running {@code sleep 3600}. */
     String create(Pod pod, String name, Map<String, String> env) {
-        ContainerConfig.Builder config =
-                ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName(name))
-                        .setImage(ImageSpec.newBuilder().setImage(image))
-                        .addCommand("sleep")
-                        .addArgs("3600")
-                        .setLogPath(name + ".log");
+        ContainerConfig.Builder config = TestPods.sleeper(name, image);
         env.forEach(
                 (k, v) ->
                         config.addEnvs(

@@ -17,13 +17,8 @@ import io.cri4j.cri.v1.GetEventsRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.KeyValue;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
@@ -46,6 +41,7 @@ import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -200,21 +196,7 @@ class ContainerdProxyIT {
     }
 
     private PodSandboxConfig podConfig(String name) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("cri4j")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(dir.toString())
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(NamespaceMode.NODE))))
-                .build();
+        return TestPods.hostNetwork(name, "cri4j", dir).build();
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "hook never blocks: {0}")
@@ -248,16 +230,7 @@ class ContainerdProxyIT {
                                         .setPodSandboxId(podId)
                                         .setSandboxConfig(pod)
                                         .setConfig(
-                                                ContainerConfig.newBuilder()
-                                                        .setMetadata(
-                                                                ContainerMetadata.newBuilder()
-                                                                        .setName("app"))
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .addCommand("sleep")
-                                                        .addArgs("3600")
-                                                        .setLogPath("app.log")
+                                                TestPods.sleeper("app", image)
                                                         .addEnvs(
                                                                 KeyValue.newBuilder()
                                                                         .setKey("FIRST")

@@ -7,8 +7,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.ByteString;
 import io.cri4j.cri.CriChannels;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
@@ -16,14 +14,9 @@ import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.LinuxContainerResources;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandbox;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
@@ -36,6 +29,7 @@ import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookConfigDirectory;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -169,20 +163,7 @@ class KoordinatorPeerContainerdIT {
     }
 
     private PodSandboxConfig.Builder pod(String name) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("koord")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(dir.toString())
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(NamespaceMode.NODE))));
+        return TestPods.hostNetwork(name, "koord", dir);
     }
 
     private String run(PodSandboxConfig config) {
@@ -231,16 +212,7 @@ class KoordinatorPeerContainerdIT {
                                         .setPodSandboxId(podId)
                                         .setSandboxConfig(pod)
                                         .setConfig(
-                                                ContainerConfig.newBuilder()
-                                                        .setMetadata(
-                                                                ContainerMetadata.newBuilder()
-                                                                        .setName("app"))
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .addCommand("sleep")
-                                                        .addArgs("3600")
-                                                        .setLogPath("app.log")
+                                                TestPods.sleeper("app", image)
                                                         .addEnvs(env("FIRST", "1"))
                                                         .addEnvs(env("SECOND", "2"))
                                                         .addEnvs(env("FIRST", "1b")))

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.ByteString;
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerEventResponse;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
@@ -17,12 +15,7 @@ import io.cri4j.cri.v1.GetEventsRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.KeyValue;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
@@ -41,6 +34,7 @@ import io.cri4j.testing.fake.FakeCriExtension;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -49,7 +43,6 @@ import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -250,21 +243,7 @@ class MixedInterceptorChainIT {
     }
 
     private PodSandboxConfig podConfig(String name) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("cri4j")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(dir.toString())
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(NamespaceMode.NODE))))
-                .build();
+        return TestPods.hostNetwork(name, "cri4j", dir).build();
     }
 
     @Test
@@ -310,17 +289,7 @@ class MixedInterceptorChainIT {
                                 CreateContainerRequest.newBuilder()
                                         .setPodSandboxId(podId)
                                         .setSandboxConfig(pod)
-                                        .setConfig(
-                                                ContainerConfig.newBuilder()
-                                                        .setMetadata(
-                                                                ContainerMetadata.newBuilder()
-                                                                        .setName("app"))
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .addCommand("sleep")
-                                                        .addArgs("3600")
-                                                        .setLogPath("app.log"))
+                                        .setConfig(TestPods.sleeper("app", image))
                                         .build())
                         .getContainerId();
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());

@@ -4,21 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cri4j.cri.CriChannels;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerState;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.ListContainersRequest;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
@@ -41,6 +34,7 @@ import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
+import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -49,7 +43,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -133,22 +126,7 @@ class ProxyNriHostContainerdIT {
     }
 
     private PodSandboxConfig podConfig(String name) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("nri-host")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(dir.toString())
-                .putLabels("team", "storage")
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(NamespaceMode.NODE))))
-                .build();
+        return TestPods.hostNetwork(name, "nri-host", dir).putLabels("team", "storage").build();
     }
 
     private String runPod(PodSandboxConfig config) {
@@ -163,13 +141,7 @@ class ProxyNriHostContainerdIT {
         return CreateContainerRequest.newBuilder()
                 .setPodSandboxId(podId)
                 .setSandboxConfig(pod)
-                .setConfig(
-                        ContainerConfig.newBuilder()
-                                .setMetadata(ContainerMetadata.newBuilder().setName(name))
-                                .setImage(ImageSpec.newBuilder().setImage(image))
-                                .addCommand("sleep")
-                                .addArgs("3600")
-                                .setLogPath(name + ".log"))
+                .setConfig(TestPods.sleeper(name, image))
                 .build();
     }
 

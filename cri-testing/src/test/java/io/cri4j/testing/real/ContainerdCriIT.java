@@ -13,15 +13,10 @@ import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.ImageStatusRequest;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.ListContainersRequest;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxFilter;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PodSandboxState;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.PullImageRequest;
@@ -39,7 +34,6 @@ import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -111,24 +105,7 @@ class ContainerdCriIT {
                         .getImageRef();
         assertThat(imageRef).startsWith("sha256:");
 
-        PodSandboxConfig podConfig =
-                PodSandboxConfig.newBuilder()
-                        .setMetadata(
-                                PodSandboxMetadata.newBuilder()
-                                        .setName("it-host-net")
-                                        .setNamespace("cri4j")
-                                        .setUid(UUID.randomUUID().toString()))
-                        .setLogDirectory(logs.toString())
-                        .setLinux(
-                                LinuxPodSandboxConfig.newBuilder()
-                                        .setSecurityContext(
-                                                LinuxSandboxSecurityContext.newBuilder()
-                                                        .setNamespaceOptions(
-                                                                NamespaceOption.newBuilder()
-                                                                        .setNetwork(
-                                                                                NamespaceMode
-                                                                                        .NODE))))
-                        .build();
+        PodSandboxConfig podConfig = TestPods.hostNetwork("it-host-net", "cri4j", logs).build();
         String podId =
                 runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
                         .runPodSandbox(

@@ -2,17 +2,12 @@ package io.cri4j.testing.real;
 
 import com.google.gson.JsonParser;
 import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -20,7 +15,6 @@ import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /** Small CRI helpers shared by the integration tests (plain generated stubs underneath). */
@@ -44,25 +38,14 @@ final class CriCalls {
     }
 
     static PodSandboxConfig podConfig(String name, boolean hostNetwork, Path logDir) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("cri4j")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(logDir.toString())
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(
-                                                                        hostNetwork
-                                                                                ? NamespaceMode.NODE
-                                                                                : NamespaceMode
-                                                                                        .POD))))
-                .build();
+        PodSandboxConfig.Builder b = TestPods.hostNetwork(name, "cri4j", logDir);
+        if (!hostNetwork) {
+            b.getLinuxBuilder()
+                    .getSecurityContextBuilder()
+                    .getNamespaceOptionsBuilder()
+                    .setNetwork(NamespaceMode.POD);
+        }
+        return b.build();
     }
 
     String runPod(PodSandboxConfig config) {
@@ -73,14 +56,7 @@ final class CriCalls {
 
     /** Creates and starts a container running {@code sleep 3600} from {@code image}. */
     String startSleeper(String podId, PodSandboxConfig podConfig, String image) {
-        ContainerConfig config =
-                ContainerConfig.newBuilder()
-                        .setMetadata(ContainerMetadata.newBuilder().setName("sleeper"))
-                        .setImage(ImageSpec.newBuilder().setImage(image))
-                        .addCommand("sleep")
-                        .addArgs("3600")
-                        .setLogPath("sleeper.log")
-                        .build();
+        ContainerConfig config = TestPods.sleeper("sleeper", image).build();
         String id =
                 runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
                         .createContainer(

@@ -3,18 +3,11 @@ package io.cri4j.testing.real;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.CriChannels;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PortForwardRequest;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
@@ -38,7 +31,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -74,24 +66,7 @@ class StreamingClientContainerdIT {
                         PullImageRequest.newBuilder()
                                 .setImage(ImageSpec.newBuilder().setImage(image))
                                 .build());
-        PodSandboxConfig pod =
-                PodSandboxConfig.newBuilder()
-                        .setMetadata(
-                                PodSandboxMetadata.newBuilder()
-                                        .setName("streaming")
-                                        .setNamespace("cri4j")
-                                        .setUid(UUID.randomUUID().toString()))
-                        .setLogDirectory(logs.toString())
-                        .setLinux(
-                                LinuxPodSandboxConfig.newBuilder()
-                                        .setSecurityContext(
-                                                LinuxSandboxSecurityContext.newBuilder()
-                                                        .setNamespaceOptions(
-                                                                NamespaceOption.newBuilder()
-                                                                        .setNetwork(
-                                                                                NamespaceMode
-                                                                                        .NODE))))
-                        .build();
+        PodSandboxConfig pod = TestPods.hostNetwork("streaming", "cri4j", logs).build();
         podId =
                 runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
                         .runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(pod).build())
@@ -102,17 +77,7 @@ class StreamingClientContainerdIT {
                                 CreateContainerRequest.newBuilder()
                                         .setPodSandboxId(podId)
                                         .setSandboxConfig(pod)
-                                        .setConfig(
-                                                ContainerConfig.newBuilder()
-                                                        .setMetadata(
-                                                                ContainerMetadata.newBuilder()
-                                                                        .setName("sleeper"))
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .addCommand("sleep")
-                                                        .addArgs("3600")
-                                                        .setLogPath("sleeper.log"))
+                                        .setConfig(TestPods.sleeper("sleeper", image))
                                         .build())
                         .getContainerId();
         runtime.withDeadlineAfter(60, TimeUnit.SECONDS)
