@@ -51,13 +51,16 @@ if ! cmp -s "$peer_src/package-lock.json" "$peer_dir/node_modules/.cri4j-package
 fi
 echo "grpc-js peer packages in $peer_dir: $(ls "$peer_dir/node_modules/@grpc")"
 
-# containerd 2.1.4 with NRI, and NRI's own Go plugins (nri-logger, nri-device-injector), are not in Debian 12:
-# ../shared/peers carries them beside the repository (CI has it); the NRI tests skip without them (fail with CI=true).
+# containerd 2.1.4 (NRI v0.8) and 2.3.4 (NRI v0.12) with NRI's own Go plugins, and critest with its CRI and NRI
+# conformance specs, are not in Debian 12: ../shared/peers carries them beside the repository (CI has it); the tests
+# that need them skip without them (fail with CI=true).
 shared="$(cd "$(dirname "$0")/.." && pwd)/../shared"
-if [[ -f "$shared/peers/install-containerd2.sh" ]]; then
-  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
-  $sudo bash "$shared/peers/install-containerd2.sh"
-fi
+for peer in install-containerd2.sh install-containerd23.sh install-critest.sh; do
+  if [[ -f "$shared/peers/$peer" ]]; then
+    sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo bash "$shared/peers/$peer"
+  fi
+done
 
 # The Debian packages enable services we do not want competing with the private instances the
 # tests start; stop them if a service manager started them.

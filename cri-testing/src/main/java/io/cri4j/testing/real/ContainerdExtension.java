@@ -39,6 +39,7 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         private String snapshotter = "overlayfs";
         private Duration startTimeout = Duration.ofSeconds(30);
         private boolean nri;
+        private boolean nri012;
         private Duration nriRequestTimeout;
 
         private Builder() {}
@@ -46,6 +47,14 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         /** See {@link LocalContainerd.Builder#containerd2WithNri()}. */
         public Builder containerd2WithNri() {
             this.nri = true;
+            this.nri012 = false;
+            return this;
+        }
+
+        /** See {@link LocalContainerd.Builder#containerd23WithNri()}. */
+        public Builder containerd23WithNri() {
+            this.nri = true;
+            this.nri012 = true;
             return this;
         }
 
@@ -86,6 +95,7 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
     private final String snapshotter;
     private final Duration startTimeout;
     private final boolean nri;
+    private final boolean nri012;
     private final Duration nriRequestTimeout;
 
     /** A containerd with its own registry without auth (the constructor {@code @ExtendWith} uses). */
@@ -99,6 +109,7 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         this.snapshotter = b.snapshotter;
         this.startTimeout = b.startTimeout;
         this.nri = b.nri;
+        this.nri012 = b.nri012;
         this.nriRequestTimeout = b.nriRequestTimeout;
     }
 
@@ -122,7 +133,7 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
         return containerd().socketPath();
     }
 
-    /** The NRI socket, with {@link Builder#containerd2WithNri()}. */
+    /** The NRI socket, with {@link Builder#containerd2WithNri()} or {@link Builder#containerd23WithNri()}. */
     public Path nriSocket() {
         return containerd().nriSocket();
     }
@@ -141,7 +152,9 @@ public final class ContainerdExtension extends ScopedExtension<LocalContainerd> 
     LocalContainerd start(String owner) {
         LocalContainerd.Builder b =
                 LocalContainerd.builder().snapshotter(snapshotter).startTimeout(startTimeout);
-        if (nri) {
+        if (nri012) {
+            b.containerd23WithNri();
+        } else if (nri) {
             b.containerd2WithNri();
         }
         if (nriRequestTimeout != null) {

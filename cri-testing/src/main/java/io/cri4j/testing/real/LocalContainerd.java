@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * {@code /run/containerd/s} and the CNI results cache live outside it; both are removed too.
  *
  * <p>With {@link Builder#containerd2WithNri()} it is containerd 2.1.4 instead (configuration version
- * 3, CRI {@code runtime.v1} only, its own CNI bridge on {@code 10.254.253.0/24}) with NRI enabled
+ * 3, CRI {@code runtime.v1} only, its own CNI bridge on {@code 10.254.253.0/24}), with {@link
+ * Builder#containerd23WithNri()} containerd 2.3.4 (NRI v0.12, bridge on {@code 10.254.252.0/24}), with NRI enabled
  * on a private socket ({@link #nriSocket()}) for external NRI plugins; {@link #restart()} kills and
  * restarts it as a crash would, and {@link #awaitNriPluginRegistrations} waits for containerd to
  * have added a plugin. NRI's own Go plugins run with {@link NriGoPlugin}.
@@ -75,6 +76,7 @@ public final class LocalContainerd implements AutoCloseable {
         private String snapshotter = "overlayfs";
         private Duration startTimeout = Duration.ofSeconds(30);
         private boolean nri;
+        private boolean nri012;
         private Duration nriRequestTimeout = Duration.ofSeconds(2);
 
         private Builder() {}
@@ -89,6 +91,22 @@ public final class LocalContainerd implements AutoCloseable {
          */
         public Builder containerd2WithNri() {
             this.nri = true;
+            this.nri012 = false;
+            return this;
+        }
+
+        /**
+         * Run containerd 2.3.4 (the long-term-support line) with NRI v0.12.0 enabled on a private
+         * socket instead of Debian's containerd 1.6: plugins and runtime exchange NRI versions at
+         * registration and the runtime calls one RPC per event. Its binaries come from {@value
+         * LocalContainerd#CONTAINERD23_BIN_DEFAULT}, or the directory named by the environment
+         * variable {@value LocalContainerd#CONTAINERD23_BIN_ENV}; {@code bash
+         * ../shared/peers/install-containerd23.sh} installs them (CI runs it). Its CNI bridge is on
+         * {@code 10.254.252.0/24}, so it runs beside a 2.1.4 harness. CRI {@code runtime.v1} only.
+         */
+        public Builder containerd23WithNri() {
+            this.nri = true;
+            this.nri012 = true;
             return this;
         }
 
@@ -145,6 +163,7 @@ public final class LocalContainerd implements AutoCloseable {
     private static final Path CNI_BIN_DIR = Path.of("/usr/lib/cni");
     private static final String CNI_SUBNET = "10.254.254.0/24";
     private static final String CNI_SUBNET_2 = "10.254.253.0/24";
+    private static final String CNI_SUBNET_23 = "10.254.252.0/24";
 
     /** Where {@link Builder#containerd2WithNri()} finds containerd 2.1.4 unless told otherwise. */
     public static final String CONTAINERD2_BIN_DEFAULT = "/opt/cri4j/containerd-2.1.4/bin";
@@ -152,10 +171,17 @@ public final class LocalContainerd implements AutoCloseable {
     /** Environment variable naming another directory of the containerd 2.1.4 binaries. */
     public static final String CONTAINERD2_BIN_ENV = "CRI4J_CONTAINERD2_BIN";
 
+    /** Where {@link Builder#containerd23WithNri()} finds containerd 2.3.4 unless told otherwise. */
+    public static final String CONTAINERD23_BIN_DEFAULT = "/opt/cri4j/containerd-2.3.4/bin";
+
+    /** Environment variable naming another directory of the containerd 2.3.4 binaries. */
+    public static final String CONTAINERD23_BIN_ENV = "CRI4J_CONTAINERD23_BIN";
+
     private final Duration startTimeout;
     private final String snapshotter;
     private final boolean ownsRegistry;
     private final boolean nri;
+    private final boolean nri012;
     private final Duration nriRequestTimeout;
     private Path containerdBinary;
     private LocalRegistry registry;
@@ -173,6 +199,7 @@ public final class LocalContainerd implements AutoCloseable {
         this.registry = b.registry;
         this.ownsRegistry = b.registry == null;
         this.nri = b.nri;
+        this.nri012 = b.nri012;
         this.nriRequestTimeout = b.nriRequestTimeout;
     }
 
@@ -185,19 +212,28 @@ public final class LocalContainerd implements AutoCloseable {
         Requirements.requireRoot("a private containerd");
         StaleHarnessDirs.reapOnce();
         if (nri) {
+            String env = nri012 ? CONTAINERD23_BIN_ENV : CONTAINERD2_BIN_ENV;
+            String version = nri012 ? "2.3.4" : "2.1.4";
             Path bin =
                     Path.of(
                             System.getenv()
-                                    .getOrDefault(CONTAINERD2_BIN_ENV, CONTAINERD2_BIN_DEFAULT));
+                                    .getOrDefault(
+                                            env,
+                                            nri012
+                                                    ? CONTAINERD23_BIN_DEFAULT
+                                                    : CONTAINERD2_BIN_DEFAULT));
             containerdBinary = bin.resolve("containerd");
             if (!Files.isExecutable(containerdBinary)
                     || !Files.isExecutable(bin.resolve("containerd-shim-runc-v2"))) {
                 Requirements.unavailable(
-                        "containerd 2.1.4 with NRI is not installed in "
+                        "containerd "
+                                + version
+                                + " with NRI is not installed in "
                                 + bin
-                                + " (bash ../shared/peers/install-containerd2.sh installs it, "
-                                + ".ci/install-test-deps.sh runs that; "
-                                + CONTAINERD2_BIN_ENV
+                                + " (bash ../shared/peers/install-containerd"
+                                + (nri012 ? "23" : "2")
+                                + ".sh installs it, .ci/install-test-deps.sh runs that; "
+                                + env
                                 + " names another directory)");
             }
         } else {
@@ -253,7 +289,7 @@ public final class LocalContainerd implements AutoCloseable {
     private void startDaemon() {
         java.util.Map<String, String> env = java.util.Map.of();
         if (nri) {
-            // the 2.1.4 shim must come before Debian's 1.6 shim in /usr/bin
+            // the 2.x shim must come before Debian's 1.6 shim in /usr/bin
             env = java.util.Map.of("PATH", dir.resolve("shimbin") + ":" + System.getenv("PATH"));
         }
         daemon =
@@ -329,9 +365,26 @@ public final class LocalContainerd implements AutoCloseable {
         return dir.resolve("nri.sock");
     }
 
-    /** Whether this is containerd 2.1.4 with NRI ({@link Builder#containerd2WithNri()}). */
+    /**
+     * Whether this is containerd 2.x with NRI ({@link Builder#containerd2WithNri()}, {@link
+     * Builder#containerd23WithNri()}).
+     */
     public boolean hasNri() {
         return nri;
+    }
+
+    /**
+     * Whether this containerd speaks NRI v0.12 (containerd 2.3.4, {@link
+     * Builder#containerd23WithNri()}): version exchange at registration, one RPC per event, and Go
+     * plugins that take a socket flag.
+     */
+    public boolean hasNri012() {
+        return nri012;
+    }
+
+    /** The directory of this containerd's binaries (and, for 2.x, of NRI's Go example plugins). */
+    public Path binDirectory() {
+        return containerdBinary.getParent();
     }
 
     /**
@@ -613,7 +666,11 @@ public final class LocalContainerd implements AutoCloseable {
                     ]
                 }
                 """
-                        .formatted(networkName(), bridgeName(), nri ? CNI_SUBNET_2 : CNI_SUBNET, d);
+                        .formatted(
+                                networkName(),
+                                bridgeName(),
+                                nri ? (nri012 ? CNI_SUBNET_23 : CNI_SUBNET_2) : CNI_SUBNET,
+                                d);
         try {
             Files.writeString(dir.resolve("config.toml"), config);
             Path certs = Files.createDirectories(dir.resolve("certs.d").resolve(hostPort));

@@ -10,11 +10,14 @@ import java.util.List;
 
 /**
  * One of NRI's own Go example plugins ({@code nri-logger}, {@code nri-device-injector}, NRI
- * v0.8.0, installed beside containerd 2.1.4) registered with a {@link LocalContainerd} built with
- * {@link LocalContainerd.Builder#containerd2WithNri()}: the plugin written by NRI's authors, as a
- * peer for cri4j's NRI plugins.
+ * v0.8.0, installed beside containerd 2.1.4; with containerd 2.3.4 NRI v0.12.0's, which also has
+ * {@code nri-template}) registered with a {@link LocalContainerd} built with {@link
+ * LocalContainerd.Builder#containerd2WithNri()} or {@link
+ * LocalContainerd.Builder#containerd23WithNri()}: the plugin written by NRI's authors, as a peer
+ * for cri4j's NRI plugins.
  *
- * <p>These plugins have no socket option: they always dial {@value NriSocketLink#LINK}. While one
+ * <p>NRI v0.12's plugins are told their socket ({@code -socket-path}; {@code nri-template}: {@code
+ * -socket}). NRI v0.8's plugins have no socket option: they always dial {@value NriSocketLink#LINK}. While one
  * runs, that path is a symbolic link to the containerd's private socket, and this JVM holds the
  * machine-wide lock {@value NriSocketLink#LOCK} (several Go plugins of one test share it); {@link
  * #close()} stops the plugin and, with the last one, removes the link and releases the lock. A
@@ -26,12 +29,14 @@ public final class NriGoPlugin implements AutoCloseable {
     private final String fullName;
     private final Daemon daemon;
     private final Path log;
+    private final boolean linked;
     private boolean closed;
 
-    private NriGoPlugin(String fullName, Daemon daemon, Path log) {
+    private NriGoPlugin(String fullName, Daemon daemon, Path log, boolean linked) {
         this.fullName = fullName;
         this.daemon = daemon;
         this.log = log;
+        this.linked = linked;
     }
 
     /**
@@ -51,43 +56,93 @@ public final class NriGoPlugin implements AutoCloseable {
         return start(containerd, "nri-device-injector", index, args);
     }
 
-    /** Starts the plugin binary {@code name} from containerd 2.1.4's directory; see {@link #logger}. */
+    /**
+     * Starts the plugin binary {@code name} from the containerd's own directory (2.1.4's or
+     * 2.3.4's); see {@link #logger}.
+     */
     public static NriGoPlugin start(
             LocalContainerd containerd, String name, int index, String... args) {
         Path socket = containerd.nriSocket();
-        Path binary = containerd.directory().resolve("shimbin").resolve("containerd-shim-runc-v2");
-        Path bin;
-        try {
-            bin = Files.readSymbolicLink(binary).getParent();
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("cannot find containerd 2.1.4's directory: " + e, e);
+        Path exe = executable(containerd.binDirectory(), name);
+        String full = String.format("%02d-%s", index, name);
+        int before = containerd.nriPluginRegistrations(full);
+        boolean linked = !containerd.hasNri012();
+        if (linked) {
+            NriSocketLink.acquire(socket);
         }
+        Daemon d = null;
+        try {
+            List<String> cmd = command(exe, name, index, linked ? null : socket, args);
+            Path log = containerd.directory().resolve(full + ".log");
+            d = Daemon.start(name, cmd, log);
+            containerd.awaitNriPluginRegistrations(full, before + 1, Duration.ofSeconds(20));
+            return new NriGoPlugin(full, d, log, linked);
+        } catch (RuntimeException | Error e) {
+            if (d != null) {
+                d.stop(Duration.ofSeconds(5));
+            }
+            if (linked) {
+                NriSocketLink.release();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Starts NRI v0.12.0's Go plugin {@code name} ({@code nri-logger}, {@code
+     * nri-device-injector}, {@code nri-template}) from containerd 2.3.4's directory ({@value
+     * LocalContainerd#CONTAINERD23_BIN_DEFAULT}, or {@value LocalContainerd#CONTAINERD23_BIN_ENV})
+     * against any NRI runtime listening on {@code nriSocket} (cri4j's proxy, fake runtime or
+     * {@code NriHost}), with {@code -idx index}, the socket flag and {@code args}. No link and no
+     * lock: several run at once. Returns once the process runs: the caller awaits the registration
+     * on its runtime.
+     *
+     * @param logDir where the plugin's log ({@code NN-name.log}) goes
+     */
+    public static NriGoPlugin launchV012(
+            Path nriSocket, Path logDir, String name, int index, String... args) {
+        Path bin =
+                Path.of(
+                        System.getenv()
+                                .getOrDefault(
+                                        LocalContainerd.CONTAINERD23_BIN_ENV,
+                                        LocalContainerd.CONTAINERD23_BIN_DEFAULT));
+        Path exe = executable(bin, name);
+        String full = String.format("%02d-%s", index, name);
+        Path log = logDir.resolve(full + ".log");
+        return new NriGoPlugin(
+                full,
+                Daemon.start(name, command(exe, name, index, nriSocket, args), log),
+                log,
+                false);
+    }
+
+    private static Path executable(Path bin, String name) {
         Path exe = bin.resolve(name);
         if (!Files.isExecutable(exe)) {
             io.cri4j.testing.real.internal.Requirements.unavailable(
                     "NRI's Go plugin "
                             + exe
-                            + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
+                            + " is not installed (bash ../shared/peers/install-containerd2.sh and"
+                            + " install-containerd23.sh install them)");
         }
-        String full = String.format("%02d-%s", index, name);
-        int before = containerd.nriPluginRegistrations(full);
-        NriSocketLink.acquire(socket);
-        Daemon d = null;
-        try {
-            List<String> cmd =
-                    new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
-            cmd.addAll(List.of(args));
-            Path log = containerd.directory().resolve(full + ".log");
-            d = Daemon.start(name, cmd, log);
-            containerd.awaitNriPluginRegistrations(full, before + 1, Duration.ofSeconds(20));
-            return new NriGoPlugin(full, d, log);
-        } catch (RuntimeException | Error e) {
-            if (d != null) {
-                d.stop(Duration.ofSeconds(5));
+        return exe;
+    }
+
+    /** The command line; {@code socket} null: the plugin dials its default socket (NRI v0.8). */
+    private static List<String> command(
+            Path exe, String name, int index, Path socket, String... args) {
+        List<String> cmd =
+                new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
+        if (socket != null) {
+            if (name.equals("nri-template")) {
+                cmd.addAll(List.of("-socket", socket.toString(), "-name", name));
+            } else {
+                cmd.addAll(List.of("-socket-path", socket.toString()));
             }
-            NriSocketLink.release();
-            throw e;
         }
+        cmd.addAll(List.of(args));
+        return cmd;
     }
 
     /**
@@ -108,21 +163,16 @@ public final class NriGoPlugin implements AutoCloseable {
                                 .getOrDefault(
                                         LocalContainerd.CONTAINERD2_BIN_ENV,
                                         LocalContainerd.CONTAINERD2_BIN_DEFAULT));
-        Path exe = bin.resolve(name);
-        if (!Files.isExecutable(exe)) {
-            io.cri4j.testing.real.internal.Requirements.unavailable(
-                    "NRI's Go plugin "
-                            + exe
-                            + " is not installed (bash ../shared/peers/install-containerd2.sh installs it)");
-        }
+        Path exe = executable(bin, name);
         String full = String.format("%02d-%s", index, name);
         NriSocketLink.acquire(nriSocket);
         try {
-            List<String> cmd =
-                    new ArrayList<>(List.of(exe.toString(), "-idx", String.format("%02d", index)));
-            cmd.addAll(List.of(args));
             Path log = logDir.resolve(full + ".log");
-            return new NriGoPlugin(full, Daemon.start(name, cmd, log), log);
+            return new NriGoPlugin(
+                    full,
+                    Daemon.start(name, command(exe, name, index, null, args), log),
+                    log,
+                    true);
         } catch (RuntimeException | Error e) {
             NriSocketLink.release();
             throw e;
@@ -159,7 +209,9 @@ public final class NriGoPlugin implements AutoCloseable {
         try {
             daemon.stop(Duration.ofSeconds(5));
         } finally {
-            NriSocketLink.release();
+            if (linked) {
+                NriSocketLink.release();
+            }
         }
     }
 
