@@ -1,6 +1,7 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.hook.FailurePolicy;
 import io.cri4j.testing.fake.FakeCriServer;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -43,6 +44,24 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                             + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
     long pullRate;
 
+    @Option(
+            names = "--nri-socket",
+            converter = EndpointConverter.class,
+            description =
+                    "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins, critest's NRI"
+                            + " specs) connect and hook the fake's pods and containers, e.g."
+                            + " unix:///tmp/fake-nri.sock")
+    CriEndpoint nriSocket;
+
+    @Option(
+            names = "--nri-failure-policy",
+            defaultValue = "Fail",
+            converter = FailurePolicyConverter.class,
+            description =
+                    "what an NRI plugin's failure does to the CRI call: Fail or Ignore (default:"
+                            + " ${DEFAULT-VALUE}, as containerd)")
+    FailurePolicy nriFailurePolicy;
+
     @Override
     public Integer call() throws Exception {
         int colon = streamingAddress.lastIndexOf(':');
@@ -56,20 +75,27 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                     spec.commandLine(),
                     "--streaming-address must be HOST:PORT, not '" + streamingAddress + "'");
         }
-        FakeCriServer fake =
+        PrintWriter out = spec.commandLine().getOut();
+        FakeCriServer.Builder b =
                 FakeCriServer.builder()
                         .listen(listen)
                         .streamingAddress(host, port)
-                        .pullRate(pullRate)
-                        .build()
-                        .start();
+                        .pullRate(pullRate);
+        if (nriSocket != null) {
+            b.addHookProvider(
+                    NriHostOutput.host(
+                            spec.commandLine(), nriSocket, nriFailurePolicy, out, "fake-runtime"));
+        }
+        FakeCriServer fake = b.build().start();
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        PrintWriter out = spec.commandLine().getOut();
         out.println(
                 "fake CRI runtime serving runtime.v1 and runtime.v1alpha2 on "
                         + fake.endpoint()
                         + fake.streamingBaseUrl().map(a -> "; streaming on " + a).orElse(""));
+        if (nriSocket != null) {
+            out.println("fake-runtime: NRI plugins connect to " + nriSocket);
+        }
         out.println("try: crictl --runtime-endpoint " + fake.endpoint() + " version");
         out.flush();
         fake.awaitTermination();

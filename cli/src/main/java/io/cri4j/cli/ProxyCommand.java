@@ -2,10 +2,8 @@ package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.hook.FailurePolicy;
-import io.cri4j.hook.HookEvent;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgressServer;
-import io.cri4j.nri.NriHost;
 import io.cri4j.proxy.CriProxy;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -16,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
@@ -182,54 +179,9 @@ final class ProxyCommand implements Callable<Integer> {
             b.loadHooks(pluginLoader);
         }
         if (nriSocket != null) {
-            if (!nriSocket.isUnix()) {
-                throw new CommandLine.ParameterException(
-                        spec.commandLine(),
-                        "--nri-socket must be a unix socket (unix:///PATH), got " + nriSocket);
-            }
             b.addHookProvider(
-                    NriHost.builder(nriSocket.path())
-                            .failurePolicy(nriFailurePolicy)
-                            .listener(
-                                    new NriHost.Listener() {
-                                        @Override
-                                        public void registered(
-                                                String name, int index, Set<HookEvent> events) {
-                                            say(
-                                                    out,
-                                                    String.format(
-                                                            "cri4j proxy: NRI plugin %02d-%s registered for %s",
-                                                            index,
-                                                            name,
-                                                            events.stream()
-                                                                    .map(HookEvent::displayName)
-                                                                    .sorted()
-                                                                    .toList()));
-                                        }
-
-                                        @Override
-                                        public void disconnected(String name, Throwable cause) {
-                                            say(
-                                                    out,
-                                                    "cri4j proxy: NRI plugin "
-                                                            + name
-                                                            + " gone"
-                                                            + (cause == null
-                                                                    ? ""
-                                                                    : ": " + cause.getMessage()));
-                                        }
-
-                                        @Override
-                                        public void rejected(String who, String reason) {
-                                            say(
-                                                    out,
-                                                    "cri4j proxy: NRI "
-                                                            + who
-                                                            + " refused: "
-                                                            + reason);
-                                        }
-                                    })
-                            .build());
+                    NriHostOutput.host(
+                            spec.commandLine(), nriSocket, nriFailurePolicy, out, "cri4j proxy"));
         }
         try (CriProxy p = b.build();
                 PullProgressServer s = http == null ? null : http.build()) {
@@ -282,13 +234,6 @@ final class ProxyCommand implements Callable<Integer> {
     }
 
     /** One line of output from another thread. */
-    private static void say(PrintWriter out, String line) {
-        synchronized (out) {
-            out.println(line);
-            out.flush();
-        }
-    }
-
     private static URLClassLoader pluginLoader(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             throw new IOException("--plugins " + dir + " is not a directory");

@@ -287,6 +287,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         State was = state;
         state = State.CLOSED;
+        registered.complete(null);
         if (registrationTimer != null) {
             registrationTimer.cancel(false);
         }
@@ -326,10 +327,14 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** Drops the plugin: logs why (once the channel is inactive), closes the connection. */
+    /** Completes once this plugin is listed, failed or gone: the end of its registration. */
+    private final CompletableFuture<Void> registered = new CompletableFuture<>();
+
     private void fail(Throwable t) {
         if (failure == null) {
             failure = t;
         }
+        registered.complete(null);
         if (channel.isActive()) {
             // after what was written so far, e.g. the error answer to a bad registration
             channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -562,17 +567,23 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         state = State.SYNCHRONIZING;
-        CompletionStage<RuntimeSnapshot> snap;
+        CompletionStage<Void> registration;
         try {
-            snap = s.host().snapshot();
+            registration =
+                    s.host()
+                            .register(
+                                    snapshot -> {
+                                        onLoop(() -> synchronize(snapshot));
+                                        return registered;
+                                    });
         } catch (RuntimeException e) {
-            snap = CompletableFuture.failedFuture(e);
+            registration = CompletableFuture.failedFuture(e);
         }
-        snap.whenComplete(
-                (snapshot, t) ->
+        registration.whenComplete(
+                (v, t) -> {
+                    if (t != null) {
                         onLoop(
-                                () -> {
-                                    if (t != null) {
+                                () ->
                                         fail(
                                                 new IllegalStateException(
                                                         "the host could not give its pods and containers to "
@@ -580,42 +591,38 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                                                 + fullName
                                                                 + ": "
                                                                 + message(t),
-                                                        t));
-                                        return;
-                                    }
-                                    List<SynchronizeRequest> messages;
-                                    try {
-                                        messages =
-                                                SyncSplitter.split(
-                                                        snapshot.pods(),
-                                                        snapshot.containers(),
-                                                        SyncSplitter.MAX_MESSAGE);
-                                    } catch (IllegalArgumentException e) {
-                                        fail(
-                                                new IllegalStateException(
-                                                        "cannot synchronize plugin "
-                                                                + fullName
-                                                                + ": "
-                                                                + e.getMessage(),
-                                                        e));
-                                        return;
-                                    }
-                                    if (messages.size() > 1) {
-                                        LOG.info(
-                                                "synchronizing plugin {}: {} pods and {} containers in {} messages",
-                                                fullName,
-                                                snapshot.pods().size(),
-                                                snapshot.containers().size(),
-                                                messages.size());
-                                    } else {
-                                        LOG.debug(
-                                                "synchronizing plugin {}: {} pods and {} containers",
-                                                fullName,
-                                                snapshot.pods().size(),
-                                                snapshot.containers().size());
-                                    }
-                                    sendSync(messages, 0);
-                                }));
+                                                        t)));
+                    }
+                });
+    }
+
+    private void synchronize(RuntimeSnapshot snapshot) {
+        List<SynchronizeRequest> messages;
+        try {
+            messages =
+                    SyncSplitter.split(
+                            snapshot.pods(), snapshot.containers(), SyncSplitter.MAX_MESSAGE);
+        } catch (IllegalArgumentException e) {
+            fail(
+                    new IllegalStateException(
+                            "cannot synchronize plugin " + fullName + ": " + e.getMessage(), e));
+            return;
+        }
+        if (messages.size() > 1) {
+            LOG.info(
+                    "synchronizing plugin {}: {} pods and {} containers in {} messages",
+                    fullName,
+                    snapshot.pods().size(),
+                    snapshot.containers().size(),
+                    messages.size());
+        } else {
+            LOG.debug(
+                    "synchronizing plugin {}: {} pods and {} containers",
+                    fullName,
+                    snapshot.pods().size(),
+                    snapshot.containers().size());
+        }
+        sendSync(messages, 0);
     }
 
     private void sendSync(List<SynchronizeRequest> messages, int i) {
@@ -712,6 +719,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                                         ContainerUpdate::getContainerId));
                                     }
                                     if (state != State.SYNCHRONIZING || !channel.isActive()) {
+                                        registered.complete(null);
                                         return;
                                     }
                                     state = State.READY;
@@ -720,6 +728,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                             fullName,
                                             PluginService.names(events));
                                     registry.ready(this);
+                                    registered.complete(null);
                                 }));
     }
 

@@ -1,13 +1,14 @@
 package io.cri4j.proxy.internal;
 
 import io.cri4j.cri.internal.UnaryCalls;
-import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerState;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.LinuxContainerResources;
+import io.cri4j.cri.v1.ListPodSandboxResponse;
 import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
+import io.cri4j.cri.v1.PodSandboxStatusRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
@@ -20,15 +21,14 @@ import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
 import io.cri4j.cri.v1.UpdatePodSandboxResourcesRequest;
 import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.HookChain;
-import io.cri4j.hook.HookConfiguration;
 import io.cri4j.hook.HookEvent;
-import io.cri4j.hook.HookResult;
 import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.hook.host.Adjusted;
 import io.cri4j.hook.host.CriAdjuster;
 import io.cri4j.hook.host.DeviceNodes;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookStatuses;
+import io.cri4j.hook.host.LifecycleHost;
 import io.cri4j.hook.host.NriFromCri;
 import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.hook.host.UnsupportedAdjustment;
@@ -39,39 +39,30 @@ import io.cri4j.nri.api.PodSandbox;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The proxy as an NRI host: runs a {@link HookChain} around the CRI RuntimeService calls that
- * are pod and container lifecycle operations, the way containerd's CRI plugin runs NRI plugins.
- * It builds NRI's pod and container from the CRI request and the {@link CheckpointStore}
- * ({@link NriFromCri}), applies the merged adjustments to the request ({@link CriAdjuster}; what
- * CRI cannot carry fails the call or is logged as dropped, per the asking hook's policy), sends
- * the updates and evictions hooks ask for to the backend as {@code UpdateContainerResources} and
- * {@code StopContainer}, and records every successful call in the store.
- *
- * <p>Pre-events ({@code AdjustPodSandbox}, {@code CreateContainer}, {@code StartContainer},
- * {@code UpdateContainer}, {@code UpdatePodSandbox}) come before the backend call and a failure
- * under a hook's {@code Fail} fails the CRI call before the runtime sees it; {@code RunPodSandbox}
- * comes once the runtime made the pod (whose id it then has), and a failure removes the pod
- * again; the others come after the backend call and their failures are logged. Never blocks:
- * a link of the proxy's asynchronous interceptor chain; hooks that may block run on the chain's
- * workers.
+ * The proxy as an NRI host: an adapter of {@link LifecycleHost} (NRI's runtime side) for the CRI
+ * RuntimeService calls that are pod and container lifecycle operations. Each call goes to the
+ * host with the proxy's step for it (the relayed backend call, then the record in the {@link
+ * CheckpointStore}); the host runs the hooks in NRI's order and keeps the lifecycle state. The
+ * proxy builds NRI's pod and container from the store ({@link NriFromCri}), hides a pod whose
+ * {@code RunPodSandbox} hooks still run from {@code ListPodSandbox} and {@code PodSandboxStatus},
+ * sends the updates and evictions hooks ask for to the backend ({@code UpdateContainerResources},
+ * {@code StopContainer}), and reports the exits the backend reports ({@link ContainerExits}).
+ * Never blocks: a link of the proxy's asynchronous interceptor chain.
  */
 public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyHooks.class);
@@ -82,9 +73,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     /** The runtime name hooks see. */
     public static final String RUNTIME_NAME = "cri4j-proxy";
 
-    private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
     private static final long BACKEND_DEADLINE_SECONDS = 30;
+    private static final String V1 = "runtime.v1.RuntimeService";
     private static final Set<String> METHODS =
             Set.of(
                     "RunPodSandbox",
@@ -97,15 +87,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                     "RemoveContainer",
                     "UpdateContainerResources");
 
-    private final HookChain chain;
+    private final LifecycleHost host;
     private final CheckpointStore store;
     private final Channel backend;
     private final Function<MethodDescriptor<?, ?>, CompletionStage<Boolean>> applies;
-    private final String runtimeVersion;
     private final DeviceNodes devices;
     private final CriAdjuster adjuster;
-    private final AtomicLong pending = new AtomicLong();
     private final Map<String, NriPod> nriPods = new ConcurrentHashMap<>();
+    private final ContainerExits exits;
 
     /**
      * @param chain the hooks
@@ -123,92 +112,116 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             Function<MethodDescriptor<?, ?>, CompletionStage<Boolean>> applies,
             String runtimeVersion,
             DeviceNodes devices) {
-        this.chain = chain;
         this.store = store;
         this.backend = backend;
         this.applies = applies;
-        this.runtimeVersion = runtimeVersion;
         this.devices = devices;
         this.adjuster = CriAdjuster.create(devices);
+        this.host =
+                LifecycleHost.builder()
+                        .chain(chain)
+                        .runtime(new BackendRuntime())
+                        .runtimeName(RUNTIME_NAME, runtimeVersion)
+                        .devices(devices)
+                        .unhooked(p -> "true".equals(p.getLabelsMap().get(SKIP_LABEL)))
+                        .build();
+        this.exits = new ContainerExits(backend, host, this::exited);
     }
 
     /**
      * Configures the chain's own hooks and synchronizes them with the store, applying the updates
-     * they answer with; waits up to the registration timeout.
+     * they answer with; then follows the exits the backend reports.
      *
      * @throws IllegalStateException when a hook under {@code Fail} cannot be configured or
      *     synchronized
      */
     public void start() {
-        HookConfiguration config =
-                new HookConfiguration(
-                        "",
-                        RUNTIME_NAME,
-                        runtimeVersion,
-                        REGISTRATION_TIMEOUT,
-                        REQUEST_TIMEOUT,
-                        runtime());
-        try {
-            chain.configure(config)
-                    .toCompletableFuture()
-                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-            RuntimeSnapshot s = snapshotNow();
-            List<ContainerUpdate> updates =
-                    chain.synchronize(s.pods(), s.containers())
-                            .toCompletableFuture()
-                            .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-            apply(updates, List.of(), "Synchronize")
-                    .toCompletableFuture()
-                    .get(BACKEND_DEADLINE_SECONDS * 2, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(
-                    "proxy hooks: " + e.getCause().getMessage(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IllegalStateException(
-                    "proxy hooks did not register within " + REGISTRATION_TIMEOUT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while registering the proxy's hooks", e);
-        }
+        host.start();
+        exits.start();
     }
 
     /** The chain the hooks run in. */
     public HookChain chain() {
-        return chain;
+        return host.chain();
+    }
+
+    /** The lifecycle host the proxy adapts. */
+    public LifecycleHost host() {
+        return host;
     }
 
     // ---------------------------------------------------------------- HookHost
 
     @Override
     public String runtimeName() {
-        return RUNTIME_NAME;
+        return host.runtimeName();
     }
 
     @Override
     public String runtimeVersion() {
-        return runtimeVersion;
+        return host.runtimeVersion();
     }
 
     @Override
     public CompletionStage<RuntimeSnapshot> snapshot() {
-        try {
-            return CompletableFuture.completedFuture(snapshotNow());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    private RuntimeSnapshot snapshotNow() {
-        List<PodSandbox> pods = new ArrayList<>();
-        store.pods().forEach(p -> pods.add(nriPod(p)));
-        List<Container> containers = new ArrayList<>();
-        store.containers().forEach(c -> containers.add(nriContainer(c)));
-        return new RuntimeSnapshot(pods, containers);
+        return host.snapshot();
     }
 
     @Override
     public RuntimeHandle runtime() {
-        return (updates, evictions) -> apply(updates, evictions, "UpdateContainers");
+        return host.runtime();
+    }
+
+    @Override
+    public <T> CompletionStage<T> register(Function<RuntimeSnapshot, CompletionStage<T>> register) {
+        return host.register(register);
+    }
+
+    // ---------------------------------------------------------------- the runtime behind the host
+
+    /** The backend and the store, as the lifecycle host sees them. */
+    private final class BackendRuntime implements LifecycleHost.Runtime {
+        @Override
+        public Optional<PodSandbox> pod(String id) {
+            return store.pod(id).map(ProxyHooks.this::nriPod);
+        }
+
+        @Override
+        public Optional<Container> container(String id) {
+            return store.container(id).map(ProxyHooks.this::nriContainer);
+        }
+
+        @Override
+        public RuntimeSnapshot snapshot() {
+            List<PodSandbox> pods = new ArrayList<>();
+            store.pods().forEach(p -> pods.add(nriPod(p)));
+            List<Container> containers = new ArrayList<>();
+            store.containers().forEach(c -> containers.add(nriContainer(c)));
+            return new RuntimeSnapshot(pods, containers);
+        }
+
+        @Override
+        public CompletionStage<?> undoPodSandbox(String id) {
+            store.removePod(id);
+            nriPods.remove(id);
+            return backendCall(
+                            RuntimeServiceGrpc.getStopPodSandboxMethod(),
+                            StopPodSandboxRequest.newBuilder().setPodSandboxId(id).build())
+                    .handle((v, t) -> null)
+                    .thenCompose(
+                            x ->
+                                    backendCall(
+                                            RuntimeServiceGrpc.getRemovePodSandboxMethod(),
+                                            RemovePodSandboxRequest.newBuilder()
+                                                    .setPodSandboxId(id)
+                                                    .build()));
+        }
+
+        @Override
+        public CompletionStage<List<ContainerUpdate>> apply(
+                List<ContainerUpdate> updates, List<ContainerEviction> evictions, String what) {
+            return ProxyHooks.this.apply(updates, evictions, what);
+        }
     }
 
     // ---------------------------------------------------------------- NRI views
@@ -231,12 +244,6 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     /** A stored pod and NRI's view of it. */
     private record NriPod(CheckpointStore.Pod source, PodSandbox pod) {}
 
-    private PodSandbox nriPod(String podId) {
-        return store.pod(podId)
-                .map(this::nriPod)
-                .orElseGet(() -> PodSandbox.newBuilder().setId(podId).build());
-    }
-
     private Container nriContainer(CheckpointStore.Ctr c) {
         NamespaceOption ns =
                 store.pod(c.podId())
@@ -256,139 +263,133 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 .build();
     }
 
-    /** NRI's view of the pod of container {@code id}. */
-    private PodSandbox nriPodOf(String containerId) {
-        return nriPod(store.container(containerId).map(CheckpointStore.Ctr::podId).orElse(""));
-    }
-
-    private Container nriContainer(String id) {
-        return store.container(id)
-                .map(this::nriContainer)
-                .orElseGet(() -> Container.newBuilder().setId(id).build());
-    }
-
-    private boolean skipped(PodSandboxConfig config) {
-        return "true".equals(config.getLabelsMap().get(SKIP_LABEL));
-    }
-
-    private boolean skippedPod(String podId) {
-        return store.pod(podId).map(p -> skipped(p.config())).orElse(false);
-    }
-
-    private boolean skippedContainer(String id) {
-        return store.container(id).map(c -> skippedPod(c.podId())).orElse(false);
-    }
-
     // ---------------------------------------------------------------- the interceptor
 
     @Override
     public boolean intercepts(MethodDescriptor<?, ?> method) {
         String svc = method.getServiceName();
-        return svc != null
-                && svc.endsWith(".RuntimeService")
-                && METHODS.contains(method.getBareMethodName());
+        if (svc == null || !svc.endsWith(".RuntimeService")) {
+            return false;
+        }
+        String name = method.getBareMethodName();
+        return METHODS.contains(name)
+                || (svc.equals(V1)
+                        && (name.equals("ListPodSandbox") || name.equals("PodSandboxStatus")));
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> call) {
-        Function<Object, CompletableFuture<Object>> proceed =
-                r -> call.proceed((Q) r).toCompletableFuture().thenApply(x -> (Object) x);
+        String name = call.method().getBareMethodName();
+        if (name.equals("ListPodSandbox") || name.equals("PodSandboxStatus")) {
+            return (CompletionStage<R>) visibleOnly(name, call);
+        }
+        Function<Object, CompletionStage<Object>> proceed =
+                r -> call.proceed((Q) r).thenApply(x -> (Object) x);
         return applies.apply(call.method())
                 .thenCompose(
                         hooked -> {
                             if (!hooked) {
                                 return (CompletionStage<Object>) call.proceed(call.request());
                             }
-                            Object req = call.request();
-                            CompletableFuture<Object> out =
-                                    switch (call.method().getBareMethodName()) {
-                                        case "RunPodSandbox" ->
-                                                runPodSandbox((RunPodSandboxRequest) req, proceed);
-                                        case "StopPodSandbox" ->
-                                                stopPodSandbox(
-                                                        (StopPodSandboxRequest) req, proceed);
-                                        case "RemovePodSandbox" ->
-                                                removePodSandbox(
-                                                        (RemovePodSandboxRequest) req, proceed);
-                                        case "UpdatePodSandboxResources" ->
-                                                updatePodSandbox(
-                                                        (UpdatePodSandboxResourcesRequest) req,
-                                                        proceed);
-                                        case "CreateContainer" ->
-                                                createContainer(
-                                                        (CreateContainerRequest) req, proceed);
-                                        case "StartContainer" ->
-                                                startContainer(
-                                                        (StartContainerRequest) req, proceed);
-                                        case "StopContainer" ->
-                                                stopContainer((StopContainerRequest) req, proceed);
-                                        case "RemoveContainer" ->
-                                                removeContainer(
-                                                        (RemoveContainerRequest) req, proceed);
-                                        case "UpdateContainerResources" ->
-                                                updateContainer(
-                                                        (UpdateContainerResourcesRequest) req,
-                                                        proceed);
-                                        default -> proceed.apply(req);
-                                    };
-                            return out;
+                            return guard(() -> lifecycle(name, call.request(), proceed));
                         })
                 .thenApply(r -> (R) r);
     }
 
-    /** A pre-event: its failure becomes the status the call fails with. */
-    private static <T> CompletableFuture<T> pre(CompletionStage<T> event) {
-        return event.toCompletableFuture()
-                .handle(
-                        (v, t) -> {
-                            if (t != null) {
-                                throw new CompletionException(HookStatuses.of(t).asException());
-                            }
-                            return v;
-                        });
-    }
-
-    /** Whether a hook of the chain is subscribed to one of {@code events}. */
-    private boolean wanted(HookEvent... events) {
-        Set<HookEvent> subscribed = chain.events();
-        for (HookEvent e : events) {
-            if (subscribed.contains(e)) {
-                return true;
+    /** One lifecycle call: the host's method for it, with the proxy's step. */
+    private CompletionStage<Object> lifecycle(
+            String name, Object req, Function<Object, CompletionStage<Object>> proceed) {
+        return switch (name) {
+            case "RunPodSandbox" -> runPodSandbox((RunPodSandboxRequest) req, proceed);
+            case "StopPodSandbox" -> stopPodSandbox((StopPodSandboxRequest) req, proceed);
+            case "RemovePodSandbox" -> removePodSandbox((RemovePodSandboxRequest) req, proceed);
+            case "UpdatePodSandboxResources" ->
+                    updatePodSandbox((UpdatePodSandboxResourcesRequest) req, proceed);
+            case "CreateContainer" -> createContainer((CreateContainerRequest) req, proceed);
+            case "StartContainer" -> {
+                String id = ((StartContainerRequest) req).getContainerId();
+                yield host.startContainer(
+                        id,
+                        () ->
+                                proceed.apply(req)
+                                        .thenApply(
+                                                r ->
+                                                        state(
+                                                                id,
+                                                                ContainerState.CONTAINER_RUNNING,
+                                                                r)));
             }
-        }
-        return false;
+            case "StopContainer" -> {
+                String id = ((StopContainerRequest) req).getContainerId();
+                yield host.stopContainer(
+                        id,
+                        () ->
+                                proceed.apply(req)
+                                        .thenApply(
+                                                r ->
+                                                        state(
+                                                                id,
+                                                                ContainerState.CONTAINER_EXITED,
+                                                                r)));
+            }
+            case "RemoveContainer" -> {
+                String id = ((RemoveContainerRequest) req).getContainerId();
+                yield host.removeContainer(
+                        id,
+                        () ->
+                                proceed.apply(req)
+                                        .thenApply(
+                                                r -> {
+                                                    store.removeContainer(id);
+                                                    return r;
+                                                }));
+            }
+            case "UpdateContainerResources" ->
+                    updateContainer((UpdateContainerResourcesRequest) req, proceed);
+            default -> proceed.apply(req);
+        };
     }
 
     /**
-     * A post-event, when a hook is subscribed to it: its failure is logged, not passed on (the
-     * operation has happened).
+     * {@code ListPodSandbox} and {@code PodSandboxStatus} without the pods whose {@code
+     * RunPodSandbox} hooks still run (NotFound for the status of one).
      */
-    private CompletableFuture<Void> post(HookEvent e, Supplier<CompletionStage<?>> event) {
-        if (!wanted(e)) {
-            return CompletableFuture.completedFuture(null);
+    @SuppressWarnings("unchecked")
+    private <Q, R> CompletionStage<?> visibleOnly(String name, AsyncUnaryChain<Q, R> call) {
+        if (!host.anyPending()) {
+            return call.proceed(call.request());
         }
-        return event.get()
-                .toCompletableFuture()
-                .handle(
-                        (v, t) -> {
-                            if (t != null) {
-                                Throwable c =
-                                        t instanceof CompletionException && t.getCause() != null
-                                                ? t.getCause()
-                                                : t;
-                                LOG.warn(
-                                        "{} (after the runtime's call; the call is not failed): {}",
-                                        e.displayName(),
-                                        c.getMessage());
-                            }
-                            return null;
+        if (name.equals("PodSandboxStatus")) {
+            String id = ((PodSandboxStatusRequest) call.request()).getPodSandboxId();
+            if (host.isPending(id)) {
+                return CompletableFuture.failedFuture(
+                        io.grpc.Status.NOT_FOUND
+                                .withDescription(
+                                        "pod sandbox "
+                                                + id
+                                                + " not found: its RunPodSandbox hooks are still"
+                                                + " running")
+                                .asException());
+            }
+            return call.proceed(call.request());
+        }
+        return call.proceed(call.request())
+                .thenApply(
+                        r -> {
+                            ListPodSandboxResponse list = (ListPodSandboxResponse) r;
+                            return (R)
+                                    ListPodSandboxResponse.newBuilder()
+                                            .addAllItems(
+                                                    list.getItemsList().stream()
+                                                            .filter(p -> !host.isPending(p.getId()))
+                                                            .toList())
+                                            .build();
                         });
     }
 
     /** Runs {@code body}, turning what it throws into a failed stage. */
-    private static <T> CompletableFuture<T> guard(
-            java.util.function.Supplier<CompletableFuture<T>> body) {
+    private static <T> CompletionStage<T> guard(Supplier<CompletionStage<T>> body) {
         try {
             return body.get();
         } catch (RuntimeException e) {
@@ -396,335 +397,130 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
         }
     }
 
-    /** What CRI cannot carry, decided per hook: throws the status under Fail. */
-    private <T> T enforce(Adjusted<T> adjusted, HookEvent event) {
-        try {
-            return CriAdjuster.enforce(adjusted, event, chain::policyOf);
-        } catch (RuntimeException e) {
-            throw new CompletionException(HookStatuses.of(e).asException());
-        }
-    }
-
     // ---------------------------------------------------------------- pods
 
-    private CompletableFuture<Object> runPodSandbox(
-            RunPodSandboxRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        if (skipped(req.getConfig())) {
-            return proceed.apply(req)
-                    .thenApply(
-                            resp -> {
-                                RunPodSandboxResponse r = (RunPodSandboxResponse) resp;
-                                store.putPod(
-                                        new CheckpointStore.Pod(
-                                                r.getPodSandboxId(),
-                                                req.getConfig(),
-                                                req.getRuntimeHandler()));
-                                return resp;
-                            });
-        }
-        return guard(
-                () ->
-                        pre(chain.adjustPodSandbox(NriFromCri.pod("", req)))
+    private CompletionStage<Object> runPodSandbox(
+            RunPodSandboxRequest req, Function<Object, CompletionStage<Object>> proceed) {
+        return host.runPodSandbox(
+                req,
+                sending ->
+                        proceed.apply(sending)
                                 .thenApply(
-                                        a ->
-                                                enforce(
-                                                        adjuster.apply(req, a),
-                                                        HookEvent.ADJUST_POD_SANDBOX))
-                                .thenCompose(
-                                        sending ->
-                                                proceed.apply(sending)
-                                                        .thenCompose(
-                                                                resp -> {
-                                                                    String id =
-                                                                            ((RunPodSandboxResponse)
-                                                                                            resp)
-                                                                                    .getPodSandboxId();
-                                                                    store.putPod(
-                                                                            new CheckpointStore.Pod(
-                                                                                    id,
-                                                                                    sending
-                                                                                            .getConfig(),
-                                                                                    sending
-                                                                                            .getRuntimeHandler()));
-                                                                    return chain.runPodSandbox(
-                                                                                    nriPod(id))
-                                                                            .toCompletableFuture()
-                                                                            .handle((v, t) -> t)
-                                                                            .thenCompose(
-                                                                                    failure ->
-                                                                                            failure
-                                                                                                            == null
-                                                                                                    ? CompletableFuture
-                                                                                                            .completedFuture(
-                                                                                                                    resp)
-                                                                                                    : undoPod(
-                                                                                                            id,
-                                                                                                            failure));
-                                                                })));
-    }
-
-    /** A pod its hooks refused at RunPodSandbox is stopped and removed, as containerd does. */
-    private CompletableFuture<Object> undoPod(String id, Throwable failure) {
-        LOG.warn(
-                "RunPodSandbox of {} failed in its hooks, removing the pod: {}",
-                id,
-                HookStatuses.of(failure).getDescription());
-        store.removePod(id);
-        nriPods.remove(id);
-        return backendCall(
-                        RuntimeServiceGrpc.getStopPodSandboxMethod(),
-                        StopPodSandboxRequest.newBuilder().setPodSandboxId(id).build())
-                .handle((v, t) -> null)
-                .thenCompose(
-                        x ->
-                                backendCall(
-                                        RuntimeServiceGrpc.getRemovePodSandboxMethod(),
-                                        RemovePodSandboxRequest.newBuilder()
-                                                .setPodSandboxId(id)
-                                                .build()))
-                .handle(
-                        (v, t) -> {
-                            if (t != null) {
-                                LOG.warn(
-                                        "could not remove pod {} its hooks refused: {}",
-                                        id,
-                                        t.getMessage());
-                            }
-                            throw new CompletionException(HookStatuses.of(failure).asException());
-                        });
-    }
-
-    private CompletableFuture<Object> stopPodSandbox(
-            StopPodSandboxRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getPodSandboxId();
-        return proceed.apply(req)
-                .thenCompose(
-                        resp -> {
-                            for (CheckpointStore.Ctr c : store.containers()) {
-                                if (c.podId().equals(id)) {
-                                    store.putContainer(
-                                            c.withState(ContainerState.CONTAINER_EXITED));
-                                }
-                            }
-                            if (skippedPod(id)) {
-                                return CompletableFuture.completedFuture(resp);
-                            }
-                            return post(
-                                            HookEvent.STOP_POD_SANDBOX,
-                                            () -> chain.stopPodSandbox(nriPod(id)))
-                                    .thenApply(v -> resp);
-                        });
-    }
-
-    private CompletableFuture<Object> removePodSandbox(
-            RemovePodSandboxRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getPodSandboxId();
-        return proceed.apply(req)
-                .thenCompose(
-                        resp -> {
-                            boolean skip = skippedPod(id);
-                            PodSandbox pod = nriPod(id);
-                            store.removePod(id);
-                            nriPods.remove(id);
-                            return skip
-                                    ? CompletableFuture.completedFuture(resp)
-                                    : post(
-                                                    HookEvent.REMOVE_POD_SANDBOX,
-                                                    () -> chain.removePodSandbox(pod))
-                                            .thenApply(v -> resp);
-                        });
-    }
-
-    private CompletableFuture<Object> updatePodSandbox(
-            UpdatePodSandboxResourcesRequest req,
-            Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getPodSandboxId();
-        if (skippedPod(id)) {
-            return proceed.apply(req);
-        }
-        return guard(
-                () ->
-                        pre(chain.updatePodSandbox(
-                                        nriPod(id),
-                                        NriFromCri.resources(req.getOverhead()),
-                                        NriFromCri.resources(req.getResources())))
-                                .thenCompose(v -> proceed.apply(req))
-                                .thenCompose(
                                         resp -> {
-                                            store.pod(id)
-                                                    .ifPresent(
-                                                            p -> {
-                                                                PodSandboxConfig.Builder c =
-                                                                        p.config().toBuilder();
-                                                                if (req.hasResources()) {
-                                                                    c.getLinuxBuilder()
-                                                                            .setResources(
-                                                                                    req
-                                                                                            .getResources());
-                                                                }
-                                                                if (req.hasOverhead()) {
-                                                                    c.getLinuxBuilder()
-                                                                            .setOverhead(
-                                                                                    req
-                                                                                            .getOverhead());
-                                                                }
-                                                                store.putPod(
-                                                                        new CheckpointStore.Pod(
-                                                                                id,
-                                                                                c.build(),
-                                                                                p
-                                                                                        .runtimeHandler()));
-                                                            });
-                                            return post(
-                                                            HookEvent.POST_UPDATE_POD_SANDBOX,
-                                                            () ->
-                                                                    chain.postUpdatePodSandbox(
-                                                                            nriPod(id)))
-                                                    .thenApply(x -> resp);
+                                            store.putPod(
+                                                    new CheckpointStore.Pod(
+                                                            ((RunPodSandboxResponse) resp)
+                                                                    .getPodSandboxId(),
+                                                            sending.getConfig(),
+                                                            sending.getRuntimeHandler()));
+                                            return resp;
+                                        }),
+                resp -> ((RunPodSandboxResponse) resp).getPodSandboxId());
+    }
+
+    private CompletionStage<Object> stopPodSandbox(
+            StopPodSandboxRequest req, Function<Object, CompletionStage<Object>> proceed) {
+        String id = req.getPodSandboxId();
+        return host.stopPodSandbox(
+                id,
+                () ->
+                        proceed.apply(req)
+                                .thenApply(
+                                        resp -> {
+                                            for (CheckpointStore.Ctr c : store.containers()) {
+                                                if (c.podId().equals(id)) {
+                                                    store.putContainer(
+                                                            c.withState(
+                                                                    ContainerState
+                                                                            .CONTAINER_EXITED));
+                                                }
+                                            }
+                                            return resp;
                                         }));
+    }
+
+    private CompletionStage<Object> removePodSandbox(
+            RemovePodSandboxRequest req, Function<Object, CompletionStage<Object>> proceed) {
+        String id = req.getPodSandboxId();
+        return host.removePodSandbox(
+                id,
+                () ->
+                        proceed.apply(req)
+                                .thenApply(
+                                        resp -> {
+                                            store.removePod(id);
+                                            nriPods.remove(id);
+                                            for (CheckpointStore.Ctr c : store.containers()) {
+                                                if (c.podId().equals(id)) {
+                                                    store.removeContainer(c.id());
+                                                }
+                                            }
+                                            return resp;
+                                        }));
+    }
+
+    private CompletionStage<Object> updatePodSandbox(
+            UpdatePodSandboxResourcesRequest req,
+            Function<Object, CompletionStage<Object>> proceed) {
+        String id = req.getPodSandboxId();
+        return host.updatePodSandbox(
+                req,
+                () ->
+                        proceed.apply(req)
+                                .thenApply(
+                                        resp -> {
+                                            store.pod(id).ifPresent(p -> podUpdated(p, req));
+                                            return resp;
+                                        }));
+    }
+
+    private void podUpdated(CheckpointStore.Pod p, UpdatePodSandboxResourcesRequest req) {
+        PodSandboxConfig.Builder c = p.config().toBuilder();
+        if (req.hasResources()) {
+            c.getLinuxBuilder().setResources(req.getResources());
+        }
+        if (req.hasOverhead()) {
+            c.getLinuxBuilder().setOverhead(req.getOverhead());
+        }
+        store.putPod(new CheckpointStore.Pod(p.id(), c.build(), p.runtimeHandler()));
     }
 
     // ---------------------------------------------------------------- containers
 
-    private CompletableFuture<Object> createContainer(
-            CreateContainerRequest req, Function<Object, CompletableFuture<Object>> proceed) {
+    private CompletionStage<Object> createContainer(
+            CreateContainerRequest req, Function<Object, CompletionStage<Object>> proceed) {
         String podId = req.getPodSandboxId();
         Optional<CheckpointStore.Pod> stored = store.pod(podId);
+        // the runtime takes the pod's cgroup parent from the request: the pod as its hooks made it
         PodSandboxConfig podConfig =
                 stored.map(CheckpointStore.Pod::config).orElse(req.getSandboxConfig());
-        if (skipped(podConfig)) {
-            return proceed.apply(req).thenApply(resp -> created(req.getConfig(), podId, resp));
-        }
-        PodSandbox pod =
-                stored.map(this::nriPod).orElseGet(() -> NriFromCri.pod(podId, podConfig, ""));
-        Container draft =
-                NriFromCri.container(
-                        "cri4j-creating-" + pending.incrementAndGet(),
-                        podId,
-                        req.getConfig(),
-                        podConfig.getLinux().getSecurityContext().getNamespaceOptions(),
-                        devices);
-        return guard(
-                () ->
-                        pre(chain.createContainerDetailed(pod, draft))
-                                .thenCompose(
-                                        creation -> {
-                                            ContainerConfig config =
-                                                    enforce(
-                                                            adjuster.apply(
-                                                                    req.getConfig(), creation),
-                                                            HookEvent.CREATE_CONTAINER);
-                                            // the runtime takes the pod's cgroup parent from the
-                                            // request: the pod as its hooks made it
-                                            PodSandboxConfig sandbox =
-                                                    stored.isPresent()
-                                                            ? podConfig
-                                                            : req.getSandboxConfig();
-                                            CreateContainerRequest sending =
-                                                    config == req.getConfig()
-                                                                    && sandbox
-                                                                            == req
-                                                                                    .getSandboxConfig()
-                                                            ? req
-                                                            : req.toBuilder()
-                                                                    .setConfig(config)
-                                                                    .setSandboxConfig(sandbox)
-                                                                    .build();
-                                            return proceed.apply(sending)
-                                                    .handle(
-                                                            (resp, t) -> {
-                                                                if (t != null) {
-                                                                    // as containerd's undo of a
-                                                                    // failed creation: the hooks
-                                                                    // hear the container go
-                                                                    post(
-                                                                            HookEvent
-                                                                                    .STOP_CONTAINER,
-                                                                            () ->
-                                                                                    chain
-                                                                                            .stopContainer(
-                                                                                                    pod,
-                                                                                                    draft));
-                                                                    post(
-                                                                            HookEvent
-                                                                                    .REMOVE_CONTAINER,
-                                                                            () ->
-                                                                                    chain
-                                                                                            .removeContainer(
-                                                                                                    pod,
-                                                                                                    draft));
-                                                                    throw t
-                                                                                    instanceof
-                                                                                    CompletionException
-                                                                                            c
-                                                                            ? c
-                                                                            : new CompletionException(
-                                                                                    t);
-                                                                }
-                                                                return resp;
-                                                            })
-                                                    .thenCompose(
-                                                            resp -> {
-                                                                Object out =
-                                                                        created(
-                                                                                config, podId,
-                                                                                resp);
-                                                                String id =
-                                                                        ((CreateContainerResponse)
-                                                                                        resp)
-                                                                                .getContainerId();
-                                                                HookResult r = creation.result();
-                                                                return apply(
-                                                                                r.updates(),
-                                                                                r.evictions(),
-                                                                                "CreateContainer")
-                                                                        .toCompletableFuture()
-                                                                        .thenCompose(
-                                                                                failed ->
-                                                                                        post(
-                                                                                                HookEvent
-                                                                                                        .POST_CREATE_CONTAINER,
-                                                                                                () ->
-                                                                                                        chain
-                                                                                                                .postCreateContainer(
-                                                                                                                        pod,
-                                                                                                                        nriContainer(
-                                                                                                                                id))))
-                                                                        .thenApply(v -> out);
-                                                            });
-                                        }));
-    }
-
-    private Object created(ContainerConfig config, String podId, Object resp) {
-        String id = ((CreateContainerResponse) resp).getContainerId();
-        store.putContainer(
-                new CheckpointStore.Ctr(id, podId, config, ContainerState.CONTAINER_CREATED));
-        return resp;
-    }
-
-    private CompletableFuture<Object> startContainer(
-            StartContainerRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getContainerId();
-        if (!wanted(HookEvent.START_CONTAINER, HookEvent.POST_START_CONTAINER)
-                || skippedContainer(id)) {
-            return proceed.apply(req)
-                    .thenApply(resp -> state(id, ContainerState.CONTAINER_RUNNING, resp));
-        }
-        PodSandbox pod = nriPodOf(id);
-        return guard(
-                () ->
-                        pre(chain.startContainer(pod, nriContainer(id)))
-                                .thenCompose(v -> proceed.apply(req))
-                                .thenCompose(
-                                        resp -> {
-                                            state(id, ContainerState.CONTAINER_RUNNING, resp);
-                                            return post(
-                                                            HookEvent.POST_START_CONTAINER,
-                                                            () ->
-                                                                    chain.postStartContainer(
-                                                                            pod, nriContainer(id)))
-                                                    .thenApply(v -> resp);
-                                        }));
+        return host.createContainer(
+                podId,
+                podConfig,
+                req.getConfig(),
+                null,
+                config -> {
+                    CreateContainerRequest sending =
+                            config == req.getConfig() && podConfig == req.getSandboxConfig()
+                                    ? req
+                                    : req.toBuilder()
+                                            .setConfig(config)
+                                            .setSandboxConfig(podConfig)
+                                            .build();
+                    return proceed.apply(sending)
+                            .thenApply(
+                                    resp -> {
+                                        store.putContainer(
+                                                new CheckpointStore.Ctr(
+                                                        ((CreateContainerResponse) resp)
+                                                                .getContainerId(),
+                                                        podId,
+                                                        config,
+                                                        ContainerState.CONTAINER_CREATED));
+                                        return resp;
+                                    });
+                },
+                resp -> ((CreateContainerResponse) resp).getContainerId());
     }
 
     private Object state(String id, ContainerState s, Object resp) {
@@ -732,114 +528,29 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
         return resp;
     }
 
-    private CompletableFuture<Object> stopContainer(
-            StopContainerRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getContainerId();
-        return proceed.apply(req)
-                .thenCompose(
-                        resp -> {
-                            state(id, ContainerState.CONTAINER_EXITED, resp);
-                            if (skippedContainer(id)) {
-                                return CompletableFuture.completedFuture(resp);
-                            }
-                            return post(
-                                            HookEvent.STOP_CONTAINER,
-                                            () ->
-                                                    chain.stopContainer(
-                                                                    nriPodOf(id), nriContainer(id))
-                                                            .thenCompose(
-                                                                    r ->
-                                                                            apply(
-                                                                                    r.updates(),
-                                                                                    r.evictions(),
-                                                                                    "StopContainer")))
-                                    .thenApply(v -> resp);
-                        });
+    /** A container the backend reports exited: recorded, and announced by the host once. */
+    private CompletionStage<Void> exited(String id) {
+        state(id, ContainerState.CONTAINER_EXITED, null);
+        return host.containerExited(id);
     }
 
-    private CompletableFuture<Object> removeContainer(
-            RemoveContainerRequest req, Function<Object, CompletableFuture<Object>> proceed) {
-        String id = req.getContainerId();
-        return proceed.apply(req)
-                .thenCompose(
-                        resp -> {
-                            Optional<CheckpointStore.Ctr> c = store.container(id);
-                            if (c.isEmpty() || skippedContainer(id)) {
-                                store.removeContainer(id);
-                                return CompletableFuture.completedFuture(resp);
-                            }
-                            store.removeContainer(id);
-                            return post(
-                                            HookEvent.REMOVE_CONTAINER,
-                                            () ->
-                                                    chain.removeContainer(
-                                                            nriPod(c.get().podId()),
-                                                            nriContainer(c.get())))
-                                    .thenApply(v -> resp);
-                        });
-    }
-
-    private CompletableFuture<Object> updateContainer(
+    private CompletionStage<Object> updateContainer(
             UpdateContainerResourcesRequest req,
-            Function<Object, CompletableFuture<Object>> proceed) {
+            Function<Object, CompletionStage<Object>> proceed) {
         String id = req.getContainerId();
-        Optional<CheckpointStore.Ctr> c = store.container(id);
-        if (!wanted(HookEvent.UPDATE_CONTAINER, HookEvent.POST_UPDATE_CONTAINER)
-                || skippedContainer(id)) {
-            return proceed.apply(req).thenApply(resp -> updated(id, req, resp));
-        }
-        PodSandbox pod = nriPod(c.map(CheckpointStore.Ctr::podId).orElse(""));
         // as containerd applies an update: the recorded resources with the request's set fields
         LinuxContainerResources requested =
-                c.map(x -> set(x.config().getLinux().getResources(), req.getLinux()))
+                store.container(id)
+                        .map(x -> set(x.config().getLinux().getResources(), req.getLinux()))
                         .orElse(req.getLinux());
-        return guard(
-                () ->
-                        pre(chain.updateContainer(
-                                        pod, nriContainer(id), NriFromCri.resources(requested)))
-                                .thenCompose(
-                                        result -> {
-                                            UpdateContainerResourcesRequest sending = req;
-                                            List<ContainerUpdate> others = new ArrayList<>();
-                                            for (ContainerUpdate u : result.updates()) {
-                                                if (u.getContainerId().equals(id)) {
-                                                    // the resources the hooks saw, with their
-                                                    // changes
-                                                    sending =
-                                                            enforce(
-                                                                    adjuster.apply(
-                                                                            req.toBuilder()
-                                                                                    .setLinux(
-                                                                                            requested)
-                                                                                    .build(),
-                                                                            u),
-                                                                    HookEvent.UPDATE_CONTAINER);
-                                                } else {
-                                                    others.add(u);
-                                                }
-                                            }
-                                            UpdateContainerResourcesRequest send = sending;
-                                            return apply(
-                                                            others,
-                                                            result.evictions(),
-                                                            "UpdateContainer")
-                                                    .toCompletableFuture()
-                                                    .thenCompose(failed -> proceed.apply(send))
-                                                    .thenCompose(
-                                                            resp -> {
-                                                                updated(id, send, resp);
-                                                                return post(
-                                                                                HookEvent
-                                                                                        .POST_UPDATE_CONTAINER,
-                                                                                () ->
-                                                                                        chain
-                                                                                                .postUpdateContainer(
-                                                                                                        pod,
-                                                                                                        nriContainer(
-                                                                                                                id)))
-                                                                        .thenApply(v -> resp);
-                                                            });
-                                        }));
+        boolean hooked =
+                chain().events().contains(HookEvent.UPDATE_CONTAINER)
+                        || chain().events().contains(HookEvent.POST_UPDATE_CONTAINER);
+        UpdateContainerResourcesRequest seen =
+                hooked ? req.toBuilder().setLinux(requested).build() : req;
+        return host.updateContainer(
+                seen,
+                sending -> proceed.apply(sending).thenApply(resp -> updated(id, sending, resp)));
     }
 
     private Object updated(String id, UpdateContainerResourcesRequest sent, Object resp) {
@@ -970,10 +681,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                             .handle(
                                     (v, t) -> {
                                         if (t == null) {
-                                            state(
-                                                    e.getContainerId(),
-                                                    ContainerState.CONTAINER_EXITED,
-                                                    v);
+                                            exited(e.getContainerId());
                                         } else {
                                             LOG.warn(
                                                     "{}: eviction of container {} failed: {}",
@@ -1000,9 +708,10 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                 method.getFullMethodName());
     }
 
-    /** Shuts the hooks down and stops the chain's threads. */
+    /** Stops following exits, shuts the hooks down and stops the chain's threads. */
     @Override
     public void close() {
-        chain.close();
+        exits.close();
+        host.close();
     }
 }

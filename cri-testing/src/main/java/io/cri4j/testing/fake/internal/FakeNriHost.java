@@ -1,6 +1,5 @@
 package io.cri4j.testing.fake.internal;
 
-import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.LinuxContainerResources;
@@ -19,15 +18,13 @@ import io.cri4j.cri.v1.UpdatePodSandboxResourcesResponse;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookChain;
-import io.cri4j.hook.HookConfiguration;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookResult;
-import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.hook.host.Adjusted;
 import io.cri4j.hook.host.CriAdjuster;
 import io.cri4j.hook.host.DeviceNodes;
-import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
+import io.cri4j.hook.host.LifecycleHost;
 import io.cri4j.hook.host.NriFromCri;
 import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.nri.api.Container;
@@ -49,13 +46,11 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,6 +83,8 @@ public final class FakeNriHost implements AutoCloseable {
     private final List<HookProvider> started = new ArrayList<>();
     private final Set<Object> collisionsLogged = Collections.newSetFromMap(new IdentityHashMap<>());
     private volatile Combined combined;
+    private final LifecycleHost host;
+    private AutoCloseable exits;
 
     /** The chain's hooks for one set of provider lists (compared by identity). */
     private record Combined(List<List<AsyncHook>> parts, List<Object> all) {}
@@ -108,6 +105,15 @@ public final class FakeNriHost implements AutoCloseable {
                 HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks).build();
         this.runtimeName = runtimeName;
         this.runtimeVersion = runtimeVersion;
+        this.host =
+                LifecycleHost.builder()
+                        .chain(chain)
+                        .runtime(new StateRuntime())
+                        .runtimeName(runtimeName, runtimeVersion)
+                        .devices(devices)
+                        .registrationTimeout(REGISTRATION_TIMEOUT)
+                        .requestTimeout(REQUEST_TIMEOUT)
+                        .build();
     }
 
     /**
@@ -152,38 +158,57 @@ public final class FakeNriHost implements AutoCloseable {
         return true;
     }
 
-    /** What a provider sees of the fake: its name, its pods and containers, its update path. */
-    private final HookHost hookHost =
-            new HookHost() {
-                @Override
-                public String runtimeName() {
-                    return runtimeName;
-                }
+    /** The fake's state as the lifecycle host sees it. */
+    private final class StateRuntime implements LifecycleHost.Runtime {
+        @Override
+        public Optional<PodSandbox> pod(String id) {
+            try {
+                return Optional.of(FakeNriHost.this.pod(state.sandbox(id)));
+            } catch (StatusRuntimeException e) {
+                return Optional.empty();
+            }
+        }
 
-                @Override
-                public String runtimeVersion() {
-                    return runtimeVersion;
-                }
+        @Override
+        public Optional<Container> container(String id) {
+            try {
+                return Optional.of(FakeNriHost.this.container(state.container(id)));
+            } catch (StatusRuntimeException e) {
+                return Optional.empty();
+            }
+        }
 
-                @Override
-                public CompletionStage<RuntimeSnapshot> snapshot() {
-                    try {
-                        List<PodSandbox> pods = new ArrayList<>();
-                        state.sandboxes().forEach(s -> pods.add(pod(s)));
-                        List<Container> containers = new ArrayList<>();
-                        state.containers().forEach(c -> containers.add(container(c)));
-                        return CompletableFuture.completedFuture(
-                                new RuntimeSnapshot(pods, containers));
-                    } catch (RuntimeException e) {
-                        return CompletableFuture.failedFuture(e);
-                    }
-                }
+        @Override
+        public RuntimeSnapshot snapshot() {
+            List<PodSandbox> pods = new ArrayList<>();
+            state.sandboxes().forEach(s -> pods.add(FakeNriHost.this.pod(s)));
+            List<Container> containers = new ArrayList<>();
+            state.containers().forEach(c -> containers.add(FakeNriHost.this.container(c)));
+            return new RuntimeSnapshot(pods, containers);
+        }
 
-                @Override
-                public RuntimeHandle runtime() {
-                    return FakeNriHost.this::updateContainers;
-                }
-            };
+        @Override
+        public CompletionStage<?> undoPodSandbox(String id) {
+            state.removePodSandbox(id);
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<List<ContainerUpdate>> apply(
+                List<ContainerUpdate> updates, List<ContainerEviction> evictions, String what) {
+            return updateContainers(updates, evictions);
+        }
+    }
+
+    /** The lifecycle host the fake adapts: what hook providers see of the fake. */
+    public LifecycleHost host() {
+        return host;
+    }
+
+    /** Whether pod {@code id} is hidden while its RunPodSandbox hooks run. */
+    public boolean isPending(String podId) {
+        return host.isPending(podId);
+    }
 
     /**
      * Configures and synchronizes the in-process hooks, waiting up to the registration timeout, then
@@ -194,46 +219,25 @@ public final class FakeNriHost implements AutoCloseable {
      *     started so far are closed
      */
     public void start() throws IOException {
-        HookConfiguration config =
-                new HookConfiguration(
-                        "",
-                        runtimeName,
-                        runtimeVersion,
-                        REGISTRATION_TIMEOUT,
-                        REQUEST_TIMEOUT,
-                        this::updateContainers);
-        try {
-            chain.configure(config)
-                    .toCompletableFuture()
-                    .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-            List<PodSandbox> pods = new ArrayList<>();
-            state.sandboxes().forEach(s -> pods.add(pod(s)));
-            List<Container> containers = new ArrayList<>();
-            state.containers().forEach(c -> containers.add(container(c)));
-            List<ContainerUpdate> updates =
-                    chain.synchronize(pods, containers)
-                            .toCompletableFuture()
-                            .get(REGISTRATION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
-            applyUpdates(updates, null, false);
-            for (HookProvider p : providers) {
-                try {
-                    p.start(hookHost);
-                } catch (IOException | RuntimeException e) {
-                    closeProviders();
-                    throw e;
-                }
-                started.add(p);
+        host.start();
+        // exits the fake reports (its containers exiting by themselves, evictions, stops) reach
+        // the hooks once each as StopContainer
+        exits =
+                state.subscribe(
+                        e -> {
+                            if (e.getContainerEventType()
+                                    == io.cri4j.cri.v1.ContainerEventType.CONTAINER_STOPPED_EVENT) {
+                                host.containerExited(e.getContainerId());
+                            }
+                        });
+        for (HookProvider p : providers) {
+            try {
+                p.start(host);
+            } catch (IOException | RuntimeException e) {
+                closeProviders();
+                throw e;
             }
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(
-                    "fake runtime hooks: " + e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new IllegalStateException(
-                    "fake runtime hooks did not register within " + REGISTRATION_TIMEOUT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(
-                    "interrupted while registering the fake runtime's hooks", e);
+            started.add(p);
         }
     }
 
@@ -241,7 +245,14 @@ public final class FakeNriHost implements AutoCloseable {
     @Override
     public void close() {
         closeProviders();
-        chain.close();
+        if (exits != null) {
+            try {
+                exits.close();
+            } catch (Exception e) {
+                log.debug("unsubscribing from container events: {}", e.toString());
+            }
+        }
+        host.close();
     }
 
     private void closeProviders() {
@@ -321,64 +332,38 @@ public final class FakeNriHost implements AutoCloseable {
 
     public CompletionStage<RunPodSandboxResponse> runPodSandbox(RunPodSandboxRequest request) {
         return async(
-                () -> {
-                    String id = state.newObjectId();
-                    PodSandbox draft = NriFromCri.pod(id, request);
-                    return chain.adjustPodSandbox(draft)
-                            .thenCompose(
-                                    adjustment -> {
-                                        RunPodSandboxRequest adjusted =
-                                                CriAdjuster.enforce(
-                                                        adjuster.apply(request, adjustment),
-                                                        HookEvent.ADJUST_POD_SANDBOX,
-                                                        chain::policyOf);
-                                        state.runPodSandbox(
-                                                adjusted.getConfig(),
-                                                adjusted.getRuntimeHandler(),
-                                                id);
-                                        return chain.runPodSandbox(pod(state.sandbox(id)))
-                                                .handle(
-                                                        (v, t) -> {
-                                                            if (t != null) {
-                                                                state.removePodSandbox(
-                                                                        id); // as containerd: a pod
-                                                                // its hooks refused is
-                                                                // not left behind
-                                                                throw new CompletionException(t);
-                                                            }
-                                                            return RunPodSandboxResponse
-                                                                    .newBuilder()
-                                                                    .setPodSandboxId(id)
-                                                                    .build();
-                                                        });
-                                    });
-                });
+                        () ->
+                                host.runPodSandbox(
+                                        request,
+                                        adjusted ->
+                                                CompletableFuture.completedFuture(
+                                                        state.runPodSandbox(
+                                                                adjusted.getConfig(),
+                                                                adjusted.getRuntimeHandler())),
+                                        id -> id))
+                .thenApply(id -> RunPodSandboxResponse.newBuilder().setPodSandboxId(id).build());
     }
 
     public CompletionStage<StopPodSandboxResponse> stopPodSandbox(String id) {
         return async(
-                () -> {
-                    state.stopPodSandbox(id);
-                    return chain.stopPodSandbox(pod(state.sandbox(id)))
-                            .thenApply(v -> StopPodSandboxResponse.getDefaultInstance());
-                });
+                () ->
+                        host.stopPodSandbox(
+                                id,
+                                () -> {
+                                    state.stopPodSandbox(id);
+                                    return done(StopPodSandboxResponse.getDefaultInstance());
+                                }));
     }
 
     public CompletionStage<RemovePodSandboxResponse> removePodSandbox(String id) {
         return async(
-                () -> {
-                    PodSandbox pod;
-                    try {
-                        pod = pod(state.sandbox(id));
-                    } catch (StatusRuntimeException e) {
-                        state.removePodSandbox(id); // unknown: succeeds, no event
-                        return CompletableFuture.completedFuture(
-                                RemovePodSandboxResponse.getDefaultInstance());
-                    }
-                    state.removePodSandbox(id);
-                    return chain.removePodSandbox(pod)
-                            .thenApply(v -> RemovePodSandboxResponse.getDefaultInstance());
-                });
+                () ->
+                        host.removePodSandbox(
+                                id,
+                                () -> {
+                                    state.removePodSandbox(id);
+                                    return done(RemovePodSandboxResponse.getDefaultInstance());
+                                }));
     }
 
     public CompletionStage<UpdatePodSandboxResourcesResponse> updatePodSandboxResources(
@@ -386,19 +371,12 @@ public final class FakeNriHost implements AutoCloseable {
         return async(
                 () -> {
                     SandboxRecord s = state.sandbox(request.getPodSandboxId());
-                    return chain.updatePodSandbox(
-                                    pod(s),
-                                    NriFromCri.resources(request.getOverhead()),
-                                    NriFromCri.resources(request.getResources()))
-                            .thenCompose(
-                                    v -> {
-                                        state.updatePodSandboxResources(
-                                                s.id, request.getResources());
-                                        return logged(
-                                                chain.postUpdatePodSandbox(pod(s)),
-                                                HookEvent.POST_UPDATE_POD_SANDBOX);
-                                    })
-                            .thenApply(v -> UpdatePodSandboxResourcesResponse.getDefaultInstance());
+                    return host.updatePodSandbox(
+                            request,
+                            () -> {
+                                state.updatePodSandboxResources(s.id, request.getResources());
+                                return done(UpdatePodSandboxResourcesResponse.getDefaultInstance());
+                            });
                 });
     }
 
@@ -409,101 +387,56 @@ public final class FakeNriHost implements AutoCloseable {
         return async(
                 () -> {
                     SandboxRecord s = state.sandbox(request.getPodSandboxId());
-                    PodSandbox pod = pod(s);
                     String id = state.newObjectId();
-                    Container draft =
-                            NriFromCri.container(
-                                    id,
-                                    s.id,
-                                    request.getConfig(),
-                                    s.config.getLinux().getSecurityContext().getNamespaceOptions(),
-                                    devices);
-                    return chain.createContainerDetailed(pod, draft)
-                            .thenCompose(
-                                    creation -> {
-                                        ContainerConfig config =
-                                                CriAdjuster.enforce(
-                                                        adjuster.apply(
-                                                                request.getConfig(), creation),
-                                                        HookEvent.CREATE_CONTAINER,
-                                                        chain::policyOf);
-                                        try {
-                                            state.createContainer(
-                                                    s.id, config, request.getSandboxConfig(), id);
-                                        } catch (RuntimeException e) {
-                                            // as containerd's undo of a failed creation: the hooks
-                                            // hear the container go
-                                            logged(
-                                                    chain.stopContainer(pod, draft)
-                                                            .thenApply(r -> null),
-                                                    HookEvent.STOP_CONTAINER);
-                                            logged(
-                                                    chain.removeContainer(pod, draft),
-                                                    HookEvent.REMOVE_CONTAINER);
-                                            throw e;
-                                        }
-                                        apply(creation.result(), HookEvent.CREATE_CONTAINER);
-                                        return logged(
-                                                chain.postCreateContainer(
-                                                        pod, container(state.container(id))),
-                                                HookEvent.POST_CREATE_CONTAINER);
-                                    })
-                            .thenApply(
-                                    v ->
-                                            CreateContainerResponse.newBuilder()
-                                                    .setContainerId(id)
-                                                    .build());
+                    return host.createContainer(
+                            s.id,
+                            s.config,
+                            request.getConfig(),
+                            id,
+                            config -> {
+                                state.createContainer(s.id, config, request.getSandboxConfig(), id);
+                                return done(
+                                        CreateContainerResponse.newBuilder()
+                                                .setContainerId(id)
+                                                .build());
+                            },
+                            CreateContainerResponse::getContainerId);
                 });
     }
 
     public CompletionStage<StartContainerResponse> startContainer(String id) {
         return async(
                 () -> {
-                    ContainerRecord c = state.container(id);
-                    PodSandbox pod = podOf(c.sandboxId);
-                    return chain.startContainer(pod, container(c))
-                            .thenCompose(
-                                    v -> {
-                                        state.startContainer(id);
-                                        return logged(
-                                                chain.postStartContainer(
-                                                        pod, container(state.container(id))),
-                                                HookEvent.POST_START_CONTAINER);
-                                    })
-                            .thenApply(v -> StartContainerResponse.getDefaultInstance());
+                    state.container(id);
+                    return host.startContainer(
+                            id,
+                            () -> {
+                                state.startContainer(id);
+                                return done(StartContainerResponse.getDefaultInstance());
+                            });
                 });
     }
 
     public CompletionStage<StopContainerResponse> stopContainer(String id, long timeout) {
         return async(
-                () -> {
-                    state.stopContainer(id, timeout);
-                    ContainerRecord c = state.container(id);
-                    return chain.stopContainer(podOf(c.sandboxId), container(c))
-                            .thenApply(
-                                    result -> {
-                                        apply(result, HookEvent.STOP_CONTAINER);
-                                        return StopContainerResponse.getDefaultInstance();
-                                    });
-                });
+                () ->
+                        host.stopContainer(
+                                id,
+                                () -> {
+                                    state.stopContainer(id, timeout);
+                                    return done(StopContainerResponse.getDefaultInstance());
+                                }));
     }
 
     public CompletionStage<RemoveContainerResponse> removeContainer(String id) {
         return async(
-                () -> {
-                    ContainerRecord c;
-                    try {
-                        c = state.container(id);
-                    } catch (StatusRuntimeException e) {
-                        return CompletableFuture.completedFuture(
-                                RemoveContainerResponse.getDefaultInstance());
-                    }
-                    PodSandbox pod = podOf(c.sandboxId);
-                    Container before = container(c);
-                    state.removeContainer(id);
-                    return chain.removeContainer(pod, before)
-                            .thenApply(v -> RemoveContainerResponse.getDefaultInstance());
-                });
+                () ->
+                        host.removeContainer(
+                                id,
+                                () -> {
+                                    state.removeContainer(id);
+                                    return done(RemoveContainerResponse.getDefaultInstance());
+                                }));
     }
 
     public CompletionStage<UpdateContainerResourcesResponse> updateContainerResources(
@@ -511,37 +444,19 @@ public final class FakeNriHost implements AutoCloseable {
         return async(
                 () -> {
                     ContainerRecord c = state.container(request.getContainerId());
-                    PodSandbox pod = podOf(c.sandboxId);
-                    return chain.updateContainer(
-                                    pod, container(c), NriFromCri.resources(request.getLinux()))
-                            .thenCompose(
-                                    result -> {
-                                        UpdateContainerResourcesRequest effective = request;
-                                        List<ContainerUpdate> others = new ArrayList<>();
-                                        for (ContainerUpdate u : result.updates()) {
-                                            if (u.getContainerId().equals(c.id)) {
-                                                effective =
-                                                        CriAdjuster.enforce(
-                                                                adjuster.apply(request, u),
-                                                                HookEvent.UPDATE_CONTAINER,
-                                                                chain::policyOf);
-                                            } else {
-                                                others.add(u);
-                                            }
-                                        }
-                                        applyUpdates(others, HookEvent.UPDATE_CONTAINER, false);
-                                        evict(result.evictions());
-                                        state.updateContainerResources(
-                                                c.id,
-                                                effective.getLinux(),
-                                                effective.getAnnotationsMap());
-                                        return logged(
-                                                chain.postUpdateContainer(
-                                                        pod, container(state.container(c.id))),
-                                                HookEvent.POST_UPDATE_CONTAINER);
-                                    })
-                            .thenApply(v -> UpdateContainerResourcesResponse.getDefaultInstance());
+                    return host.updateContainer(
+                            request,
+                            effective -> {
+                                state.updateContainerResources(
+                                        c.id, effective.getLinux(), effective.getAnnotationsMap());
+                                return done(UpdateContainerResourcesResponse.getDefaultInstance());
+                            });
                 });
+    }
+
+    /** A completed step. */
+    private static <T> CompletionStage<T> done(T value) {
+        return CompletableFuture.completedFuture(value);
     }
 
     // ---------------------------------------------------------------- updates and evictions

@@ -272,6 +272,15 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                 });
     }
 
+    /** The pods without those whose RunPodSandbox hooks still run, as containerd lists them. */
+    private List<io.cri4j.cri.v1.PodSandbox> visible(List<io.cri4j.cri.v1.PodSandbox> pods) {
+        FakeNriHost hooks = settings.hooks();
+        if (hooks == null) {
+            return pods;
+        }
+        return pods.stream().filter(p -> !hooks.isPending(p.getId())).toList();
+    }
+
     @Override
     public void podSandboxStatus(
             PodSandboxStatusRequest request, StreamObserver<PodSandboxStatusResponse> out) {
@@ -279,6 +288,15 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                 out,
                 () -> {
                     String id = required(request.getPodSandboxId(), "pod_sandbox_id");
+                    if (settings.hooks() != null && settings.hooks().isPending(id)) {
+                        throw Status.NOT_FOUND
+                                .withDescription(
+                                        "an error occurred when try to find sandbox \""
+                                                + id
+                                                + "\": not found (its RunPodSandbox hooks are"
+                                                + " still running)")
+                                .asRuntimeException();
+                    }
                     PodSandboxStatusResponse.Builder b =
                             PodSandboxStatusResponse.newBuilder()
                                     .setStatus(state.podSandboxStatus(id))
@@ -307,7 +325,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                 out,
                 () ->
                         ListPodSandboxResponse.newBuilder()
-                                .addAllItems(state.listPodSandbox(request.getFilter()))
+                                .addAllItems(visible(state.listPodSandbox(request.getFilter())))
                                 .build());
     }
 
@@ -318,7 +336,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                 out,
                 () ->
                         chunks(
-                                state.listPodSandbox(request.getFilter()),
+                                visible(state.listPodSandbox(request.getFilter())),
                                 l ->
                                         StreamPodSandboxesResponse.newBuilder()
                                                 .addAllPodSandboxes(l)
