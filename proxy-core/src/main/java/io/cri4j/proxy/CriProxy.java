@@ -15,6 +15,7 @@ import io.cri4j.hook.Hooks;
 import io.cri4j.hook.RemoteRuntimeHook;
 import io.cri4j.hook.host.DeviceNodes;
 import io.cri4j.hook.host.HookProvider;
+import io.cri4j.hook.host.RuntimeFeatures;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.proxy.internal.CheckpointStore;
 import io.cri4j.proxy.internal.InterceptedService;
@@ -255,7 +256,7 @@ public final class CriProxy implements AutoCloseable {
                         store,
                         backend,
                         this::hooksApply,
-                        backendVersion(),
+                        backendFeatures(),
                         DeviceNodes.system());
         hooks.start();
         for (HookProvider p : providers) {
@@ -264,16 +265,29 @@ public final class CriProxy implements AutoCloseable {
         }
     }
 
-    /** The backend's runtime name and version, for hooks' {@code Configure}. */
-    private String backendVersion() {
+    /**
+     * The backend's runtime name and version (for hooks' {@code Configure}) and what it honours of
+     * the fields CRI carries on this node.
+     */
+    private RuntimeFeatures backendFeatures() {
         try {
             io.cri4j.cri.v1.VersionResponse v =
                     RuntimeServiceGrpc.newBlockingStub(backend)
                             .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
                             .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance());
-            return v.getRuntimeName() + " " + v.getRuntimeVersion();
+            RuntimeFeatures f = RuntimeFeatures.detect(v.getRuntimeName(), v.getRuntimeVersion());
+            if (!f.cdiDevices() || !f.hugepageLimits()) {
+                LOG.info(
+                        "the backend {} drops {}: hooks asking for them are answered as for fields"
+                                + " CRI cannot carry",
+                        f.runtime(),
+                        (f.cdiDevices() ? "" : "CDI devices")
+                                + (!f.cdiDevices() && !f.hugepageLimits() ? " and " : "")
+                                + (f.hugepageLimits() ? "" : "hugepage limits"));
+            }
+            return f;
         } catch (StatusRuntimeException e) {
-            return "unknown";
+            return new RuntimeFeatures("unknown", true, true);
         }
     }
 

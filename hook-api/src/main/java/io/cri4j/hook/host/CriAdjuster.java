@@ -69,19 +69,29 @@ public final class CriAdjuster {
     private static final Logger LOG = LoggerFactory.getLogger(CriAdjuster.class);
 
     private final DeviceNodes devices;
+    private final RuntimeFeatures features;
 
-    private CriAdjuster(DeviceNodes devices) {
+    private CriAdjuster(DeviceNodes devices, RuntimeFeatures features) {
         this.devices = Objects.requireNonNull(devices, "devices");
+        this.features = Objects.requireNonNull(features, "features");
     }
 
     /** An adjuster resolving devices in the host's {@code /dev}. */
     public static CriAdjuster create() {
-        return new CriAdjuster(DeviceNodes.system());
+        return new CriAdjuster(DeviceNodes.system(), RuntimeFeatures.ALL);
     }
 
     /** An adjuster resolving devices with {@code devices}. */
     public static CriAdjuster create(DeviceNodes devices) {
-        return new CriAdjuster(devices);
+        return new CriAdjuster(devices, RuntimeFeatures.ALL);
+    }
+
+    /**
+     * An adjuster resolving devices with {@code devices} for a runtime that honours {@code
+     * features}: the fields it would drop are reported like those CRI cannot carry.
+     */
+    public static CriAdjuster create(DeviceNodes devices, RuntimeFeatures features) {
+        return new CriAdjuster(devices, features);
     }
 
     // ---------------------------------------------------------------- containers
@@ -149,7 +159,14 @@ public final class CriAdjuster {
         }
 
         for (io.cri4j.nri.api.CDIDevice d : a.getCDIDevicesList()) {
-            if (b.getCDIDevicesList().stream().noneMatch(x -> x.getName().equals(d.getName()))) {
+            if (!features.cdiDevices()) {
+                out.add(
+                        new UnsupportedAdjustment(
+                                owner.compound(Field.CdiDevices, d.getName()),
+                                "CDIDevices " + d.getName(),
+                                features.cdiReason()));
+            } else if (b.getCDIDevicesList().stream()
+                    .noneMatch(x -> x.getName().equals(d.getName()))) {
                 b.addCDIDevices(io.cri4j.cri.v1.CDIDevice.newBuilder().setName(d.getName()));
             }
         }
@@ -279,7 +296,7 @@ public final class CriAdjuster {
         if (l.hasResources() || l.hasOomScoreAdj()) {
             LinuxContainerResources.Builder r = b.getLinuxBuilder().getResourcesBuilder();
             if (l.hasResources()) {
-                resources(r, l.getResources(), owner::simple, owner::compound, out);
+                resources(r, l.getResources(), owner::simple, owner::compound, features, out);
             }
             if (l.hasOomScoreAdj()) {
                 r.setOomScoreAdj(l.getOomScoreAdj().getValue());
@@ -402,7 +419,7 @@ public final class CriAdjuster {
             LinuxContainerResources base, LinuxResources r) {
         List<UnsupportedAdjustment> out = new ArrayList<>();
         LinuxContainerResources.Builder b = base.toBuilder();
-        resources(b, r, f -> "", (f, k) -> "", out);
+        resources(b, r, f -> "", (f, k) -> "", features, out);
         return new Adjusted<>(b.build(), out);
     }
 
@@ -411,6 +428,7 @@ public final class CriAdjuster {
             LinuxResources r,
             Function<Field, String> simple,
             java.util.function.BiFunction<Field, String, String> keyed,
+            RuntimeFeatures features,
             List<UnsupportedAdjustment> out) {
         if (r.hasCpu()) {
             LinuxCPU c = r.getCpu();
@@ -448,6 +466,14 @@ public final class CriAdjuster {
             unsupported(m.hasUseHierarchy(), Field.MemUseHierarchy, simple, out);
         }
         for (HugepageLimit h : r.getHugepageLimitsList()) {
+            if (!features.hugepageLimits()) {
+                out.add(
+                        new UnsupportedAdjustment(
+                                keyed.apply(Field.HugepageLimits, h.getPageSize()),
+                                "HugepageLimits " + h.getPageSize(),
+                                features.hugepageReason()));
+                continue;
+            }
             io.cri4j.cri.v1.HugepageLimit l =
                     io.cri4j.cri.v1.HugepageLimit.newBuilder()
                             .setPageSize(h.getPageSize())

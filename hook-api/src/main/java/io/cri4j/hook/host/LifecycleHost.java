@@ -117,8 +117,18 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
         private Duration registrationTimeout = Duration.ofSeconds(5);
         private Duration requestTimeout = Duration.ofSeconds(2);
         private Predicate<PodSandbox> unhooked = p -> false;
+        private RuntimeFeatures features = RuntimeFeatures.ALL;
 
         private Builder() {}
+
+        /**
+         * What the runtime honours of the fields CRI carries; what it would drop is reported like
+         * a field CRI cannot carry. Default {@link RuntimeFeatures#ALL}.
+         */
+        public Builder features(RuntimeFeatures features) {
+            this.features = Objects.requireNonNull(features, "features");
+            return this;
+        }
 
         /** The hooks (required). The host closes the chain when it closes. */
         public Builder chain(HookChain chain) {
@@ -216,7 +226,7 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
         this.runtimeName = b.runtimeName;
         this.runtimeVersion = b.runtimeVersion;
         this.devices = b.devices;
-        this.adjuster = CriAdjuster.create(b.devices);
+        this.adjuster = CriAdjuster.create(b.devices, b.features);
         this.registrationTimeout = b.registrationTimeout;
         this.requestTimeout = b.requestTimeout;
         this.unhooked = b.unhooked;

@@ -627,7 +627,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private void sendSync(List<SynchronizeRequest> messages, int i) {
         SynchronizeRequest req = messages.get(i);
-        plugin.call(PluginService.SERVICE, "Synchronize", req.toByteArray(), s.requestTimeout())
+        plugin.call(
+                        PluginService.SERVICE,
+                        "Synchronize",
+                        req.toByteArray(),
+                        s.registrationTimeout())
                 .whenComplete(
                         (bytes, t) -> {
                             if (t != null) {

@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
 final class ContainerExits implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ContainerExits.class);
     private static final long PERIOD_MILLIS = 1000;
+    private static final int RECHECKS = 5;
 
     private final Channel backend;
     private final LifecycleHost host;
@@ -97,10 +98,8 @@ final class ContainerExits implements AutoCloseable {
                                     public void onNext(ContainerEventResponse e) {
                                         delivering = true;
                                         if (e.getContainerEventType()
-                                                        == ContainerEventType
-                                                                .CONTAINER_STOPPED_EVENT
-                                                && host.running().contains(e.getContainerId())) {
-                                            exited.apply(e.getContainerId());
+                                                == ContainerEventType.CONTAINER_STOPPED_EVENT) {
+                                            stopped(e.getContainerId(), RECHECKS);
                                         }
                                     }
 
@@ -114,6 +113,20 @@ final class ContainerExits implements AutoCloseable {
                                         broken(Status.UNAVAILABLE.withDescription("stream ended"));
                                     }
                                 }));
+    }
+
+    /**
+     * A stop the runtime reported: announced once the host believes the container running. A
+     * container whose process exits at once is reported stopped before its StartContainer call
+     * has returned (and StartContainer reaches the hooks first): it is looked at again a few
+     * times, a second apart.
+     */
+    private void stopped(String id, int rechecks) {
+        if (host.running().contains(id)) {
+            exited.apply(id);
+        } else if (rechecks > 0 && !closed && !host.isStopped(id)) {
+            timer.schedule(() -> stopped(id, rechecks - 1), PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        }
     }
 
     private void broken(Status status) {

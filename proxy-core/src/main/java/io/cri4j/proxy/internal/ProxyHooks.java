@@ -30,6 +30,7 @@ import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookStatuses;
 import io.cri4j.hook.host.LifecycleHost;
 import io.cri4j.hook.host.NriFromCri;
+import io.cri4j.hook.host.RuntimeFeatures;
 import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.hook.host.UnsupportedAdjustment;
 import io.cri4j.nri.api.Container;
@@ -102,7 +103,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
      * @param backend where updates and evictions go
      * @param applies whether the hooks apply to a call of a method now (false: relayed unhooked;
      *     a failed stage fails the call with its status)
-     * @param runtimeVersion the version hooks are told
+     * @param features what the backend honours (named in hooks' {@code Configure} as the
+     *     runtime version); what it would drop is reported like what CRI cannot carry
      * @param devices where device nodes are found
      */
     public ProxyHooks(
@@ -110,19 +112,20 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             CheckpointStore store,
             Channel backend,
             Function<MethodDescriptor<?, ?>, CompletionStage<Boolean>> applies,
-            String runtimeVersion,
+            RuntimeFeatures features,
             DeviceNodes devices) {
         this.store = store;
         this.backend = backend;
         this.applies = applies;
         this.devices = devices;
-        this.adjuster = CriAdjuster.create(devices);
+        this.adjuster = CriAdjuster.create(devices, features);
         this.host =
                 LifecycleHost.builder()
                         .chain(chain)
                         .runtime(new BackendRuntime())
-                        .runtimeName(RUNTIME_NAME, runtimeVersion)
+                        .runtimeName(RUNTIME_NAME, features.runtime())
                         .devices(devices)
+                        .features(features)
                         .unhooked(p -> "true".equals(p.getLabelsMap().get(SKIP_LABEL)))
                         .build();
         this.exits = new ContainerExits(backend, host, this::exited);
