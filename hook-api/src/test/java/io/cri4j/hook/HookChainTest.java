@@ -1062,6 +1062,44 @@ class HookChainTest {
     }
 
     @Test
+    void deviceCgroupRulesOfSeveralHooksAreAppendedInHookOrderWithoutConflict() throws Exception {
+        HookChain c =
+                chain(
+                        creating(
+                                "b-second",
+                                FAIL.withIndex(2),
+                                x ->
+                                        adjust(
+                                                Adjustments.create()
+                                                        .addLinuxDeviceCgroupRule(
+                                                                true, "c", 1L, 3L, "rw"))),
+                        creating(
+                                "a-first",
+                                FAIL.withIndex(1),
+                                x ->
+                                        adjust(
+                                                Adjustments.create()
+                                                        .addLinuxDeviceCgroupRule(
+                                                                false, "c", 1L, 3L, "rwm")
+                                                        .setLinuxMemoryLimit(1 << 20))),
+                        creating("quiet", FAIL.withIndex(3), x -> HookResult.none()));
+        ContainerCreation out = get(c.createContainerDetailed(POD, CTR));
+        LinuxResources r = out.result().adjustment().getLinux().getResources();
+        // the same device in both: no conflict, the later hook's rule comes last (and wins)
+        assertThat(r.getDevicesList())
+                .extracting(d -> d.getAllow() + " " + d.getAccess())
+                .containsExactly("false rwm", "true rw");
+        assertThat(r.getMemory().getLimit().getValue()).isEqualTo(1 << 20);
+        assertThat(out.deviceCgroupRuleOwners()).containsExactly("a-first", "b-second");
+        // the container as the hooks left it carries them after its own resources
+        assertThat(out.container().getLinux().getResources().getDevicesCount()).isEqualTo(2);
+        assertThat(out.container().getLinux().getResources().getCpu().getShares().getValue())
+                .isEqualTo(1024);
+        // NRI has no field number for them: the owners message leaves them out
+        assertThat(out.owners().toString()).contains("a-first").doesNotContain("b-second");
+    }
+
+    @Test
     void theCallingThreadIsNeverBlocked() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         HookChain c =
