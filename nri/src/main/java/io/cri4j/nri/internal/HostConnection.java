@@ -782,9 +782,10 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Calls {@code method} on the plugin with the request timeout. A plugin that closes the
-     * connection or misses the deadline is dropped and the call fails; a plugin's error status
-     * fails the call with its message.
+     * Calls {@code method} on the plugin with its request timeout. A plugin that closes the
+     * connection is dropped and the call fails; a missed deadline fails the call (and drops the
+     * plugin once it missed {@code maxMissedDeadlines} in a row); a plugin's error status fails
+     * the call with its message.
      */
     private <T> CompletableFuture<T> call(
             HookEvent event, String method, Message request, Parser<T> parser) {
