@@ -84,7 +84,11 @@ final class FakeRuntimeCommand implements Callable<Integer> {
         if (nriSocket != null) {
             b.addHookProvider(
                     NriHostOutput.host(
-                            spec.commandLine(), nriSocket, nriFailurePolicy, out, "fake-runtime"));
+                            io.cri4j.nri.NriHost.builder(
+                                            NriHostOutput.socket(spec.commandLine(), nriSocket))
+                                    .failurePolicy(nriFailurePolicy),
+                            out,
+                            "fake-runtime"));
         }
         FakeCriServer fake = b.build().start();
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");

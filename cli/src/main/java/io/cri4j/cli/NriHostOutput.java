@@ -1,10 +1,10 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.nri.NriHost;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.Set;
 import picocli.CommandLine;
 
@@ -17,23 +17,21 @@ final class NriHostOutput {
     private NriHostOutput() {}
 
     /**
-     * The host for {@code socket}.
+     * The path of {@code --nri-socket}.
      *
-     * @throws CommandLine.ParameterException when the socket is not a unix socket
+     * @throws CommandLine.ParameterException when it is not a unix socket
      */
-    static NriHost host(
-            CommandLine cmd,
-            CriEndpoint socket,
-            FailurePolicy policy,
-            PrintWriter out,
-            String prefix) {
+    static Path socket(CommandLine cmd, CriEndpoint socket) {
         if (!socket.isUnix()) {
             throw new CommandLine.ParameterException(
                     cmd, "--nri-socket must be a unix socket (unix:///PATH), got " + socket);
         }
-        return NriHost.builder(socket.path())
-                .failurePolicy(policy)
-                .listener(
+        return socket.path();
+    }
+
+    /** The host {@code nri} configures, saying its plugins' comings and goings on {@code out}. */
+    static NriHost host(NriHost.Builder nri, PrintWriter out, String prefix) {
+        return nri.listener(
                         new NriHost.Listener() {
                             @Override
                             public void registered(String name, int index, Set<HookEvent> events) {

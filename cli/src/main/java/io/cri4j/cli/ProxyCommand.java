@@ -4,6 +4,7 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgressServer;
+import io.cri4j.nri.NriHost;
 import io.cri4j.proxy.CriProxy;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -12,6 +13,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -79,6 +81,41 @@ final class ProxyCommand implements Callable<Integer> {
                     "what an NRI plugin's failure (an error, a missed deadline, a disconnection mid-call) does"
                             + " to the CRI call: Fail or Ignore (default: ${DEFAULT-VALUE}, as containerd)")
     FailurePolicy nriFailurePolicy;
+
+    @Option(
+            names = "--nri-request-timeout",
+            defaultValue = "2s",
+            converter = DurationConverter.class,
+            description =
+                    "how long an NRI plugin may take to answer one call, e.g. 2s or 500ms (default:"
+                            + " ${DEFAULT-VALUE}, containerd's plugin_request_timeout)")
+    Duration nriRequestTimeout;
+
+    @Option(
+            names = "--nri-plugin-timeout",
+            paramLabel = "PLUGIN=DURATION",
+            description =
+                    "the request timeout of one NRI plugin, by name (nri-logger=5s) or two-digit index"
+                            + " (10=5s); the name wins; repeatable")
+    List<String> nriPluginTimeouts = new ArrayList<>();
+
+    @Option(
+            names = "--nri-max-missed-deadlines",
+            defaultValue = "" + NriHost.DEFAULT_MAX_MISSED_DEADLINES,
+            description =
+                    "an NRI plugin that misses this many deadlines in a row is disconnected; each miss"
+                            + " fails its call under --nri-failure-policy (default: ${DEFAULT-VALUE};"
+                            + " 1 is containerd's rule)")
+    int nriMaxMissedDeadlines;
+
+    @Option(
+            names = "--nri-required-plugin",
+            paramLabel = "NAME",
+            description =
+                    "an NRI plugin (NAME or NN-NAME) without which no container is created: while it is not"
+                            + " connected CreateContainer fails naming it, and its failures fail the call"
+                            + " whatever --nri-failure-policy says; repeatable")
+    List<String> nriRequiredPlugins = new ArrayList<>();
 
     @Option(
             names = "--observe-pulls",
@@ -161,6 +198,35 @@ final class ProxyCommand implements Callable<Integer> {
         }
     }
 
+    /** The NRI host's settings from the options; a bad one is a one-line usage error. */
+    NriHost.Builder nriHostBuilder(Path socket) {
+        try {
+            NriHost.Builder nri =
+                    NriHost.builder(socket)
+                            .failurePolicy(nriFailurePolicy)
+                            .requestTimeout(nriRequestTimeout)
+                            .maxMissedDeadlines(nriMaxMissedDeadlines);
+            for (String t : nriPluginTimeouts) {
+                int eq = t.lastIndexOf('=');
+                if (eq <= 0 || eq == t.length() - 1) {
+                    throw new IllegalArgumentException(
+                            "--nri-plugin-timeout takes PLUGIN=DURATION, got \"" + t + "\"");
+                }
+                String key = t.substring(0, eq);
+                Duration d = new DurationConverter().convert(t.substring(eq + 1));
+                if (key.matches("\\d\\d")) {
+                    nri.requestTimeout(Integer.parseInt(key), d);
+                } else {
+                    nri.requestTimeout(key, d);
+                }
+            }
+            nriRequiredPlugins.forEach(nri::requirePlugin);
+            return nri;
+        } catch (IllegalArgumentException | CommandLine.TypeConversionException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
     private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http)
             throws Exception {
         CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
@@ -181,7 +247,9 @@ final class ProxyCommand implements Callable<Integer> {
         if (nriSocket != null) {
             b.addHookProvider(
                     NriHostOutput.host(
-                            spec.commandLine(), nriSocket, nriFailurePolicy, out, "cri4j proxy"));
+                            nriHostBuilder(NriHostOutput.socket(spec.commandLine(), nriSocket)),
+                            out,
+                            "cri4j proxy"));
         }
         try (CriProxy p = b.build();
                 PullProgressServer s = http == null ? null : http.build()) {

@@ -48,6 +48,37 @@ class CliMessagesIT {
     }
 
     @Test
+    void badNriHostOptionsAreOneLine() throws Exception {
+        List<String> base =
+                List.of(
+                        "proxy",
+                        "--listen",
+                        "unix://" + dir.resolve("proxy.sock"),
+                        "--backend",
+                        "unix://" + dir.resolve("none.sock"),
+                        "--no-observe-pulls",
+                        "--nri-socket",
+                        "unix://" + dir.resolve("nri.sock"));
+        java.util.function.Function<List<String>, String[]> with =
+                extra -> {
+                    List<String> all = new java.util.ArrayList<>(base);
+                    all.addAll(extra);
+                    return all.toArray(String[]::new);
+                };
+        assertThat(oneLine(2, with.apply(List.of("--nri-plugin-timeout", "nri-logger"))).out())
+                .startsWith("cri4j proxy: ")
+                .contains("--nri-plugin-timeout takes PLUGIN=DURATION", "nri-logger");
+        assertThat(oneLine(2, with.apply(List.of("--nri-plugin-timeout", "slow=2h"))).out())
+                .contains("the request timeout of slow must be at most 1 h");
+        assertThat(oneLine(2, with.apply(List.of("--nri-plugin-timeout", "slow=soon"))).out())
+                .contains("'soon' is not a duration");
+        assertThat(oneLine(2, with.apply(List.of("--nri-required-plugin", "no/slash"))).out())
+                .contains("required plugin: invalid plugin name \"no/slash\"");
+        assertThat(oneLine(2, with.apply(List.of("--nri-max-missed-deadlines", "0"))).out())
+                .contains("maxMissedDeadlines must be 1..1000, got 0");
+    }
+
+    @Test
     void versionHasHelp() throws Exception {
         try (CliProcess p = CliProcess.start("version", "--help")) {
             CliRun run = p.finish();

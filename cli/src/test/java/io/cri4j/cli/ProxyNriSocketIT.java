@@ -274,6 +274,40 @@ class ProxyNriSocketIT {
     }
 
     @Test
+    void aRequiredPluginThatIsNotConnectedFailsCreateContainerNamingIt() throws Exception {
+        startProxy(
+                "--nri-required-plugin",
+                "guard",
+                "--nri-failure-policy",
+                "Ignore",
+                "--nri-plugin-timeout",
+                "guard=3s");
+        PodSandboxConfig pod = pod("required");
+        String podId = runPod(pod); // pods do not need it
+        int before =
+                rt().listContainers(ListContainersRequest.getDefaultInstance())
+                        .getContainersCount();
+        StatusRuntimeException refused =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        StatusRuntimeException.class,
+                        () -> rt().createContainer(container(podId, pod, "app")));
+        assertThat(refused.getStatus().getDescription())
+                .contains("CreateContainer")
+                .contains("required NRI plugin \"guard\" is not connected");
+        assertThat(
+                        rt().listContainers(ListContainersRequest.getDefaultInstance())
+                                .getContainersCount())
+                .as("containerd never got the container")
+                .isEqualTo(before);
+
+        NriGoPlugin guard = go("nri-logger", 10, "-name", "guard", "-add-env", "GUARDED");
+        awaitLine("NRI plugin 10-guard registered");
+        String ctr = rt().createContainer(container(podId, pod, "app")).getContainerId();
+        rt().startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+        assertThat(exec(ctr, "env").lines()).contains("GUARDED=logger-pid-" + guard.pid());
+    }
+
+    @Test
     void aPluginThatDisconnectsMidCallFailsTheCallNamingIt() throws Exception {
         startProxy("--nri-failure-policy", "Fail");
         StuckHook stuck = new StuckHook();

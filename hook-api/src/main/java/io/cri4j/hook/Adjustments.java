@@ -8,6 +8,7 @@ import io.cri4j.nri.api.IOPrioClass;
 import io.cri4j.nri.api.KeyValue;
 import io.cri4j.nri.api.LinuxContainerAdjustment;
 import io.cri4j.nri.api.LinuxDevice;
+import io.cri4j.nri.api.LinuxDeviceCgroup;
 import io.cri4j.nri.api.LinuxIOPriority;
 import io.cri4j.nri.api.LinuxNamespace;
 import io.cri4j.nri.api.LinuxNetDevice;
@@ -549,6 +550,74 @@ public final class Adjustments {
                 i -> r.setHugepageLimits(i, l),
                 () -> r.addHugepageLimits(l));
         return this;
+    }
+
+    /**
+     * Appends a device cgroup rule ({@code linux.resources.devices}, OCI's {@code
+     * LinuxDeviceCgroup}): allows or denies {@code access} to devices of {@code type} with {@code
+     * major}:{@code minor}.
+     *
+     * <p>Rules are an ordered list, the later rule winning where two match, as in the OCI spec:
+     * the rules of every hook are appended in hook order, after the container's own, and never
+     * conflict (NRI has no field ownership for them, as for OCI hooks). A CRI host cannot carry
+     * them and reports them ({@link io.cri4j.hook.host.CriAdjuster}); an NRI runtime gets them in
+     * the adjustment.
+     *
+     * @param allow true to allow, false to deny
+     * @param type {@code a} (all), {@code c} (character) or {@code b} (block)
+     * @param major the major number, or null for all ({@code *})
+     * @param minor the minor number, or null for all ({@code *})
+     * @param access a non-empty combination of {@code r} (read), {@code w} (write), {@code m}
+     *     (mknod)
+     */
+    public Adjustments addLinuxDeviceCgroupRule(
+            boolean allow, String type, Long major, Long minor, String access) {
+        res().addDevices(deviceCgroupRule(allow, type, major, minor, access));
+        return this;
+    }
+
+    /** Appends a device cgroup rule message; see {@link #addLinuxDeviceCgroupRule}. */
+    public Adjustments addLinuxDeviceCgroupRule(LinuxDeviceCgroup rule) {
+        res().addDevices(
+                        deviceCgroupRule(
+                                rule.getAllow(),
+                                rule.getType(),
+                                rule.hasMajor() ? rule.getMajor().getValue() : null,
+                                rule.hasMinor() ? rule.getMinor().getValue() : null,
+                                rule.getAccess()));
+        return this;
+    }
+
+    /** A device cgroup rule message, checked; see {@link #addLinuxDeviceCgroupRule}. */
+    public static LinuxDeviceCgroup deviceCgroupRule(
+            boolean allow, String type, Long major, Long minor, String access) {
+        if (!"a".equals(type) && !"c".equals(type) && !"b".equals(type)) {
+            throw new IllegalArgumentException(
+                    "device cgroup rule type must be a, c or b, got \"" + type + "\"");
+        }
+        if (access == null
+                || access.isEmpty()
+                || !access.chars().allMatch(c -> c == 'r' || c == 'w' || c == 'm')
+                || access.chars().distinct().count() != access.length()) {
+            throw new IllegalArgumentException(
+                    "device cgroup rule access must combine r, w and m, got \"" + access + "\"");
+        }
+        if (major != null && major < 0 || minor != null && minor < 0) {
+            throw new IllegalArgumentException(
+                    "device numbers must not be negative (null means all), got "
+                            + major
+                            + ":"
+                            + minor);
+        }
+        LinuxDeviceCgroup.Builder r =
+                LinuxDeviceCgroup.newBuilder().setAllow(allow).setType(type).setAccess(access);
+        if (major != null) {
+            r.setMajor(i64(major));
+        }
+        if (minor != null) {
+            r.setMinor(i64(minor));
+        }
+        return r.build();
     }
 
     /** Sets the block I/O class (of the runtime's blockio configuration). */

@@ -2,10 +2,12 @@ package io.cri4j.hook;
 
 import io.cri4j.hook.internal.ContainerMerge;
 import io.cri4j.hook.internal.Owners;
+import io.cri4j.hook.internal.ResourceMerge;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.Field;
 import io.cri4j.nri.api.FieldOwners;
 import io.cri4j.nri.api.OwningPlugins;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -87,6 +89,19 @@ public final class ContainerCreation {
         }
         return Optional.ofNullable(
                 f.getCompoundMap().get(field.getNumber()).getOwnersMap().get(key));
+    }
+
+    /**
+     * The hooks that added device cgroup rules ({@code linux.resources.devices}) to the created
+     * container, in hook order. NRI has no field number for these rules, so {@link #owners()}
+     * does not carry them; a creation made from an {@link OwningPlugins} message knows none.
+     */
+    public List<String> deviceCgroupRuleOwners() {
+        if (ownerTable == null) {
+            return List.of();
+        }
+        String o = ownerTable.owner(containerId, ResourceMerge.DEVICE_CGROUP_RULES);
+        return o == null || o.isEmpty() ? List.of() : List.of(o.split(","));
     }
 
     @Override

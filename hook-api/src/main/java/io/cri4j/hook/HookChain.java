@@ -531,36 +531,42 @@ public final class HookChain implements AsyncHook, AutoCloseable {
             finish(cf, out, e, event, operation);
             return out;
         }
+        // Whoever settles the call first (the answer, the timer, close) decides it; a timer or
+        // close cancels the hook's stage before completing the call, so the next hook never
+        // runs beside a hook that is still going.
+        AtomicBoolean settled = new AtomicBoolean();
         inflight.put(
                 out,
-                () -> {
-                    if (out.completeExceptionally(
-                            new HookFailedException(
-                                    e.name,
-                                    event,
-                                    operation,
-                                    new IllegalStateException(
-                                            "the hook chain " + name + " was closed")))) {
-                        cancel(stage);
-                    }
-                });
+                () ->
+                        abandon(
+                                settled,
+                                stage,
+                                out,
+                                new HookFailedException(
+                                        e.name,
+                                        event,
+                                        operation,
+                                        new IllegalStateException(
+                                                "the hook chain " + name + " was closed"))));
         out.whenComplete((v, t) -> inflight.remove(out));
         ScheduledFuture<?> late;
         try {
             late =
                     timer.schedule(
-                            () -> {
-                                if (out.completeExceptionally(
-                                        new HookTimeoutException(
-                                                e.name, event, operation, e.policy.timeout()))) {
-                                    cancel(stage);
-                                }
-                            },
+                            () ->
+                                    abandon(
+                                            settled,
+                                            stage,
+                                            out,
+                                            new HookTimeoutException(
+                                                    e.name, event, operation, e.policy.timeout())),
                             e.policy.timeout().toNanos(),
                             TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException ex) {
-            cancel(stage);
-            out.completeExceptionally(
+            abandon(
+                    settled,
+                    stage,
+                    out,
                     new HookFailedException(
                             e.name,
                             event,
@@ -571,13 +577,32 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         stage.whenComplete(
                 (v, t) -> {
                     late.cancel(false);
+                    if (!settled.compareAndSet(false, true)) {
+                        return;
+                    }
                     if (t == null) {
                         out.complete(v);
-                    } else if (!out.isDone()) {
+                    } else {
                         out.completeExceptionally(failed(e, event, operation, unwrap(t)));
                     }
                 });
         return out;
+    }
+
+    /**
+     * Gives up on a hook's stage: cancels it (interrupting a blocking hook's worker) and only then
+     * fails {@code out} with {@code why}, which runs what waits for the call; nothing when the call
+     * was settled already.
+     */
+    private static <T> void abandon(
+            AtomicBoolean settled,
+            CompletionStage<T> stage,
+            CompletableFuture<T> out,
+            Throwable why) {
+        if (settled.compareAndSet(false, true)) {
+            cancel(stage);
+            out.completeExceptionally(why);
+        }
     }
 
     private static <T> void finish(

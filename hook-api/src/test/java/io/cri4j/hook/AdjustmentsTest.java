@@ -8,6 +8,7 @@ import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.IOPrioClass;
 import io.cri4j.nri.api.KeyValue;
 import io.cri4j.nri.api.LinuxDevice;
+import io.cri4j.nri.api.LinuxDeviceCgroup;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.LinuxScheduler;
 import io.cri4j.nri.api.LinuxSchedulerPolicy;
@@ -363,5 +364,57 @@ class AdjustmentsTest {
                 .isEqualTo(2);
         assertThat(ContainerUpdates.of("c2").setLinuxResources(r).build().getLinux().getResources())
                 .isEqualTo(r);
+    }
+
+    @Test
+    void deviceCgroupRulesAreAppendedInOrderWithWildcardsAsUnsetNumbers() {
+        LinuxResources r =
+                Adjustments.create()
+                        .addLinuxDeviceCgroupRule(false, "a", null, null, "rwm")
+                        .addLinuxDeviceCgroupRule(true, "c", 1L, 3L, "rw")
+                        .addLinuxDeviceCgroupRule(
+                                Adjustments.deviceCgroupRule(true, "b", 8L, null, "r"))
+                        .build()
+                        .getLinux()
+                        .getResources();
+        assertThat(r.getDevicesList())
+                .extracting(
+                        LinuxDeviceCgroup::getAllow,
+                        LinuxDeviceCgroup::getType,
+                        LinuxDeviceCgroup::hasMajor,
+                        LinuxDeviceCgroup::hasMinor,
+                        LinuxDeviceCgroup::getAccess)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(false, "a", false, false, "rwm"),
+                        org.assertj.core.groups.Tuple.tuple(true, "c", true, true, "rw"),
+                        org.assertj.core.groups.Tuple.tuple(true, "b", true, false, "r"));
+        assertThat(r.getDevices(1).getMajor().getValue()).isEqualTo(1);
+        assertThat(r.getDevices(1).getMinor().getValue()).isEqualTo(3);
+        // nothing else of the resources is set
+        assertThat(r.toBuilder().clearDevices().build())
+                .isEqualTo(LinuxResources.getDefaultInstance());
+    }
+
+    @Test
+    void badDeviceCgroupRulesAreRefusedNamingTheProblem() {
+        assertThatThrownBy(
+                        () -> Adjustments.create().addLinuxDeviceCgroupRule(true, "x", 1L, 3L, "r"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("device cgroup rule type must be a, c or b, got \"x\"");
+        assertThatThrownBy(() -> Adjustments.deviceCgroupRule(true, "c", 1L, 3L, ""))
+                .hasMessage("device cgroup rule access must combine r, w and m, got \"\"");
+        assertThatThrownBy(() -> Adjustments.deviceCgroupRule(true, "c", 1L, 3L, "rx"))
+                .hasMessageContaining("got \"rx\"");
+        assertThatThrownBy(() -> Adjustments.deviceCgroupRule(true, "c", 1L, 3L, "rr"))
+                .hasMessageContaining("got \"rr\"");
+        assertThatThrownBy(() -> Adjustments.deviceCgroupRule(true, "c", -1L, 3L, "r"))
+                .hasMessageContaining("must not be negative");
+        // a message with an empty type (the proto default) is not a rule either
+        assertThatThrownBy(
+                        () ->
+                                Adjustments.create()
+                                        .addLinuxDeviceCgroupRule(
+                                                LinuxDeviceCgroup.getDefaultInstance()))
+                .hasMessageContaining("type must be a, c or b");
     }
 }

@@ -997,32 +997,106 @@ class HookChainTest {
     void aStageThatNeverCompletesIsCancelledAndIgnoredUnderIgnore() throws Exception {
         CompletableFuture<HookResult> never = new CompletableFuture<>();
         AsyncHook silent =
-                new AsyncHook() {
-                    @Override
-                    public String name() {
-                        return "silent";
-                    }
-
-                    @Override
-                    public HookPolicy policy() {
-                        return IGNORE.withIndex(1).withTimeout(Duration.ofMillis(50));
-                    }
-
-                    @Override
-                    public CompletionStage<HookResult> createContainer(PodSandbox p, Container c) {
-                        return never;
-                    }
-                };
+                silentAt(1, IGNORE.withIndex(1).withTimeout(Duration.ofMillis(50)), never);
+        // what the next hook sees when it is called: the late hook's stage must be cancelled by
+        // then (the timer used to complete the call first, which ran the next hook on the timer
+        // thread before the cancellation; this test saw it every time)
+        AtomicReference<Boolean> cancelledWhenNextRan = new AtomicReference<>();
         HookChain c =
                 chain(
                         silent,
-                        creating(
+                        creatingAsync(
                                 "after",
                                 FAIL.withIndex(2),
-                                x -> adjust(Adjustments.create().addEnv("A", "1"))));
+                                x -> {
+                                    cancelledWhenNextRan.set(never.isCancelled());
+                                    return adjust(Adjustments.create().addEnv("A", "1"));
+                                }));
         HookResult r = get(c.createContainer(POD, CTR));
         assertThat(r.adjustment().getEnvCount()).isEqualTo(1);
+        assertThat(cancelledWhenNextRan.get()).isTrue();
         assertThat(never).isCancelled();
+    }
+
+    @Test
+    void aLateStageIsCancelledBeforeTheEventFailsUnderFail() throws Exception {
+        CompletableFuture<HookResult> never = new CompletableFuture<>();
+        HookChain c = chain(silentAt(1, FAIL.withTimeout(Duration.ofMillis(50)), never));
+        CompletableFuture<HookResult> event = c.createContainer(POD, CTR).toCompletableFuture();
+        // what whoever waits for the event sees when it fails
+        CompletableFuture<Boolean> seen = event.handle((v, t) -> never.isCancelled());
+        assertThat(failure(event)).isInstanceOf(HookTimeoutException.class);
+        assertThat(seen.get(20, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void closingTheChainCancelsAPendingStageBeforeFailingTheEvent() throws Exception {
+        CompletableFuture<HookResult> never = new CompletableFuture<>();
+        HookChain c = chain(silentAt(1, FAIL.withTimeout(Duration.ofMinutes(5)), never));
+        CompletableFuture<HookResult> event = c.createContainer(POD, CTR).toCompletableFuture();
+        CompletableFuture<Boolean> seen = event.handle((v, t) -> never.isCancelled());
+        c.close(); // fails the pending call on this thread
+        assertThat(seen).isDone();
+        assertThat(seen.get()).isTrue();
+        assertThat(failure(event)).hasMessageContaining("was closed");
+    }
+
+    /** An asynchronous hook answering CreateContainer with {@code answer} (left pending). */
+    static AsyncHook silentAt(int index, HookPolicy policy, CompletableFuture<HookResult> answer) {
+        return new AsyncHook() {
+            @Override
+            public String name() {
+                return "silent";
+            }
+
+            @Override
+            public HookPolicy policy() {
+                return policy.withIndex(index);
+            }
+
+            @Override
+            public CompletionStage<HookResult> createContainer(PodSandbox p, Container c) {
+                return answer;
+            }
+        };
+    }
+
+    @Test
+    void deviceCgroupRulesOfSeveralHooksAreAppendedInHookOrderWithoutConflict() throws Exception {
+        HookChain c =
+                chain(
+                        creating(
+                                "b-second",
+                                FAIL.withIndex(2),
+                                x ->
+                                        adjust(
+                                                Adjustments.create()
+                                                        .addLinuxDeviceCgroupRule(
+                                                                true, "c", 1L, 3L, "rw"))),
+                        creating(
+                                "a-first",
+                                FAIL.withIndex(1),
+                                x ->
+                                        adjust(
+                                                Adjustments.create()
+                                                        .addLinuxDeviceCgroupRule(
+                                                                false, "c", 1L, 3L, "rwm")
+                                                        .setLinuxMemoryLimit(1 << 20))),
+                        creating("quiet", FAIL.withIndex(3), x -> HookResult.none()));
+        ContainerCreation out = get(c.createContainerDetailed(POD, CTR));
+        LinuxResources r = out.result().adjustment().getLinux().getResources();
+        // the same device in both: no conflict, the later hook's rule comes last (and wins)
+        assertThat(r.getDevicesList())
+                .extracting(d -> d.getAllow() + " " + d.getAccess())
+                .containsExactly("false rwm", "true rw");
+        assertThat(r.getMemory().getLimit().getValue()).isEqualTo(1 << 20);
+        assertThat(out.deviceCgroupRuleOwners()).containsExactly("a-first", "b-second");
+        // the container as the hooks left it carries them after its own resources
+        assertThat(out.container().getLinux().getResources().getDevicesCount()).isEqualTo(2);
+        assertThat(out.container().getLinux().getResources().getCpu().getShares().getValue())
+                .isEqualTo(1024);
+        // NRI has no field number for them: the owners message leaves them out
+        assertThat(out.owners().toString()).contains("a-first").doesNotContain("b-second");
     }
 
     @Test

@@ -63,9 +63,13 @@ import org.slf4j.LoggerFactory;
  * with an error saying so); the updates it answers go to {@link HookHost#runtime()}; only then
  * does {@link #hooks()} list it: name = the plugin's name, index = its index, events = its
  * subscription, timeout and failure policy from this builder. Each event is one ttrpc call bounded
- * by the {@linkplain Builder#requestTimeout request timeout}; a plugin that does not answer in time
- * or disconnects is dropped (it leaves {@link #hooks()}) and the call fails as a failure of its
- * hook, which its {@link FailurePolicy} turns into a failed event or a warning. Events without an
+ * by the plugin's {@linkplain Builder#requestTimeout(String, Duration) request timeout}; a call it
+ * does not answer in time fails as a {@link io.cri4j.hook.HookTimeoutException} of its hook, which
+ * its {@link FailurePolicy} turns into a failed event or a warning, and a plugin that misses
+ * {@linkplain Builder#maxMissedDeadlines several deadlines in a row} or disconnects is dropped (it
+ * leaves {@link #hooks()}). {@linkplain Builder#requirePlugin Required plugins} fail closed: while
+ * absent, a stand-in hook fails every {@code CreateContainer}; once listed, any failure of theirs
+ * fails the event. Events without an
  * answer go to a plugin of NRI v0.8 (containerd 2.0/2.1's stub) as {@code StateChange}, once it
  * has answered the v0.12 call {@code UNIMPLEMENTED}. A plugin's own {@code UpdateContainers}
  * (updates and evictions) go to {@link HookHost#runtime()}; what failed is its answer.
@@ -80,6 +84,9 @@ import org.slf4j.LoggerFactory;
 public final class NriHost implements HookProvider {
 
     private static final Logger LOG = LoggerFactory.getLogger(NriHost.class);
+
+    /** How many deadlines in a row a plugin may miss before it is dropped, by default. */
+    public static final int DEFAULT_MAX_MISSED_DEADLINES = 3;
 
     /** The NRI version this host speaks and sends in {@code Configure}. */
     public static final String NRI_VERSION = "v0.12.2";
@@ -116,6 +123,10 @@ public final class NriHost implements HookProvider {
         private Duration requestTimeout = Duration.ofSeconds(2);
         private FailurePolicy failurePolicy = FailurePolicy.FAIL;
         private final Map<String, String> configs = new HashMap<>();
+        private final Map<String, Duration> timeoutsByName = new HashMap<>();
+        private final Map<Integer, Duration> timeoutsByIndex = new HashMap<>();
+        private int maxMissedDeadlines = DEFAULT_MAX_MISSED_DEADLINES;
+        private final Set<String> required = new java.util.LinkedHashSet<>();
         private Listener listener = new Listener() {};
 
         private Builder(Path socket) {
@@ -139,14 +150,72 @@ public final class NriHost implements HookProvider {
 
         /**
          * How long a plugin may take to answer one call ({@code Configure}, each {@code
-         * Synchronize} message, each event); default 2 s (NRI's). A plugin that misses it is
-         * dropped. Plugins learn it in {@code Configure}.
+         * Synchronize} message, each event); default 2 s (NRI's {@code plugin_request_timeout}),
+         * at most 1 h. A call it misses fails as a {@link io.cri4j.hook.HookTimeoutException} of
+         * its hook; a plugin that misses {@link #maxMissedDeadlines} in a row is dropped. Plugins
+         * learn their timeout in {@code Configure}.
          */
         public Builder requestTimeout(Duration timeout) {
-            this.requestTimeout = positive(timeout, "requestTimeout");
-            if (timeout.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
-                throw new IllegalArgumentException("requestTimeout must be at most 1 h");
+            this.requestTimeout = bounded(timeout, "requestTimeout");
+            return this;
+        }
+
+        /**
+         * The request timeout of the plugin named {@code pluginName} (its name without the index),
+         * instead of {@link #requestTimeout(Duration)}: a plugin known to be slow (one that asks
+         * an allocator, say) gets more time without giving every plugin more. Takes precedence
+         * over a timeout by index.
+         */
+        public Builder requestTimeout(String pluginName, Duration timeout) {
+            timeoutsByName.put(
+                    Objects.requireNonNull(pluginName, "pluginName"),
+                    bounded(timeout, "the request timeout of " + pluginName));
+            return this;
+        }
+
+        /** The request timeout of the plugins registering with {@code index} (0..99). */
+        public Builder requestTimeout(int index, Duration timeout) {
+            if (index < 0 || index > 99) {
+                throw new IllegalArgumentException("plugin index must be 0..99, got " + index);
             }
+            timeoutsByIndex.put(index, bounded(timeout, "the request timeout of index " + index));
+            return this;
+        }
+
+        /**
+         * How many deadlines in a row a plugin may miss before it is dropped (default {@value
+         * #DEFAULT_MAX_MISSED_DEADLINES}; 1 drops it at its first, as containerd does). Each
+         * missed deadline fails its call under the plugin's failure policy; an answer in time
+         * starts the count again. A missed {@code Configure} or {@code Synchronize} always drops
+         * the plugin, which is not listed yet.
+         */
+        public Builder maxMissedDeadlines(int count) {
+            if (count < 1 || count > 1000) {
+                throw new IllegalArgumentException(
+                        "maxMissedDeadlines must be 1..1000, got " + count);
+            }
+            this.maxMissedDeadlines = count;
+            return this;
+        }
+
+        /**
+         * Requires the plugin {@code plugin}: a name ({@code nri-logger}, at any index) or an
+         * index and name ({@code 10-nri-logger}), as NRI's default validator takes its {@code
+         * required_plugins}. While no such plugin is listed, {@link NriHost#hooks()} holds a
+         * stand-in hook under that name which fails every {@code CreateContainer} ("required NRI
+         * plugin ... is not connected"), as NRI's validator rejects the container; once it is
+         * listed its hook fails the event on any failure (an error, a missed deadline, a
+         * disconnection mid-call), whatever {@link #failurePolicy} says: required plugins fail
+         * closed instead of being skipped.
+         */
+        public Builder requirePlugin(String plugin) {
+            Objects.requireNonNull(plugin, "plugin");
+            String n = plugin.matches("\\d\\d-.+") ? plugin.substring(3) : plugin;
+            String bad = HostConnection.checkPluginName(n);
+            if (bad != null) {
+                throw new IllegalArgumentException("required plugin: " + bad);
+            }
+            required.add(plugin);
             return this;
         }
 
@@ -198,6 +267,14 @@ public final class NriHost implements HookProvider {
             }
             return d;
         }
+
+        private static Duration bounded(Duration d, String what) {
+            positive(d, what);
+            if (d.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
+                throw new IllegalArgumentException(what + " must be at most 1 h, got " + d);
+            }
+            return d;
+        }
     }
 
     /** A builder of a host listening on {@code socket} (a unix socket path). */
@@ -211,6 +288,11 @@ public final class NriHost implements HookProvider {
     private final Duration requestTimeout;
     private final FailurePolicy failurePolicy;
     private final Map<String, String> configs;
+    private final Map<String, Duration> timeoutsByName;
+    private final Map<Integer, Duration> timeoutsByIndex;
+    private final int maxMissedDeadlines;
+    private final List<String> required;
+    private final Map<String, AsyncHook> standIns = new HashMap<>();
     private final Listener listener;
     private final Object lock = new Object();
     private final Map<String, HostConnection> names = new HashMap<>();
@@ -231,7 +313,32 @@ public final class NriHost implements HookProvider {
         this.requestTimeout = b.requestTimeout;
         this.failurePolicy = b.failurePolicy;
         this.configs = Map.copyOf(b.configs);
+        this.timeoutsByName = Map.copyOf(b.timeoutsByName);
+        this.timeoutsByIndex = Map.copyOf(b.timeoutsByIndex);
+        this.maxMissedDeadlines = b.maxMissedDeadlines;
+        this.required = List.copyOf(b.required);
         this.listener = b.listener;
+        synchronized (lock) {
+            publish();
+        }
+    }
+
+    /** The request timeout of a plugin: by name, else by index, else the host's. */
+    private Duration timeoutOf(String name, int index) {
+        Duration d = timeoutsByName.get(name);
+        if (d == null) {
+            d = timeoutsByIndex.get(index);
+        }
+        return d == null ? requestTimeout : d;
+    }
+
+    /** Whether {@code key} of {@link Builder#requirePlugin} names the plugin. */
+    private static boolean names(String key, String name, int index) {
+        return key.equals(name) || key.equals(String.format("%02d-%s", index, name));
+    }
+
+    private boolean isRequired(String name, int index) {
+        return required.stream().anyMatch(k -> names(k, name, index));
     }
 
     /**
@@ -260,7 +367,10 @@ public final class NriHost implements HookProvider {
                             requestTimeout,
                             failurePolicy,
                             n -> configs.getOrDefault(n, ""),
-                            NRI_VERSION);
+                            NRI_VERSION,
+                            this::timeoutOf,
+                            maxMissedDeadlines,
+                            this::isRequired);
             group =
                     new MultiThreadIoEventLoopGroup(
                             1,
@@ -393,14 +503,67 @@ public final class NriHost implements HookProvider {
                 }
             };
 
-    /** Rebuilds {@link #hooks}; under the lock. */
+    /**
+     * Rebuilds {@link #hooks}: the ready plugins, and a stand-in for each required plugin none of
+     * them is, by index and then name; under the lock.
+     */
     private void publish() {
-        List<HostConnection> sorted = new ArrayList<>(ready);
-        sorted.sort(
-                Comparator.comparingInt(HostConnection::index).thenComparing(HostConnection::name));
         List<AsyncHook> out = new ArrayList<>();
-        sorted.forEach(c -> out.add(c.hook()));
+        ready.forEach(c -> out.add(c.hook()));
+        for (String key : required) {
+            if (ready.stream().noneMatch(c -> names(key, c.name(), c.index()))) {
+                out.add(standIns.computeIfAbsent(key, RequiredPluginMissing::new));
+            }
+        }
+        out.sort(
+                Comparator.<AsyncHook>comparingInt(h -> h.policy().index())
+                        .thenComparing(AsyncHook::name));
         hooks = List.copyOf(out);
+    }
+
+    /**
+     * Stands in for a required plugin that is not listed: fails every {@code CreateContainer}, as
+     * NRI's default validator rejects a container whose required plugins are not present.
+     */
+    private static final class RequiredPluginMissing implements AsyncHook {
+        private final String key;
+        private final HookPolicy policy;
+
+        RequiredPluginMissing(String key) {
+            this.key = key;
+            int index = key.matches("\\d\\d-.+") ? Integer.parseInt(key.substring(0, 2)) : 0;
+            this.policy = new HookPolicy(index, Duration.ofSeconds(1), FailurePolicy.FAIL);
+        }
+
+        @Override
+        public String name() {
+            return key;
+        }
+
+        @Override
+        public HookPolicy policy() {
+            return policy;
+        }
+
+        @Override
+        public Set<HookEvent> events() {
+            return Set.of(HookEvent.CREATE_CONTAINER);
+        }
+
+        @Override
+        public java.util.concurrent.CompletionStage<io.cri4j.hook.HookResult> createContainer(
+                io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container container) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException(
+                            "required NRI plugin \""
+                                    + key
+                                    + "\" is not connected; containers are not created without it"));
+        }
+
+        @Override
+        public String toString() {
+            return "required NRI plugin " + key + " (not connected)";
+        }
     }
 
     /**

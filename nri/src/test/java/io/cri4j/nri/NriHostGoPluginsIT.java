@@ -265,7 +265,11 @@ class NriHostGoPluginsIT {
 
     @Test
     void aPluginThatMissesTheRequestTimeoutFailsTheCallAndIsDropped() throws Exception {
-        startHost(NriHost.builder(dir.resolve("nri.sock")).requestTimeout(Duration.ofMillis(800)));
+        // containerd's rule: dropped at the first missed deadline
+        startHost(
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .requestTimeout(Duration.ofMillis(800))
+                        .maxMissedDeadlines(1));
         NriGoPlugin logger = go("nri-logger", 20);
         awaitRegistered("nri-logger");
         PodSandbox pod = pod("slow");
@@ -283,6 +287,200 @@ class NriHostGoPluginsIT {
             assertThat(nri.hooks()).isEmpty();
         } finally {
             signal("KILL", logger.pid());
+        }
+    }
+
+    @Test
+    void oneMissedDeadlineFailsOnlyItsCallAndAPluginIsDroppedAfterMissingSeveralInARow()
+            throws Exception {
+        startHost(
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .requestTimeout(Duration.ofMillis(800))
+                        .maxMissedDeadlines(2));
+        NriGoPlugin logger = go("nri-logger", 20, "-add-env", "ALIVE");
+        awaitRegistered("nri-logger");
+        PodSandbox pod = pod("late");
+        try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
+            signal("STOP", logger.pid());
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "one"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class)
+                    .hasMessage(
+                            "CreateContainer: hook \"nri-logger\" did not answer within 800 ms");
+            // one miss: still listed, and served again once it answers
+            assertThat(nri.hooks()).extracting(AsyncHook::name).containsExactly("nri-logger");
+            signal("CONT", logger.pid());
+            HookResult r = join(chain.createContainer(pod, container(pod, "two")));
+            assertThat(r.adjustment().getEnvList()).extracting(KeyValue::getKey).contains("ALIVE");
+
+            // the answer in time started the count again: one more miss is not two in a row
+            signal("STOP", logger.pid());
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "three"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class);
+            assertThat(nri.hooks()).hasSize(1);
+            assertThat(gone).isEmpty();
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "four"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class);
+            assertThat(gone.poll(10, TimeUnit.SECONDS))
+                    .isEqualTo(
+                            "nri-logger: plugin 20-nri-logger did not answer CreateContainer within"
+                                    + " 800 ms, its 2 missed deadlines in a row; dropping it");
+            assertThat(nri.hooks()).isEmpty();
+        } finally {
+            signal("KILL", logger.pid());
+        }
+    }
+
+    @Test
+    void eachPluginHasItsOwnRequestTimeoutByNameOrIndex() throws Exception {
+        startHost(
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .requestTimeout(Duration.ofSeconds(20))
+                        .requestTimeout("patient", Duration.ofMillis(1500))
+                        .requestTimeout(30, Duration.ofMillis(600))
+                        .requestTimeout(10, Duration.ofSeconds(30)) // the name wins over the index
+                        .failurePolicy(io.cri4j.hook.FailurePolicy.FAIL));
+        NriGoPlugin patient = go("nri-logger", 10, "-name", "patient");
+        NriGoPlugin quick = go("nri-logger", 30, "-name", "quick");
+        awaitRegistered("patient", "quick");
+        assertThat(nri.hooks())
+                .extracting(h -> h.policy().timeout())
+                .containsExactly(Duration.ofMillis(1750), Duration.ofMillis(850));
+        PodSandbox pod = pod("timeouts");
+        try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
+            signal("STOP", patient.pid());
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "a"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class)
+                    .hasMessage("CreateContainer: hook \"patient\" did not answer within 1500 ms");
+            signal("CONT", patient.pid());
+            signal("STOP", quick.pid());
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "b"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class)
+                    .hasMessage("CreateContainer: hook \"quick\" did not answer within 600 ms");
+        } finally {
+            signal("KILL", quick.pid());
+        }
+    }
+
+    @Test
+    void aRequiredPluginFailsCreateContainerClosedWhenAbsentOrLateWhereOthersAreSkipped()
+            throws Exception {
+        startHost(
+                NriHost.builder(dir.resolve("nri.sock"))
+                        .requestTimeout(Duration.ofMillis(800))
+                        .failurePolicy(io.cri4j.hook.FailurePolicy.IGNORE)
+                        .requirePlugin("guard"));
+        PodSandbox pod = pod("required");
+        try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
+            // absent: container creation is refused, naming it; other events go on
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "a"))))
+                    .cause()
+                    .isInstanceOf(HookFailedException.class)
+                    .hasMessageContaining("hook \"guard\" failed")
+                    .hasMessageContaining(
+                            "required NRI plugin \"guard\" is not connected; containers are not"
+                                    + " created without it");
+            join(chain.runPodSandbox(pod));
+
+            NriGoPlugin guard = go("nri-logger", 10, "-name", "guard", "-add-env", "GUARDED");
+            NriGoPlugin optional = go("nri-logger", 20, "-name", "optional");
+            awaitRegistered("guard", "optional");
+            assertThat(nri.hooks())
+                    .extracting(AsyncHook::name)
+                    .containsExactly("guard", "optional");
+            assertThat(nri.hooks().get(0).policy().failurePolicy())
+                    .isEqualTo(io.cri4j.hook.FailurePolicy.FAIL);
+            assertThat(nri.hooks().get(1).policy().failurePolicy())
+                    .isEqualTo(io.cri4j.hook.FailurePolicy.IGNORE);
+
+            // a late optional plugin is skipped under Ignore ...
+            signal("STOP", optional.pid());
+            HookResult r = join(chain.createContainer(pod, container(pod, "b")));
+            assertThat(r.adjustment().getEnvList())
+                    .extracting(KeyValue::getKey)
+                    .contains("GUARDED");
+            signal("CONT", optional.pid());
+            // ... a late required one fails the call
+            signal("STOP", guard.pid());
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "c"))))
+                    .cause()
+                    .isInstanceOf(HookTimeoutException.class)
+                    .hasMessage("CreateContainer: hook \"guard\" did not answer within 800 ms");
+            // gone: refused again
+            signal("KILL", guard.pid());
+            assertThat(gone.poll(10, TimeUnit.SECONDS)).startsWith("guard");
+            assertThatThrownBy(() -> join(chain.createContainer(pod, container(pod, "d"))))
+                    .cause()
+                    .hasMessageContaining("required NRI plugin \"guard\" is not connected");
+        }
+    }
+
+    @Test
+    void closingTheHostTellsTheGoPluginsToShutDown() throws Exception {
+        startHost();
+        // NRI v0.12's nri-template logs its Shutdown handler; nri-logger's logs nothing for it
+        NriGoPlugin template = NriGoPlugin.launchV012(nri.socket(), dir, "nri-template", 20);
+        toClose.add(0, template);
+        NriGoPlugin v08 = go("nri-logger", 30, "-name", "old-logger");
+        awaitRegistered("nri-template", "old-logger");
+        assertThat(Files.readString(template.logFile())).doesNotContain("Runtime shutting down");
+        nri.close();
+        assertThat(Files.readString(template.logFile())).contains("Runtime shutting down...");
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while ((template.isAlive() || v08.isAlive()) && System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+        assertThat(template.isAlive()).as("NRI v0.12's nri-template exits").isFalse();
+        assertThat(v08.isAlive()).as("NRI v0.8's nri-logger exits").isFalse();
+    }
+
+    @Test
+    void aThousandContainersAreSynchronizedWithinTheRegistrationTimeout() throws Exception {
+        List<PodSandbox> pods = new ArrayList<>();
+        List<Container> containers = new ArrayList<>();
+        for (int p = 0; p < 100; p++) {
+            PodSandbox pod =
+                    pod("many-" + p, "io.kubernetes.pod.uid", "uid-" + p, "team", "t" + p % 7);
+            pods.add(pod);
+            for (int c = 0; c < 10; c++) {
+                containers.add(
+                        container(pod, "c" + p + "-" + c).toBuilder()
+                                .putLabels("io.kubernetes.container.name", "c" + c)
+                                .putAnnotations("io.kubernetes.container.restartCount", "0")
+                                .addMounts(
+                                        io.cri4j.nri.api.Mount.newBuilder()
+                                                .setDestination("/data")
+                                                .setSource("/srv/" + p)
+                                                .setType("bind")
+                                                .addOptions("rbind")
+                                                .addOptions("ro"))
+                                .build());
+            }
+        }
+        host.snapshot = new RuntimeSnapshot(pods, containers);
+        startHost(); // registration timeout 5 s, request timeout 2 s: NRI's defaults
+        for (boolean v012 : new boolean[] {true, false}) {
+            long start = System.nanoTime();
+            NriGoPlugin p =
+                    v012
+                            ? NriGoPlugin.launchV012(nri.socket(), dir, "nri-logger", 40)
+                            : go("nri-logger", 50, "-name", "old-logger");
+            toClose.add(0, p);
+            awaitRegistered(v012 ? "nri-logger" : "old-logger");
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            System.out.printf(
+                    "NRI %s nri-logger: launched, registered and synchronized with %d pods and %d"
+                            + " containers in %d ms%n",
+                    v012 ? "v0.12" : "v0.8", pods.size(), containers.size(), millis);
+            assertThat(millis).isLessThan(5000);
+            String log = Files.readString(p.logFile());
+            for (Container c : containers) {
+                assertThat(log).contains(c.getId());
+            }
         }
     }
 

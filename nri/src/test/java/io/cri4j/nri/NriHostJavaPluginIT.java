@@ -48,9 +48,12 @@ class NriHostJavaPluginIT {
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
     private NriHost startHost() throws Exception {
+        return startHost(NriHost.builder(dir.resolve("nri.sock")));
+    }
+
+    private NriHost startHost(NriHost.Builder builder) throws Exception {
         NriHost nri =
-                NriHost.builder(dir.resolve("nri.sock"))
-                        .listener(
+                builder.listener(
                                 new NriHost.Listener() {
                                     @Override
                                     public void registered(
@@ -224,6 +227,48 @@ class NriHostJavaPluginIT {
                                         .get(5, TimeUnit.SECONDS))
                 .hasMessageContaining(
                         "the runtime could not apply the updates of plugin 40-updater: the runtime is on fire");
+    }
+
+    @Test
+    void eachPluginIsToldItsOwnRequestTimeoutInConfigure() throws Exception {
+        NriHost nri =
+                startHost(
+                        NriHost.builder(dir.resolve("nri.sock"))
+                                .requestTimeout(Duration.ofSeconds(3))
+                                .requestTimeout("tuned", Duration.ofMillis(3500))
+                                .requestTimeout(45, Duration.ofMillis(700)));
+        java.util.Map<String, CompletableFuture<HookConfiguration>> seen =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        for (String name : List.of("tuned", "indexed", "plain")) {
+            CompletableFuture<HookConfiguration> cfg = new CompletableFuture<>();
+            seen.put(name, cfg);
+            plugin(
+                    nri,
+                    new Hook() {
+                        @Override
+                        public String name() {
+                            return name;
+                        }
+
+                        @Override
+                        public void configure(HookConfiguration c) {
+                            cfg.complete(c);
+                        }
+
+                        @Override
+                        public HookResult createContainer(PodSandbox pod, Container container) {
+                            return HookResult.none();
+                        }
+                    },
+                    name,
+                    name.equals("indexed") ? 45 : 46);
+        }
+        assertThat(seen.get("tuned").get(5, TimeUnit.SECONDS).requestTimeout())
+                .isEqualTo(Duration.ofMillis(3500));
+        assertThat(seen.get("indexed").get(5, TimeUnit.SECONDS).requestTimeout())
+                .isEqualTo(Duration.ofMillis(700));
+        assertThat(seen.get("plain").get(5, TimeUnit.SECONDS).requestTimeout())
+                .isEqualTo(Duration.ofSeconds(3));
     }
 
     @Test

@@ -111,6 +111,11 @@ public final class CriAdjuster {
                     String compound(Field f, String key) {
                         return Adjustments.clearRemovalMarker(creation.owner(f, key).orElse(""));
                     }
+
+                    @Override
+                    List<String> deviceCgroupRules() {
+                        return creation.deviceCgroupRuleOwners();
+                    }
                 });
     }
 
@@ -297,6 +302,7 @@ public final class CriAdjuster {
             LinuxContainerResources.Builder r = b.getLinuxBuilder().getResourcesBuilder();
             if (l.hasResources()) {
                 resources(r, l.getResources(), owner::simple, owner::compound, features, out);
+                deviceCgroupRules(l.getResources(), owner.deviceCgroupRules(), out);
             }
             if (l.hasOomScoreAdj()) {
                 r.setOomScoreAdj(l.getOomScoreAdj().getValue());
@@ -420,6 +426,7 @@ public final class CriAdjuster {
         List<UnsupportedAdjustment> out = new ArrayList<>();
         LinuxContainerResources.Builder b = base.toBuilder();
         resources(b, r, f -> "", (f, k) -> "", features, out);
+        deviceCgroupRules(r, List.of(), out);
         return new Adjusted<>(b.build(), out);
     }
 
@@ -490,11 +497,45 @@ public final class CriAdjuster {
         unsupported(r.hasBlockioClass(), Field.BlockioClass, simple, out);
         unsupported(r.hasRdtClass(), Field.RdtClass, simple, out);
         unsupported(r.hasPids(), Field.PidsLimit, simple, out);
-        if (r.getDevicesCount() > 0) {
-            out.add(
-                    new UnsupportedAdjustment(
-                            "", "LinuxResources devices", "CRI has no device cgroup rules"));
+    }
+
+    /**
+     * Device cgroup rules CRI cannot carry: one entry per hook that added some (all of them
+     * without a hook when the host cannot tell who did).
+     */
+    private static void deviceCgroupRules(
+            LinuxResources r, List<String> hooks, List<UnsupportedAdjustment> out) {
+        if (r.getDevicesCount() == 0) {
+            return;
         }
+        String reason = "CRI has no device cgroup rules";
+        if (hooks.isEmpty()) {
+            out.add(new UnsupportedAdjustment("", DEVICE_CGROUP_RULES + " " + rules(r), reason));
+            return;
+        }
+        for (String hook : hooks) {
+            out.add(new UnsupportedAdjustment(hook, DEVICE_CGROUP_RULES + " " + rules(r), reason));
+        }
+    }
+
+    /** The field name reports use for device cgroup rules (NRI has no {@code Field} for them). */
+    static final String DEVICE_CGROUP_RULES = "DeviceCgroupRules";
+
+    /** The rules as {@code runc} and the cgroup files spell them, e.g. {@code [allow c 1:3 rwm]}. */
+    private static String rules(LinuxResources r) {
+        List<String> out = new ArrayList<>();
+        for (io.cri4j.nri.api.LinuxDeviceCgroup d : r.getDevicesList()) {
+            out.add(
+                    (d.getAllow() ? "allow " : "deny ")
+                            + (d.getType().isEmpty() ? "a" : d.getType())
+                            + " "
+                            + (d.hasMajor() ? Long.toString(d.getMajor().getValue()) : "*")
+                            + ":"
+                            + (d.hasMinor() ? Long.toString(d.getMinor().getValue()) : "*")
+                            + " "
+                            + d.getAccess());
+        }
+        return out.toString();
     }
 
     /** A resource field CRI has no place for. */
@@ -634,6 +675,11 @@ public final class CriAdjuster {
         abstract String simple(Field f);
 
         abstract String compound(Field f, String key);
+
+        /** The hooks that added device cgroup rules; empty when the host cannot tell. */
+        List<String> deviceCgroupRules() {
+            return List.of();
+        }
 
         static Owner of(FieldOwners owners) {
             return new Owner() {

@@ -455,6 +455,9 @@ public final class ContainerMerge {
                 owners.claim(createdId, c.field(), c.key(), hook);
             }
         }
+        if (r.getDevicesCount() > 0) {
+            owners.claimAppending(createdId, ResourceMerge.DEVICE_CGROUP_RULES, hook);
+        }
         if (!claims.isEmpty() || r.getDevicesCount() > 0) {
             if (resources == null) {
                 resources = LinuxResources.newBuilder();

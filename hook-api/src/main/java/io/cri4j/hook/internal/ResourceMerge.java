@@ -16,10 +16,20 @@ import java.util.List;
 public final class ResourceMerge {
     private ResourceMerge() {}
 
+    /**
+     * How the owners of device cgroup rules ({@code LinuxResources.devices}) are recorded: NRI has
+     * no {@code Field} for them, so every hook adding rules is listed, comma-separated, as for OCI
+     * hooks, and {@code OwningPlugins} does not carry them.
+     */
+    public static final String DEVICE_CGROUP_RULES = "DeviceCgroupRules";
+
     /** A claim on a field, with the key of a keyed field or empty. */
     public record Claim(String field, String key) {}
 
-    /** The claims setting {@code r} makes. Device cgroup rules are appended and claim nothing. */
+    /**
+     * The claims setting {@code r} makes. Device cgroup rules are appended in hook order and never
+     * conflict ({@link #DEVICE_CGROUP_RULES}).
+     */
     public static List<Claim> claims(LinuxResources r) {
         List<Claim> out = new ArrayList<>();
         if (r.hasMemory()) {

@@ -327,6 +327,66 @@ class CriAdjusterTest {
     }
 
     @Test
+    void deviceCgroupRulesAreReportedWithTheHooksThatAddedThem() throws Exception {
+        try (HookChain chain =
+                HookChain.builder()
+                        .add(
+                                hook(
+                                        "gpu",
+                                        FailurePolicy.FAIL,
+                                        1,
+                                        Adjustments.create()
+                                                .addEnv("GPU", "1")
+                                                .addLinuxDeviceCgroupRule(
+                                                        true, "c", 195L, null, "rw")))
+                        .add(
+                                hook(
+                                        "deny",
+                                        FailurePolicy.IGNORE,
+                                        2,
+                                        Adjustments.create()
+                                                .addLinuxDeviceCgroupRule(
+                                                        false, "a", null, null, "m")))
+                        .build()) {
+            Adjusted<ContainerConfig> a = ADJUSTER.apply(CONFIG, create(chain));
+            assertThat(a.value().getEnvsList()).extracting(KeyValue::getKey).contains("GPU");
+            assertThat(a.unsupportedByHook()).containsOnlyKeys("gpu", "deny");
+            assertThat(a.unsupportedByHook().get("gpu"))
+                    .containsExactly(
+                            "DeviceCgroupRules [allow c 195:* rw, deny a *:* m] (CRI has no device"
+                                    + " cgroup rules)");
+            assertThatThrownBy(
+                            () ->
+                                    CriAdjuster.enforce(
+                                            a, HookEvent.CREATE_CONTAINER, chain::policyOf))
+                    .isInstanceOf(UnsupportedAdjustmentException.class)
+                    .hasMessageContaining("hook \"gpu\"")
+                    .hasMessageContaining("DeviceCgroupRules");
+        }
+        // from an NRI OwningPlugins message (no owner for them) and in an update: without a hook
+        Adjusted<ContainerConfig> plain =
+                apply(Adjustments.create().addLinuxDeviceCgroupRule(true, "b", 8L, 0L, "r"));
+        assertThat(plain.unsupported())
+                .singleElement()
+                .satisfies(
+                        u -> {
+                            assertThat(u.hook()).isEmpty();
+                            assertThat(u.field()).isEqualTo("DeviceCgroupRules [allow b 8:0 r]");
+                        });
+        Adjusted<LinuxContainerResources> res =
+                ADJUSTER.resources(
+                        LinuxContainerResources.getDefaultInstance(),
+                        Adjustments.create()
+                                .addLinuxDeviceCgroupRule(true, "c", 1L, 3L, "rwm")
+                                .build()
+                                .getLinux()
+                                .getResources());
+        assertThat(res.unsupported())
+                .extracting(UnsupportedAdjustment::field)
+                .containsExactly("DeviceCgroupRules [allow c 1:3 rwm]");
+    }
+
+    @Test
     void enforceLetsIgnoreHooksThroughAndFailsUnknownOnes() {
         Adjusted<String> onlyIgnored =
                 new Adjusted<>(

@@ -60,6 +60,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,9 +73,11 @@ import org.slf4j.LoggerFactory;
  * the runtime service on mux connection 2 (the plugin calls {@code RegisterPlugin} and {@code
  * UpdateContainers}). The plugin must register within the registration timeout; it is then
  * configured, synchronized with the host's state, the updates it answers are applied, and only
- * then is it {@link Registry#ready ready} as an {@link AsyncHook} ({@link #hook()}). A plugin that
- * disconnects or misses the request timeout is dropped; the call in flight fails as a failure of
- * its hook. All state lives on the channel's event loop. Not API: {@code io.cri4j.nri.NriHost} is.
+ * then is it {@link Registry#ready ready} as an {@link AsyncHook} ({@link #hook()}). A call the
+ * plugin does not answer within its request timeout fails as a timeout of its hook; a plugin that
+ * disconnects, or misses {@code maxMissedDeadlines} deadlines in a row, is dropped, the call in
+ * flight failing as a failure of its hook. All state lives on the channel's event loop. Not API:
+ * {@code io.cri4j.nri.NriHost} is.
  */
 public final class HostConnection extends ChannelInboundHandlerAdapter {
 
@@ -108,10 +113,16 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
      *
      * @param host the host's runtime
      * @param registrationTimeout how long a plugin may take to register
-     * @param requestTimeout how long one call to a plugin may take
-     * @param failurePolicy the failure policy of every plugin's hook
+     * @param requestTimeout how long one call to a plugin may take, unless {@code timeoutOf} says
+     *     otherwise
+     * @param failurePolicy the failure policy of every plugin's hook but the required ones
      * @param config the configuration text for a plugin, by name ({@code "name"})
      * @param nriVersion the NRI version sent in {@code Configure}, empty for none
+     * @param timeoutOf the request timeout of a plugin by name and index
+     * @param maxMissedDeadlines how many deadlines in a row a plugin may miss before it is
+     *     dropped (1: at the first, as containerd)
+     * @param required whether the plugin of a name and index is required: its hook fails the
+     *     event on any failure, whatever {@code failurePolicy} says
      */
     public record Settings(
             HookHost host,
@@ -119,7 +130,31 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             Duration requestTimeout,
             FailurePolicy failurePolicy,
             Function<String, String> config,
-            String nriVersion) {}
+            String nriVersion,
+            BiFunction<String, Integer, Duration> timeoutOf,
+            int maxMissedDeadlines,
+            BiPredicate<String, Integer> required) {
+
+        /** One timeout for every plugin, dropped at its first missed deadline, none required. */
+        public Settings(
+                HookHost host,
+                Duration registrationTimeout,
+                Duration requestTimeout,
+                FailurePolicy failurePolicy,
+                Function<String, String> config,
+                String nriVersion) {
+            this(
+                    host,
+                    registrationTimeout,
+                    requestTimeout,
+                    failurePolicy,
+                    config,
+                    nriVersion,
+                    (n, i) -> requestTimeout,
+                    1,
+                    (n, i) -> false);
+        }
+    }
 
     private enum State {
         CONNECTED,
@@ -145,6 +180,9 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     private volatile boolean stateChangeOnly;
     private volatile String pluginNriVersion = "";
     private volatile Throwable failure;
+    private volatile Duration timeout;
+    private volatile boolean required;
+    private final AtomicInteger missedInARow = new AtomicInteger();
     private ScheduledFuture<?> registrationTimer;
     private boolean reserved;
 
@@ -171,6 +209,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                         f -> write(NriConnection.RUNTIME_SERVICE_CONN, f),
                         this::serveRuntime);
         this.mux = new MuxFrameParser(this::demux);
+        this.timeout = settings.requestTimeout();
     }
 
     /** The plugin as a hook; listed by the host once {@link Registry#ready} was called. */
@@ -192,6 +231,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     /** The plugin's index, 0..99, once registered. */
     public int index() {
         return index;
+    }
+
+    /** Whether the host requires this plugin (known once registered). */
+    public boolean required() {
+        return required;
     }
 
     /** The events the plugin subscribed to, once configured. */
@@ -409,6 +453,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         index = Integer.parseInt(r.getPluginIdx());
         fullName = r.getPluginIdx() + "-" + r.getPluginName();
         pluginNriVersion = r.getNRIVersion();
+        timeout = s.timeoutOf().apply(name, index);
+        required = s.required().test(name, index);
         LOG.info(
                 "plugin {} registered ({}, NRI version {})",
                 fullName,
@@ -422,6 +468,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     /** Whether this connection holds its name in the host's registry. */
     public boolean holdsName() {
         return reserved;
+    }
+
+    /** NRI's rule for plugin names: why {@code n} is bad, or null (for the host's settings). */
+    public static String checkPluginName(String n) {
+        return checkName(n);
     }
 
     /** NRI's rule for plugin names, as the plugin stub checks them: why {@code n} is bad, or null. */
@@ -509,10 +560,10 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                         .setRuntimeName(s.host().runtimeName())
                         .setRuntimeVersion(s.host().runtimeVersion())
                         .setRegistrationTimeout(s.registrationTimeout().toMillis())
-                        .setRequestTimeout(s.requestTimeout().toMillis())
+                        .setRequestTimeout(timeout.toMillis())
                         .setNRIVersion(s.nriVersion())
                         .build();
-        plugin.call(PluginService.SERVICE, "Configure", req.toByteArray(), s.requestTimeout())
+        plugin.call(PluginService.SERVICE, "Configure", req.toByteArray(), timeout)
                 .whenComplete(
                         (bytes, t) -> {
                             if (t != null) {
@@ -744,9 +795,10 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Calls {@code method} on the plugin with the request timeout. A plugin that closes the
-     * connection or misses the deadline is dropped and the call fails; a plugin's error status
-     * fails the call with its message.
+     * Calls {@code method} on the plugin with its request timeout. A plugin that closes the
+     * connection is dropped and the call fails; a missed deadline fails the call (and drops the
+     * plugin once it missed {@code maxMissedDeadlines} in a row); a plugin's error status fails
+     * the call with its message.
      */
     private <T> CompletableFuture<T> call(
             HookEvent event, String method, Message request, Parser<T> parser) {
@@ -756,10 +808,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return out;
         }
         long start = System.nanoTime();
-        plugin.call(PluginService.SERVICE, method, request.toByteArray(), s.requestTimeout())
+        plugin.call(PluginService.SERVICE, method, request.toByteArray(), timeout)
                 .whenComplete(
                         (bytes, t) -> {
                             if (t == null) {
+                                missedInARow.set(0);
                                 try {
                                     out.complete(parser.parse(bytes));
                                 } catch (InvalidProtocolBufferException e) {
@@ -798,17 +851,33 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                     c);
         }
         if (code == Status.Code.DEADLINE_EXCEEDED
-                && System.nanoTime() - start >= s.requestTimeout().toNanos()) {
-            fail(
-                    new IllegalStateException(
-                            "plugin "
-                                    + fullName
-                                    + " did not answer "
-                                    + method
-                                    + " within "
-                                    + s.requestTimeout().toMillis()
-                                    + " ms; dropping it"));
-            return new HookTimeoutException(name, event, method, s.requestTimeout());
+                && System.nanoTime() - start >= timeout.toNanos()) {
+            int missed = missedInARow.incrementAndGet();
+            if (missed >= s.maxMissedDeadlines()) {
+                fail(
+                        new IllegalStateException(
+                                "plugin "
+                                        + fullName
+                                        + " did not answer "
+                                        + method
+                                        + " within "
+                                        + timeout.toMillis()
+                                        + " ms"
+                                        + (missed > 1
+                                                ? ", its " + missed + " missed deadlines in a row"
+                                                : "")
+                                        + "; dropping it"));
+            } else {
+                LOG.warn(
+                        "plugin {} did not answer {} within {} ms ({} of {} missed deadlines in a row"
+                                + " before it is dropped)",
+                        fullName,
+                        method,
+                        timeout.toMillis(),
+                        missed,
+                        s.maxMissedDeadlines());
+            }
+            return new HookTimeoutException(name, event, method, timeout);
         }
         return new IllegalStateException(
                 "plugin " + fullName + " answered " + method + " with an error: " + message(c), c);
@@ -872,11 +941,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
         @Override
         public HookPolicy policy() {
-            Duration t = s.requestTimeout().plus(POLICY_MARGIN);
+            Duration t = timeout.plus(POLICY_MARGIN);
             if (t.compareTo(HookPolicy.MAX_TIMEOUT) > 0) {
                 t = HookPolicy.MAX_TIMEOUT;
             }
-            return new HookPolicy(index, t, s.failurePolicy());
+            return new HookPolicy(index, t, required ? FailurePolicy.FAIL : s.failurePolicy());
         }
 
         @Override
