@@ -678,11 +678,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private void sendSync(List<SynchronizeRequest> messages, int i) {
         SynchronizeRequest req = messages.get(i);
-        plugin.call(
-                        PluginService.SERVICE,
-                        "Synchronize",
-                        req.toByteArray(),
-                        s.registrationTimeout())
+        // bounded by the request timeout, as containerd bounds it (HostGoldenConversationTest)
+        plugin.call(PluginService.SERVICE, "Synchronize", req.toByteArray(), timeout)
                 .whenComplete(
                         (bytes, t) -> {
                             if (t != null) {
