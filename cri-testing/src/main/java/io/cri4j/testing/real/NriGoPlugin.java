@@ -101,13 +101,11 @@ public final class NriGoPlugin implements AutoCloseable {
      */
     public static NriGoPlugin launchV012(
             Path nriSocket, Path logDir, String name, int index, String... args) {
-        Path bin =
-                Path.of(
-                        System.getenv()
-                                .getOrDefault(
-                                        LocalContainerd.CONTAINERD23_BIN_ENV,
-                                        LocalContainerd.CONTAINERD23_BIN_DEFAULT));
-        Path exe = executable(bin, name);
+        Path exe =
+                executable(
+                        LocalContainerd.CONTAINERD23_BIN_ENV,
+                        LocalContainerd.CONTAINERD23_BIN_DEFAULT,
+                        name);
         String full = String.format("%02d-%s", index, name);
         Path log = logDir.resolve(full + ".log");
         return new NriGoPlugin(
@@ -115,6 +113,11 @@ public final class NriGoPlugin implements AutoCloseable {
                 Daemon.start(name, command(exe, name, index, nriSocket, args), log),
                 log,
                 false);
+    }
+
+    /** The plugin binary {@code name} in the directory {@code env} names, else {@code dir}. */
+    private static Path executable(String env, String dir, String name) {
+        return executable(Path.of(System.getenv().getOrDefault(env, dir)), name);
     }
 
     private static Path executable(Path bin, String name) {
@@ -157,13 +160,11 @@ public final class NriGoPlugin implements AutoCloseable {
      */
     public static NriGoPlugin launch(
             Path nriSocket, Path logDir, String name, int index, String... args) {
-        Path bin =
-                Path.of(
-                        System.getenv()
-                                .getOrDefault(
-                                        LocalContainerd.CONTAINERD2_BIN_ENV,
-                                        LocalContainerd.CONTAINERD2_BIN_DEFAULT));
-        Path exe = executable(bin, name);
+        Path exe =
+                executable(
+                        LocalContainerd.CONTAINERD2_BIN_ENV,
+                        LocalContainerd.CONTAINERD2_BIN_DEFAULT,
+                        name);
         String full = String.format("%02d-%s", index, name);
         NriSocketLink.acquire(nriSocket);
         try {

@@ -313,28 +313,12 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             case "StartContainer" -> {
                 String id = ((StartContainerRequest) req).getContainerId();
                 yield host.startContainer(
-                        id,
-                        () ->
-                                proceed.apply(req)
-                                        .thenApply(
-                                                r ->
-                                                        state(
-                                                                id,
-                                                                ContainerState.CONTAINER_RUNNING,
-                                                                r)));
+                        id, recorded(proceed, req, id, ContainerState.CONTAINER_RUNNING));
             }
             case "StopContainer" -> {
                 String id = ((StopContainerRequest) req).getContainerId();
                 yield host.stopContainer(
-                        id,
-                        () ->
-                                proceed.apply(req)
-                                        .thenApply(
-                                                r ->
-                                                        state(
-                                                                id,
-                                                                ContainerState.CONTAINER_EXITED,
-                                                                r)));
+                        id, recorded(proceed, req, id, ContainerState.CONTAINER_EXITED));
             }
             case "RemoveContainer" -> {
                 String id = ((RemoveContainerRequest) req).getContainerId();
@@ -352,6 +336,15 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                     updateContainer((UpdateContainerResourcesRequest) req, proceed);
             default -> proceed.apply(req);
         };
+    }
+
+    /** The relayed call, then container {@code id} recorded in state {@code s}. */
+    private Supplier<CompletionStage<Object>> recorded(
+            Function<Object, CompletionStage<Object>> proceed,
+            Object req,
+            String id,
+            ContainerState s) {
+        return () -> proceed.apply(req).thenApply(r -> state(id, s, r));
     }
 
     /**
