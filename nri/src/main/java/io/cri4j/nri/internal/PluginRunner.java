@@ -84,6 +84,8 @@ public final class PluginRunner {
     private final Set<HookEvent> events;
     private final EventLoopGroup group;
     private final CountDownLatch terminated = new CountDownLatch(1);
+    private final java.util.concurrent.atomic.AtomicBoolean versionSkewLogged =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private volatile NriConnection current;
     private volatile boolean closing;
     private volatile boolean registeredOnce;
@@ -227,7 +229,14 @@ public final class PluginRunner {
 
     private NriConnection newConnection(Channel c) {
         return new NriConnection(
-                c, s.hook(), policy, events, s.name(), s.index(), s.registrationTimeout());
+                c,
+                s.hook(),
+                policy,
+                events,
+                s.name(),
+                s.index(),
+                s.registrationTimeout(),
+                versionSkewLogged);
     }
 
     private String connectFailure(Throwable t) {
