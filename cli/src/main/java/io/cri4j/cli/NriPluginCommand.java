@@ -184,7 +184,11 @@ final class NriPluginCommand implements Callable<Integer> {
                                         + " "
                                         + runtimeVersion
                                         + " on "
-                                        + where);
+                                        + where
+                                        + " ("
+                                        + java.lang.management.ManagementFactory.getRuntimeMXBean()
+                                                .getUptime()
+                                        + " ms after the JVM started)");
                         out.flush();
                     }
 

@@ -31,15 +31,26 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code cri4j nri-plugin --plugins DIR} as a real process against containerd 2.1.4 with NRI: the
  * example plugin jar's hook (module example-hook-plugin) changes the containers containerd
- * creates; SIGTERM unregisters and exits 0; an unreachable socket is a one-line error.
+ * creates; SIGTERM unregisters and exits 0; an unreachable socket is a one-line error. The launch
+ * by containerd itself ({@link NriPluginLaunchedCases}) runs on containerd 2.3.4 too.
  */
-class NriPluginCommandIT {
+class NriPluginCommandIT extends NriPluginLaunchedCases {
 
     @RegisterExtension
     static final ContainerdExtension CONTAINERD =
             ContainerdExtension.builder().containerd2WithNri().build();
 
     @TempDir Path dir;
+
+    @Override
+    ContainerdExtension containerd() {
+        return CONTAINERD;
+    }
+
+    @Override
+    String runtimeVersion() {
+        return "2.1.4";
+    }
 
     static Path examplePluginJar() throws Exception {
         try (Stream<Path> built = Files.list(Path.of("..", "example-hook-plugin", "target"))) {
@@ -213,67 +224,6 @@ class NriPluginCommandIT {
                 .contains(
                         "cri4j nri-plugin: hook 'pod-level': NRI has no AdjustPodSandbox event; not served "
                                 + "here (the cri4j proxy serves it)");
-    }
-
-    @Test
-    void runsWhenContainerdLaunchesItFromItsPluginDirectory() throws Exception {
-        Path plugins = Files.createDirectories(dir.resolve("plugins"));
-        Path jar = examplePluginJar();
-        Files.copy(jar, plugins.resolve(jar.getFileName()));
-        Path cliJar = Path.of("target", "cri4j-cli.jar").toAbsolutePath();
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        // containerd starts NN-NAME executables from its plugin directory with only NRI_PLUGIN_*
-        // set
-        Path launcher =
-                CONTAINERD
-                        .containerd()
-                        .directory()
-                        .resolve("nri")
-                        .resolve("plugins")
-                        .resolve("40-cri4j-launched");
-        Files.writeString(
-                launcher,
-                "#!/bin/sh\nexec "
-                        + java
-                        + " -jar "
-                        + cliJar
-                        + " nri-plugin --plugins "
-                        + plugins
-                        + " > "
-                        + dir.resolve("launched.log")
-                        + " 2>&1\n");
-        launcher.toFile().setExecutable(true);
-        try {
-            int before = CONTAINERD.containerd().nriPluginRegistrations("40-cri4j-launched");
-            CONTAINERD
-                    .containerd()
-                    .restart(); // pre-installed plugins are started when containerd starts
-            try {
-                CONTAINERD
-                        .containerd()
-                        .awaitNriPluginRegistrations(
-                                "40-cri4j-launched", before + 1, Duration.ofSeconds(30));
-            } catch (IllegalStateException e) {
-                throw new AssertionError(
-                        "the launched plugin's output:\n"
-                                + (Files.exists(dir.resolve("launched.log"))
-                                        ? Files.readString(dir.resolve("launched.log"))
-                                        : "(none)")
-                                + "\ncontainerd's NRI log:\n"
-                                + Files.readAllLines(CONTAINERD.containerd().logFile()).stream()
-                                        .filter(l -> l.contains("plugin"))
-                                        .toList(),
-                        e);
-            }
-            assertThat(Files.readString(dir.resolve("launched.log")))
-                    .contains("registered with containerd 2.1.4")
-                    .contains("the socket the runtime passed (NRI_PLUGIN_SOCKET)");
-        } finally {
-            Files.delete(launcher);
-            CONTAINERD
-                    .containerd()
-                    .restart(); // stops the launched plugin: its socket closes, it exits
-        }
     }
 
     @Test

@@ -165,8 +165,11 @@ public final class NriPlugin implements AutoCloseable {
         }
 
         /**
-         * Reconnect after losing the runtime, waiting {@code initialDelay} first and doubling the
-         * wait after each failed attempt up to {@code maxDelay}; default 0.5 s up to 30 s.
+         * Reconnect after losing the runtime. While it is away the plugin watches the socket's
+         * directory and connects as soon as the socket is (re)created, whatever the back-off; a
+         * missing socket is just waited for. A socket that exists but refuses connections (a
+         * runtime killed, its socket file left) is retried after {@code initialDelay}, doubling
+         * the wait after each failed attempt up to {@code maxDelay}; default 0.5 s up to 30 s.
          */
         public Builder reconnect(Duration initialDelay, Duration maxDelay) {
             if (initialDelay.isNegative()

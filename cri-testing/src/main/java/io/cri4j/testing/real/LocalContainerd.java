@@ -181,6 +181,7 @@ public final class LocalContainerd implements AutoCloseable {
     private final String snapshotter;
     private final boolean ownsRegistry;
     private final boolean nri;
+    private boolean killed;
     private final boolean nri012;
     private final Duration nriRequestTimeout;
     private Path containerdBinary;
@@ -344,11 +345,33 @@ public final class LocalContainerd implements AutoCloseable {
      * live on, as on a node; NRI plugins lose their connection and have to reconnect.
      */
     public synchronized void restart() {
-        if (closed || daemon == null) {
+        kill();
+        startAgain();
+    }
+
+    /**
+     * Kills containerd with SIGKILL, as a crash would, and leaves it down (its sockets stay as
+     * files nobody listens on) until {@link #startAgain()}. Its shims, pods and containers live on.
+     */
+    public synchronized void kill() {
+        if (closed || daemon == null || killed) {
             throw new IllegalStateException(this + " is not running");
         }
         daemon.kill();
-        LOG.info("containerd {} killed; starting it again", socketPath());
+        killed = true;
+        LOG.info("containerd {} killed", socketPath());
+    }
+
+    /**
+     * Starts containerd again after {@link #kill()}, with the same configuration and state;
+     * returns once it answers CRI again.
+     */
+    public synchronized void startAgain() {
+        if (closed || !killed) {
+            throw new IllegalStateException(this + " was not killed");
+        }
+        killed = false;
+        LOG.info("starting containerd {} again", socketPath());
         startDaemon();
     }
 

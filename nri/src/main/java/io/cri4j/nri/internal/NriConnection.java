@@ -39,6 +39,12 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
     /** Mux connection of the runtime service (the plugin calls the runtime). */
     public static final int RUNTIME_SERVICE_CONN = 2;
 
+    /**
+     * The NRI version the plugin sends in {@code RegisterPlugin}: the API it speaks (the per-event
+     * RPCs of NRI v0.12, and {@code StateChange} for older runtimes).
+     */
+    public static final String NRI_VERSION = "v0.12.2";
+
     /** The runtime service's ttrpc name. */
     public static final String RUNTIME_SERVICE = "nri.pkg.api.v1alpha1.Runtime";
 
@@ -72,7 +78,8 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
             Set<HookEvent> events,
             String pluginName,
             String pluginIndex,
-            Duration registrationTimeout) {
+            Duration registrationTimeout,
+            java.util.concurrent.atomic.AtomicBoolean versionSkewLogged) {
         this.channel = channel;
         this.pluginName = pluginName;
         this.pluginIndex = pluginIndex;
@@ -116,6 +123,11 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                                             new IllegalStateException(
                                                     PluginServiceMessages.describe(cause), cause);
                                 }
+                            }
+
+                            @Override
+                            public boolean firstVersionSkew() {
+                                return versionSkewLogged.compareAndSet(false, true);
                             }
 
                             @Override
@@ -199,6 +211,7 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                 RegisterPluginRequest.newBuilder()
                         .setPluginName(pluginName)
                         .setPluginIdx(pluginIndex)
+                        .setNRIVersion(NRI_VERSION)
                         .build()
                         .toByteArray();
         runtime.call(RUNTIME_SERVICE, "RegisterPlugin", req, registrationTimeout)

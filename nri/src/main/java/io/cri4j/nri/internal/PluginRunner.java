@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
 public final class PluginRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginRunner.class);
+    private static final Duration FRESH_SOCKET_RETRY = Duration.ofMillis(50);
 
     /** Callbacks of the public listener. */
     public interface Events {
@@ -84,11 +85,19 @@ public final class PluginRunner {
     private final Set<HookEvent> events;
     private final EventLoopGroup group;
     private final CountDownLatch terminated = new CountDownLatch(1);
+    private final java.util.concurrent.atomic.AtomicBoolean versionSkewLogged =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private volatile NriConnection current;
     private volatile boolean closing;
     private volatile boolean registeredOnce;
     private Duration backoff;
     private int failedAttempts;
+    // event-loop state of the reconnection: the watch of the socket's directory while the
+    // runtime is away, the retry scheduled, whether an attempt is under way
+    private SocketWatcher watcher;
+    private io.netty.util.concurrent.ScheduledFuture<?> retry;
+    private boolean attempting;
+    private boolean waitingLogged;
     private boolean hookShutDown;
 
     /** A runner; nothing happens before {@link #start()}. */
@@ -185,6 +194,7 @@ public final class PluginRunner {
             out.completeExceptionally(new IllegalStateException("closed"));
             return out;
         }
+        attempting = true;
         Channel ch;
         ChannelFuture connected;
         // the connection needs the channel's event loop: added once the channel is registered
@@ -210,6 +220,7 @@ public final class PluginRunner {
         }
         connected.addListener(
                 f -> {
+                    attempting = false;
                     if (!f.isSuccess()) {
                         out.completeExceptionally(
                                 new IOException(connectFailure(f.cause()), f.cause()));
@@ -227,7 +238,14 @@ public final class PluginRunner {
 
     private NriConnection newConnection(Channel c) {
         return new NriConnection(
-                c, s.hook(), policy, events, s.name(), s.index(), s.registrationTimeout());
+                c,
+                s.hook(),
+                policy,
+                events,
+                s.name(),
+                s.index(),
+                s.registrationTimeout(),
+                versionSkewLogged);
     }
 
     private String connectFailure(Throwable t) {
@@ -262,6 +280,8 @@ public final class PluginRunner {
         registeredOnce = true;
         backoff = s.initialBackoff();
         failedAttempts = 0;
+        waitingLogged = false;
+        stopWatching();
         LOG.info(
                 "plugin {} registered with {} {}",
                 fullName(),
@@ -295,6 +315,7 @@ public final class PluginRunner {
         }
         if (wasRegistered) {
             LOG.warn("plugin {}: lost the runtime ({}); reconnecting", fullName(), why);
+            watchSocket();
         } else {
             onAttemptFailed(why);
             return;
@@ -311,6 +332,21 @@ public final class PluginRunner {
             return;
         }
         failedAttempts++;
+        watchSocket();
+        if (!Files.exists(s.socket())) {
+            // nothing to back off against: the watch connects as soon as the socket appears; a
+            // rare re-check covers a watch that could not be set up
+            if (!waitingLogged) {
+                waitingLogged = true;
+                LOG.warn(
+                        "plugin {}: {}; connecting as soon as it appears{}",
+                        fullName(),
+                        why,
+                        watcher != null ? " (watching " + s.socket().getParent() + ")" : "");
+            }
+            scheduleReconnect(s.maxBackoff());
+            return;
+        }
         Duration delay = backoff;
         backoff = backoff.multipliedBy(2);
         if (backoff.compareTo(s.maxBackoff()) > 0) {
@@ -335,17 +371,76 @@ public final class PluginRunner {
         long jittered =
                 (long) (delay.toNanos() * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
         try {
-            group.schedule(
-                    () -> {
-                        if (!closing) {
-                            connect();
-                        }
-                    },
-                    jittered,
-                    TimeUnit.NANOSECONDS);
+            if (retry != null) {
+                retry.cancel(false);
+            }
+            retry =
+                    group.schedule(
+                            () -> {
+                                if (!closing && !attempting && current == null) {
+                                    connect();
+                                }
+                            },
+                            jittered,
+                            TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             LOG.debug("event loop closed; not reconnecting");
         }
+    }
+
+    /**
+     * Watches the socket's directory while the runtime is away, so that a socket (re)created by a
+     * starting runtime is connected to at once, whatever the back-off has grown to. On the event
+     * loop.
+     */
+    private void watchSocket() {
+        if (watcher != null || closing || s.socket() == null) {
+            return;
+        }
+        try {
+            watcher =
+                    SocketWatcher.start(
+                            s.socket(),
+                            () -> {
+                                try {
+                                    group.execute(this::socketAppeared);
+                                } catch (java.util.concurrent.RejectedExecutionException e) {
+                                    // closing
+                                }
+                            },
+                            "cri4j-nri-" + fullName() + "-watch");
+        } catch (IOException e) {
+            LOG.warn(
+                    "plugin {}: cannot watch {} ({}); retrying with back-off only",
+                    fullName(),
+                    s.socket().getParent(),
+                    e.toString());
+        }
+    }
+
+    private void stopWatching() {
+        SocketWatcher w = watcher;
+        watcher = null;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /** The socket's directory changed: connect now, retrying quickly while it starts to listen. */
+    private void socketAppeared() {
+        if (closing || attempting || current != null || !Files.exists(s.socket())) {
+            return;
+        }
+        LOG.debug("plugin {}: {} appeared; connecting", fullName(), s.socket());
+        if (retry != null) {
+            retry.cancel(false);
+        }
+        // a runtime binds before it listens: the next attempts follow closely
+        backoff =
+                FRESH_SOCKET_RETRY.compareTo(s.initialBackoff()) < 0
+                        ? FRESH_SOCKET_RETRY
+                        : s.initialBackoff();
+        connect();
     }
 
     /**
@@ -383,6 +478,10 @@ public final class PluginRunner {
     }
 
     private synchronized void terminate() {
+        SocketWatcher w0 = watcher;
+        if (w0 != null) {
+            w0.close();
+        }
         if (!hookShutDown) {
             hookShutDown = true;
             try {

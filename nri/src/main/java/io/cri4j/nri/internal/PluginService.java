@@ -114,6 +114,14 @@ public final class PluginService implements TtrpcPeer.Service {
 
         /** Answering {@code Configure} or {@code Synchronize} failed: the runtime will drop the plugin. */
         void registrationFailed(Throwable cause);
+
+        /**
+         * Whether to log that the runtime's NRI version lacks some of the hook's events: true the
+         * first time for a plugin, false after that (reconnections to the same runtime).
+         */
+        default boolean firstVersionSkew() {
+            return true;
+        }
     }
 
     private final AsyncHook hook;
@@ -335,27 +343,28 @@ public final class PluginService implements TtrpcPeer.Service {
         session.configured(r);
         int mask = HookEvent.nriMask(events);
         String runtime = r.getRuntimeName() + " " + r.getRuntimeVersion();
-        if (r.getNRIVersion().isEmpty() && (mask & ~V0_8_EVENTS) != 0) {
+        if (!knowsV010Events(r.getNRIVersion()) && (mask & ~V0_8_EVENTS) != 0) {
             Set<HookEvent> dropped = HookEvent.fromNriMask(mask & ~V0_8_EVENTS);
             mask &= V0_8_EVENTS;
-            LOG.warn(
-                    "hook '{}': {} speaks NRI v0.8, which has no {} events; the hook gets the "
-                            + "others",
-                    hookName,
-                    runtime,
-                    names(dropped));
-        }
-        if (mask == 0) {
-            return reportFailure(
-                    failed(
-                            Status.Code.FAILED_PRECONDITION,
-                            "hook '"
-                                    + hookName
-                                    + "' subscribes to no event "
-                                    + runtime
-                                    + " can deliver ("
-                                    + names(events)
-                                    + ")"));
+            String nri = r.getNRIVersion().isEmpty() ? "NRI v0.8" : "NRI " + r.getNRIVersion();
+            if (session.firstVersionSkew()) {
+                LOG.warn(
+                        "hook '{}': {} speaks {}, which has no {} events (NRI v0.10 and later "
+                                + "have them): {}",
+                        hookName,
+                        runtime,
+                        nri,
+                        names(dropped),
+                        mask == 0
+                                ? "the hook gets no event from this runtime; the plugin stays "
+                                        + "registered and gets them once the runtime is upgraded"
+                                : "those hook methods will not be called, the others will");
+            }
+            if (mask == 0) {
+                // 0 would mean every event: subscribe to one the service answers without
+                // calling the hook (it does not subscribe to it)
+                mask = HookEvent.REMOVE_POD_SANDBOX.nriMaskBit();
+            }
         }
         HookConfiguration cfg =
                 new HookConfiguration(
@@ -790,6 +799,26 @@ public final class PluginService implements TtrpcPeer.Service {
     static String describe(PodSandbox pod, Container c) {
         String id = c.getId().length() > 12 ? c.getId().substring(0, 12) : c.getId();
         return pod.getNamespace() + "/" + pod.getName() + "/" + c.getName() + " (" + id + ")";
+    }
+
+    /**
+     * Whether a runtime sending this NRI version in {@code Configure} knows the events NRI v0.10
+     * added ({@code UpdatePodSandbox}, {@code PostUpdatePodSandbox}, {@code
+     * ValidateContainerAdjustment}). NRI v0.8 sends no version; a version that cannot be read is
+     * taken as a newer one (only newer runtimes send one).
+     */
+    static boolean knowsV010Events(String nriVersion) {
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("v?(\\d+)\\.(\\d+)(\\D.*)?").matcher(nriVersion);
+        if (nriVersion.isEmpty()) {
+            return false;
+        }
+        if (!m.matches()) {
+            return true;
+        }
+        int major = Integer.parseInt(m.group(1));
+        int minor = Integer.parseInt(m.group(2));
+        return major > 0 || minor >= 10;
     }
 
     static String names(Set<HookEvent> events) {

@@ -275,14 +275,42 @@ class PluginServiceTest {
                                         ConfigureResponse.parser())
                                 .getEvents())
                 .isEqualTo((1 << 3) | (1 << 11) | (1 << 13));
+        ConfigureRequest v09 = v08.toBuilder().setNRIVersion("v0.9.4").build();
+        assertThat(
+                        answer(
+                                        service(hook).handle(call("Configure", v09)),
+                                        ConfigureResponse.parser())
+                                .getEvents())
+                .isEqualTo(1 << 3);
+        // a hook with only newer events stays registered: subscribed to an event it does not
+        // get called for (an empty mask would mean all events)
         Recorder onlyNew =
                 new Recorder(EnumSet.of(HookEvent.UPDATE_POD_SANDBOX), HookPolicy.DEFAULT);
-        StatusRuntimeException e = error(service(onlyNew).handle(call("Configure", v08)));
-        assertThat(calls).containsExactly("configure", "configure", "registrationFailed");
-        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        assertThat(e.getStatus().getDescription())
-                .isEqualTo(
-                        "hook 'rec' subscribes to no event containerd 2.1.4 can deliver (UpdatePodSandbox)");
+        PluginService s = service(onlyNew);
+        int mask = answer(s.handle(call("Configure", v08)), ConfigureResponse.parser()).getEvents();
+        assertThat(mask).isEqualTo(HookEvent.REMOVE_POD_SANDBOX.nriMaskBit());
+        calls.clear();
+        answer(
+                s.handle(
+                        call(
+                                "StateChange",
+                                StateChangeEvent.newBuilder()
+                                        .setEvent(Event.REMOVE_POD_SANDBOX)
+                                        .setPod(PodSandbox.newBuilder().setId("p"))
+                                        .build())),
+                io.cri4j.nri.api.Empty.parser());
+        assertThat(calls).as("the placeholder event does not reach the hook").isEmpty();
+    }
+
+    @Test
+    void readsTheNriVersionsThatKnowTheV010Events() {
+        assertThat(PluginService.knowsV010Events("")).isFalse();
+        assertThat(PluginService.knowsV010Events("v0.9.4")).isFalse();
+        assertThat(PluginService.knowsV010Events("v0.10.0")).isTrue();
+        assertThat(PluginService.knowsV010Events("v0.12.0")).isTrue();
+        assertThat(PluginService.knowsV010Events("v1.0.0-rc.1")).isTrue();
+        assertThat(PluginService.knowsV010Events("0.0.0-unknown")).isFalse();
+        assertThat(PluginService.knowsV010Events("devel")).isTrue();
     }
 
     @Test
