@@ -68,6 +68,11 @@ class FakeCritestIT {
                         + " should terminate with exitCode 137 and reason OOMKilled",
                 "memory limits: the fake's processes are in no cgroup of their own, never"
                         + " OOM-killed");
+        m.put(
+                "[k8s.io] Container runtime should support basic operations on container runtime"
+                        + " should support execSync with timeout [Conformance]",
+                "process isolation: ExecSync runs on the host, where `pgrep sleep` sees every"
+                        + " host process (containerd fails it here too: busybox has no pgrep)");
         String sysctls = "sysctls: the fake's processes share the host's kernel namespaces";
         m.put(
                 "[k8s.io] PodSandbox runtime should support sysctls should support safe sysctls",
@@ -98,30 +103,6 @@ class FakeCritestIT {
                 tags);
         return Map.copyOf(m);
     }
-
-    /** Failing today, fixed in the fake next; empty once the fake matches containerd. */
-    static final List<String> NOT_YET =
-            List.of(
-                    "[k8s.io] Container Mount Readonly runtime should support readonly mounts"
-                            + " should reject a recursive readonly mount with"
-                            + " PROPAGATION_HOST_TO_CONTAINER",
-                    "[k8s.io] Container Mount Readonly runtime should support readonly mounts"
-                            + " should reject a recursive readonly mount with"
-                            + " PROPAGATION_BIDIRECTIONAL",
-                    "[k8s.io] Container Mount Readonly runtime should support readonly mounts"
-                            + " should reject a recursive readonly mount with ReadOnly: false",
-                    "[k8s.io] Streaming runtime should support streaming interfaces runtime should"
-                            + " support attach [Conformance]",
-                    "[k8s.io] Idempotence StopPodSandbox should not return an error if not found",
-                    "[k8s.io] Idempotence StopContainer should not return an error if not found",
-                    "[k8s.io] Container runtime should support log runtime should support starting"
-                            + " container with log [Conformance]",
-                    "[k8s.io] Container runtime should support log runtime should support"
-                            + " reopening container log [Conformance]",
-                    "[k8s.io] PodSandbox runtime should support metrics operations runtime should"
-                            + " support returning metrics descriptors [Conformance]",
-                    "[k8s.io] PodSandbox runtime should support metrics operations runtime should"
-                            + " support listing pod sandbox metrics [Conformance]");
 
     @TempDir Path dir;
 
@@ -156,15 +137,14 @@ class FakeCritestIT {
                             .skip(skip)
                             .timeout(Duration.ofMinutes(8))
                             .run();
-            List<CritestReport.Spec> unexpected =
-                    report.failed().stream().filter(s -> !NOT_YET.contains(s.name())).toList();
+            List<CritestReport.Spec> unexpected = report.failed();
             assertThat(unexpected)
                     .as("specs failing against the fake:\n%s", report.summary())
                     .isEmpty();
             List<String> passed = report.passed().stream().map(CritestReport.Spec::name).toList();
             assertThat(containerdPasses())
                     .as("what containerd 2.3.4 passes, against the fake:\n%s", report.summary())
-                    .filteredOn(n -> !NOT_EMULATED.containsKey(n) && !NOT_YET.contains(n))
+                    .filteredOn(n -> !NOT_EMULATED.containsKey(n))
                     .isSubsetOf(passed);
             assertThat(report.specs())
                     .as("the not-emulated specs are skipped by name")
