@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
-import io.cri4j.cri.v1.ContainerStatus;
 import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
@@ -16,6 +15,7 @@ import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.hook.HookEvent;
+import io.cri4j.testing.conformance.ContainerInfo;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.cri4j.testing.real.NriGoPlugin;
 import io.grpc.ManagedChannel;
@@ -65,7 +65,8 @@ class NriHostFakeRuntimeIT {
                                                 .setImage(
                                                         ImageSpec.newBuilder()
                                                                 .setImage("busybox:1.36"))
-                                                .addCommand("sleep"))
+                                                .addCommand("sleep")
+                                                .addArgs("3600"))
                                 .setSandboxConfig(pod(podName))
                                 .build())
                 .getContainerId();
@@ -141,13 +142,18 @@ class NriHostFakeRuntimeIT {
                                     .getStdout()
                                     .toString(StandardCharsets.UTF_8);
                     assertThat(env).contains("NRI_LOGGER_WAS_HERE=" + value);
-                    ContainerStatus s =
-                            rt.containerStatus(
-                                            ContainerStatusRequest.newBuilder()
-                                                    .setContainerId(app)
-                                                    .build())
-                                    .getStatus();
-                    assertThat(s.getAnnotationsMap()).containsEntry("nri.example/logged", value);
+                    // as on containerd: the plugin's annotation is in the OCI spec, not in
+                    // ContainerStatus's annotations (the config as requested)
+                    assertThat(ContainerInfo.read(rt, app).runtimeSpec().annotations())
+                            .containsEntry("nri.example/logged", value);
+                    assertThat(
+                                    rt.containerStatus(
+                                                    ContainerStatusRequest.newBuilder()
+                                                            .setContainerId(app)
+                                                            .build())
+                                            .getStatus()
+                                            .getAnnotationsMap())
+                            .doesNotContainKey("nri.example/logged");
                     assertThat(fake.runtime().containerConfig(app).getEnvsList())
                             .anySatisfy(
                                     kv -> assertThat(kv.getKey()).isEqualTo("NRI_LOGGER_WAS_HERE"));
@@ -156,13 +162,7 @@ class NriHostFakeRuntimeIT {
                 assertThat(gone.poll(10, TimeUnit.SECONDS)).isEqualTo("nri-logger");
                 assertThat(nri.hooks()).isEmpty();
                 String late = create(rt, pod, "web", "late");
-                assertThat(
-                                rt.containerStatus(
-                                                ContainerStatusRequest.newBuilder()
-                                                        .setContainerId(late)
-                                                        .build())
-                                        .getStatus()
-                                        .getAnnotationsMap())
+                assertThat(ContainerInfo.read(rt, late).runtimeSpec().annotations())
                         .doesNotContainKey("nri.example/logged");
             } finally {
                 ch.shutdownNow();

@@ -8,6 +8,7 @@ import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.streaming.StreamingServer;
+import io.cri4j.testing.fake.internal.FakeContainerProcesses;
 import io.cri4j.testing.fake.internal.FakeContent;
 import io.cri4j.testing.fake.internal.FakeContentService;
 import io.cri4j.testing.fake.internal.FakeImageService;
@@ -56,8 +57,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Behaviour follows containerd's CRI plugin (checked by running {@code CriLifecycleConformance} and probes
- * against containerd 1.6): ids are 64 hex characters; unknown ids answer NOT_FOUND; removing what does not exist
- * succeeds; stopping a created container leaves it CREATED; a stop with timeout 0 leaves exit code 137; stopping a
+ * against containerd 1.6, and cri-tools' critest against containerd 2.3.4): ids are 64 hex characters; unknown ids
+ * answer NOT_FOUND; stopping or removing what does not exist succeeds; a recursive read-only mount that is not
+ * read-only or not of private propagation fails CreateContainer with UNKNOWN; stopping a created container leaves it CREATED; a stop with timeout 0 leaves exit code 137; stopping a
  * pod kills its containers and removing it removes them; host-network pods have no IP; {@code ImageStatus} of a
  * missing image answers an empty response; {@code ContainerStatus} shows the first repo tag and repo digest while
  * {@code ListContainers} shows the image id. Deliberate differences:
@@ -72,14 +74,19 @@ import org.slf4j.LoggerFactory;
  *   <li>stats of a container that never ran answer zero usage (containerd: UNKNOWN);</li>
  *   <li>newer RPCs containerd 1.6 lacks are served: RuntimeConfig, GetContainerEvents, the Stream* lists.</li>
  * </ul>
- * Containers do not run anything: a started container stays RUNNING until stopped, or until
- * {@link FakeRuntime#exitContainer(String, int)}. {@code ExecSync} runs the command through the configured
+ * A started container with a command runs it as a host process (see {@link Builder#containerProcesses(boolean)}):
+ * its output goes to its log file in the CRI log format and to attached clients, its exit is the container's
+ * exit. A container without one stays RUNNING until stopped, or until {@link FakeRuntime#exitContainer(String,
+ * int)}. {@code ContainerStatus} reports the CRI config as requested; what hooks changed shows in the OCI spec of
+ * its verbose {@code info} (read it with {@link io.cri4j.testing.conformance.ContainerInfo}), as on containerd.
+ * {@code ListMetricDescriptors} and {@code ListPodSandboxMetrics} answer kubelet's cAdvisor metric names with
+ * values from the fake's own accounting. {@code ExecSync} runs the command through the configured
  * {@link ExecHandler} (by default as a host process). {@code Exec}, {@code Attach} and {@code PortForward}
  * answer URLs of a built-in streaming-core server (see {@link Builder#streamingAddress(String, int)}).
  *
  * <p>The fake is also an NRI host for in-process lifecycle hooks ({@link Builder#addHook(Hook)}): their
- * adjustments change the fake's pods and containers (visible in {@code ContainerStatus}, {@code ExecSync}'s
- * environment and {@link FakeRuntime#containerConfig}), their updates and evictions change other containers, and
+ * adjustments change the fake's pods and containers (visible in the verbose {@code ContainerStatus}'s OCI spec,
+ * {@code ExecSync}'s environment and {@link FakeRuntime#containerConfig}), their updates and evictions change other containers, and
  * a failing hook under {@code FailurePolicy.FAIL} fails the CRI call with a status naming it. Hooks that come and
  * go, such as external NRI plugins on an {@code NriHost}'s socket, join through {@link
  * Builder#addHookProvider(HookProvider)}.
@@ -103,6 +110,7 @@ public final class FakeCriServer implements AutoCloseable {
     private final StreamingServer streamingServer;
     private final ExecutorService streamPumps;
     private final FakeNriHost hooks;
+    private final FakeContainerProcesses processes;
 
     private final Object lock = new Object();
     private final java.util.concurrent.CountDownLatch terminated =
@@ -122,11 +130,14 @@ public final class FakeCriServer implements AutoCloseable {
                         : null;
         this.socketMode = b.socketMode;
         this.state = new FakeState(b.clock);
+        this.processes = b.containerProcesses ? new FakeContainerProcesses(state, b.clock) : null;
         StreamingUrls streaming = b.streaming;
         if (streaming == null) {
             this.streamPumps = Executors.newCachedThreadPool(daemonThreads("cri4j-fake-stream"));
             this.streamingServer =
-                    StreamingServer.builder(new FakeStreamingRuntime(state, b.portMap, streamPumps))
+                    StreamingServer.builder(
+                                    new FakeStreamingRuntime(
+                                            state, b.portMap, streamPumps, processes))
                             .bindAddress(new InetSocketAddress(b.streamingHost, b.streamingPort))
                             .build();
             streaming = new StreamingServerUrls(streamingServer);
@@ -162,7 +173,8 @@ public final class FakeCriServer implements AutoCloseable {
                                 b.execHandler,
                                 streaming,
                                 blocking,
-                                hooks));
+                                hooks,
+                                processes));
         ServerServiceDefinition runtimeV1 = runtimeService.bindService();
         ServerServiceDefinition imageV1 = new FakeImageService(state, content).bindService();
         CallInterceptor interceptor = new CallInterceptor(calls, faults, scheduler, b.clock);
@@ -355,6 +367,9 @@ public final class FakeCriServer implements AutoCloseable {
         if (hooks != null) {
             hooks.close();
         }
+        if (processes != null) {
+            processes.close();
+        }
         blocking.shutdownNow();
         try {
             blocking.awaitTermination(10, TimeUnit.SECONDS);
@@ -403,8 +418,24 @@ public final class FakeCriServer implements AutoCloseable {
         private final List<HookProvider> providers = new java.util.ArrayList<>();
         private long pullRate;
         private boolean contentService = true;
+        private boolean containerProcesses = true;
 
         private Builder() {}
+
+        /**
+         * Whether a started container runs its command (default true): a container whose config has a
+         * command or args runs it as a host process (busybox's applet of that name when {@code
+         * /bin/busybox} is installed, as in the busybox test images; the host's command otherwise).
+         * Its stdout and stderr are written to its log file in the CRI log format ({@code
+         * log_directory}/{@code log_path}, what kubelet and {@code crictl logs} read) and to attached
+         * clients, attached clients feed its stdin, and its exit is the container's exit. A container
+         * without a command, one whose command cannot start on the host, or every container with
+         * {@code false} runs no process: it stays running until stopped, attach echoes stdin.
+         */
+        public Builder containerProcesses(boolean run) {
+            this.containerProcesses = run;
+            return this;
+        }
 
         /**
          * Hosts a blocking lifecycle hook, as an NRI runtime hosts a plugin: it is called around the CRI calls

@@ -14,6 +14,12 @@ import java.util.Map;
 final class Cri {
     private Cri() {}
 
+    /** Where the tests' pods keep their logs (the fake writes its containers' logs there). */
+    static final String LOG_ROOT =
+            System.getProperty("java.io.tmpdir")
+                    + "/cri4j-test-pods-"
+                    + ProcessHandle.current().pid();
+
     static PodSandboxConfig pod(String name, Map<String, String> labels) {
         return PodSandboxConfig.newBuilder()
                 .setMetadata(
@@ -22,7 +28,7 @@ final class Cri {
                                 .setNamespace("default")
                                 .setUid("uid-" + name))
                 .setHostname(name)
-                .setLogDirectory("/var/log/pods/default_" + name)
+                .setLogDirectory(LOG_ROOT + "/default_" + name)
                 .putAllLabels(labels)
                 .putAnnotations("owner", "test")
                 .build();

@@ -12,8 +12,8 @@ import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
+import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StatusRequest;
-import io.cri4j.cri.v1.StopContainerRequest;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.grpc.ManagedChannel;
@@ -63,8 +63,8 @@ class FakeCriServerIT {
                                 .build());
                 code(
                         () ->
-                                rt.stopContainer(
-                                        StopContainerRequest.newBuilder()
+                                rt.startContainer(
+                                        StartContainerRequest.newBuilder()
                                                 .setContainerId("missing")
                                                 .build()));
                 io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(ch)
@@ -74,13 +74,13 @@ class FakeCriServerIT {
             }
             CallLog calls = fake.calls();
             assertThat(calls.methods())
-                    .containsExactly("Version", "RunPodSandbox", "StopContainer", "Version");
+                    .containsExactly("Version", "RunPodSandbox", "StartContainer", "Version");
             calls.assertExactly(
                     "Version",
                     "RunPodSandbox",
-                    "StopContainer",
+                    "StartContainer",
                     "runtime.v1alpha2.RuntimeService/Version");
-            calls.assertInOrder("RunPodSandbox", "StopContainer");
+            calls.assertInOrder("RunPodSandbox", "StartContainer");
             calls.assertCalledTimes("Version", 2);
             calls.assertCalledTimes("runtime.v1.RuntimeService/Version", 1);
             calls.assertNotCalled("CreateContainer");
@@ -93,13 +93,13 @@ class FakeCriServerIT {
             assertThat(calls.requests(VersionRequest.class))
                     .extracting(VersionRequest::getVersion)
                     .containsExactly("v1");
-            RecordedCall stop = calls.of("StopContainer").get(0);
+            RecordedCall stop = calls.of("StartContainer").get(0);
             assertThat(stop.status().orElseThrow().getCode()).isEqualTo(Status.Code.NOT_FOUND);
             assertThat(stop.service()).isEqualTo("RuntimeService");
             assertThat(calls.all().get(3).apiVersion()).isEqualTo("v1alpha2");
             assertThat(calls.all().get(0).apiVersion()).isEqualTo("v1");
 
-            assertThatThrownBy(() -> calls.assertInOrder("StopContainer", "RunPodSandbox"))
+            assertThatThrownBy(() -> calls.assertInOrder("StartContainer", "RunPodSandbox"))
                     .isInstanceOf(AssertionError.class)
                     .hasMessageContaining("RunPodSandbox did not follow")
                     .hasMessageContaining(

@@ -27,6 +27,7 @@ import io.cri4j.nri.api.LinuxCPU;
 import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.testing.conformance.ContainerInfo;
 import io.grpc.ManagedChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -136,14 +137,15 @@ class FakeHookProviderIT {
 
                 String pod = runPod(rt, "web");
                 String before = create(rt, pod, "web", "before");
-                assertThat(status(rt, before).getAnnotationsMap()).doesNotContainKey("provided-by");
+                assertThat(ContainerInfo.read(rt, before).runtimeSpec().annotations())
+                        .doesNotContainKey("provided-by");
 
                 // a plugin comes: index 10 runs before the in-process hook (index 50), which sees
                 // its env
                 provider.hooks = List.of(envHook("plugin-a", 10, "FROM_PLUGIN"));
                 String app = create(rt, pod, "web", "app");
                 rt.startContainer(StartContainerRequest.newBuilder().setContainerId(app).build());
-                assertThat(status(rt, app).getAnnotationsMap())
+                assertThat(ContainerInfo.read(rt, app).runtimeSpec().annotations())
                         .containsEntry("provided-by", "plugin-a");
                 String env =
                         rt.execSync(
@@ -214,10 +216,12 @@ class FakeHookProviderIT {
                 // adjusts
                 provider.hooks = List.of(envHook("in-process", 5, "IMPOSTOR"));
                 String after = create(rt, pod, "web", "after");
-                assertThat(status(rt, after).getAnnotationsMap()).doesNotContainKey("provided-by");
+                assertThat(ContainerInfo.read(rt, after).runtimeSpec().annotations())
+                        .doesNotContainKey("provided-by");
                 provider.hooks = List.of();
                 String last = create(rt, pod, "web", "last");
-                assertThat(status(rt, last).getAnnotationsMap()).doesNotContainKey("provided-by");
+                assertThat(ContainerInfo.read(rt, last).runtimeSpec().annotations())
+                        .doesNotContainKey("provided-by");
             } finally {
                 ch.shutdownNow();
             }
@@ -245,7 +249,7 @@ class FakeHookProviderIT {
                     ext.runtimeService().withDeadlineAfter(20, TimeUnit.SECONDS);
             String pod = runPod(rt, "ext");
             String c = create(rt, pod, "ext", "app");
-            assertThat(status(rt, c).getAnnotationsMap())
+            assertThat(ContainerInfo.read(rt, c).runtimeSpec().annotations())
                     .containsEntry("provided-by", "from-extension");
             assertThat(made).hasSize(1);
             assertThat(made.get(0).host).isNotNull();

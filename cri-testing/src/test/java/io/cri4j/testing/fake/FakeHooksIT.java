@@ -37,6 +37,7 @@ import io.cri4j.hook.PodSandboxAdjustment;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.testing.conformance.ContainerInfo;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -191,14 +192,29 @@ class FakeHooksIT {
         String c = create(rt, pod, "web", "app");
         rt.startContainer(StartContainerRequest.newBuilder().setContainerId(c).build());
 
+        // as on containerd: ContainerStatus reports the config as requested, the hooks' changes
+        // are in the OCI spec the container runs with (verbose info's runtimeSpec)
         ContainerStatus s = status(rt, c);
-        assertThat(s.getAnnotationsMap()).containsEntry("example.com/hooked", "true");
+        assertThat(s.getAnnotationsMap()).doesNotContainKey("example.com/hooked");
         assertThat(s.getMountsList())
                 .extracting(
                         m -> m.getContainerPath() + "<-" + m.getHostPath() + ":" + m.getReadonly())
-                .contains("/cache<-/var/cache:true", "/data<-/tmp/data:false");
-        assertThat(s.getResources().getLinux().getCpusetCpus()).isEqualTo("0");
-        assertThat(s.getResources().getLinux().getMemoryLimitInBytes()).isEqualTo(64L << 20);
+                .containsExactly("/data<-/tmp/data:false");
+        assertThat(s.getResources().getLinux().getCpusetCpus()).isEmpty();
+        assertThat(s.getResources().getLinux().getMemoryLimitInBytes()).isZero();
+        ContainerInfo.RuntimeSpec spec = ContainerInfo.read(rt, c).runtimeSpec();
+        assertThat(spec.annotations()).containsEntry("example.com/hooked", "true");
+        assertThat(spec.mounts())
+                .extracting(m -> m.destination() + "<-" + m.source() + ":" + m.options())
+                .contains(
+                        "/cache<-/var/cache:[rbind, rprivate, ro]",
+                        "/data<-/tmp/data:[rbind, rprivate, rw]");
+        assertThat(spec.cpusetCpus()).isEqualTo("0");
+        assertThat(spec.memoryLimit()).isEqualTo(64L << 20);
+        assertThat(spec.env()).containsEntry("INJECTED", "gold-app").doesNotContainKey("GREETING");
+        assertThat(spec.devices())
+                .extracting(ContainerInfo.SpecDevice::path, ContainerInfo.SpecDevice::major)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("/dev/injected-null", 1L));
 
         String env =
                 rt.execSync(

@@ -158,6 +158,7 @@ class FakeRuntimeIT {
                                                                 .setPodSandboxId(db)
                                                                 .build())))
                 .isEqualTo(Status.Code.NOT_FOUND);
+        // like containerd: StopPodSandbox is idempotent, a sandbox that does not exist is stopped
         assertThat(
                         code(
                                 () ->
@@ -165,7 +166,15 @@ class FakeRuntimeIT {
                                                         StopPodSandboxRequest.newBuilder()
                                                                 .setPodSandboxId("nope")
                                                                 .build())))
-                .isEqualTo(Status.Code.NOT_FOUND);
+                .isEqualTo(Status.Code.OK);
+        assertThat(
+                        code(
+                                () ->
+                                        rt().stopContainer(
+                                                        StopContainerRequest.newBuilder()
+                                                                .setContainerId("nope")
+                                                                .build())))
+                .isEqualTo(Status.Code.OK);
     }
 
     List<String> list(PodSandboxFilter filter) {
@@ -197,7 +206,7 @@ class FakeRuntimeIT {
         assertThat(created.getMountsList())
                 .extracting(Mount::getContainerPath)
                 .containsExactly("/data");
-        assertThat(created.getLogPath()).isEqualTo("/var/log/pods/default_app/main/0.log");
+        assertThat(created.getLogPath()).isEqualTo(Cri.LOG_ROOT + "/default_app/main/0.log");
         assertThat(created.getStartedAt()).isZero();
 
         clock.advance(Duration.ofSeconds(2));

@@ -3,6 +3,9 @@ package io.cri4j.testing.fake;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.v1.AttachRequest;
+import io.cri4j.cri.v1.ContainerState;
+import io.cri4j.cri.v1.ContainerStatus;
+import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.ExecRequest;
 import io.cri4j.cri.v1.PortForwardRequest;
 import java.io.ByteArrayOutputStream;
@@ -262,8 +265,72 @@ class FakeStreamingIT {
     }
 
     @Test
-    void attachEchoesStdinUntilTheContainerStops() throws Exception {
-        String c = runningContainer();
+    void attachConnectsToTheContainersProcessAndItsOutputGoesToTheCriLog() throws Exception {
+        java.nio.file.Path logDir = java.nio.file.Files.createTempDirectory("cri4j-attach-log");
+        String pod =
+                cri.fakeRuntime()
+                        .runPodSandbox(
+                                Cri.pod("attach", Map.of()).toBuilder()
+                                        .setLogDirectory(logDir.toString())
+                                        .build());
+        String c =
+                cri.fakeRuntime()
+                        .runContainer(
+                                pod,
+                                Cri.container("cat", "busybox", Map.of()).toBuilder()
+                                        .clearCommand()
+                                        .clearArgs()
+                                        .addCommand("sh")
+                                        .addArgs("-c")
+                                        .addArgs("cat; echo done >&2; exit 7")
+                                        .setStdin(true)
+                                        .setStdinOnce(true)
+                                        .build());
+        String url =
+                cri.runtimeService()
+                        .attach(
+                                AttachRequest.newBuilder()
+                                        .setContainerId(c)
+                                        .setStdin(true)
+                                        .setStdout(true)
+                                        .setStderr(true)
+                                        .build())
+                        .getUrl();
+        Session s = open(HttpClient.newHttpClient(), url, "v5.channel.k8s.io");
+        s.send(0, "ping\n");
+        s.awaitEnding(1, "ping\n");
+        // closing stdin (stdin_once) ends cat: the shell's stderr, then its exit is the container's
+        s.ws.sendBinary(ByteBuffer.wrap(new byte[] {(byte) 255, 0}), true).join();
+        s.closed.get(10, TimeUnit.SECONDS);
+        assertThat(s.text(1)).isEqualTo("ping\n");
+        assertThat(s.text(2)).isEqualTo("done\n");
+        ContainerStatus status =
+                cri.runtimeService()
+                        .containerStatus(
+                                ContainerStatusRequest.newBuilder().setContainerId(c).build())
+                        .getStatus();
+        assertThat(status.getState()).isEqualTo(ContainerState.CONTAINER_EXITED);
+        assertThat(status.getExitCode()).isEqualTo(7);
+        // the CRI log format kubelet and crictl read: TIMESTAMP STREAM F|P LINE
+        java.util.List<String> log =
+                java.nio.file.Files.readAllLines(java.nio.file.Path.of(status.getLogPath()));
+        assertThat(log).hasSize(2);
+        assertThat(log.get(0))
+                .matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z stdout F ping");
+        assertThat(log.get(1)).endsWith(" stderr F done");
+    }
+
+    @Test
+    void attachToAContainerWithoutCommandEchoesStdinUntilTheContainerStops() throws Exception {
+        String pod = cri.fakeRuntime().runPodSandbox(Cri.pod("echo", Map.of()));
+        String c =
+                cri.fakeRuntime()
+                        .runContainer(
+                                pod,
+                                Cri.container("idle", "busybox", Map.of()).toBuilder()
+                                        .clearCommand()
+                                        .clearArgs()
+                                        .build());
         String url =
                 cri.runtimeService()
                         .attach(

@@ -11,6 +11,7 @@ import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.ListPodSandboxRequest;
 import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.VersionRequest;
+import io.cri4j.testing.conformance.ContainerInfo;
 import io.cri4j.testing.real.internal.NriSocketLink;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
@@ -88,6 +89,12 @@ class Containerd2NriIT {
                                                 .build())
                                 .getInfoOrThrow("info");
                 assertThat(info).containsPattern("CRI4J_FROM_GO=logger-pid-\\d+");
+                // the typed view of the same info: the plugin's env is in the OCI spec
+                assertThat(ContainerInfo.parse(info).runtimeSpec().env().get("CRI4J_FROM_GO"))
+                        .matches("logger-pid-\\d+");
+                assertThat(ContainerInfo.parse(info).runtimeSpec().args())
+                        .containsExactly("sleep", "60");
+                assertThat(ContainerInfo.parse(info).sandboxId()).isEqualTo(podId);
             }
             assertThat(Path.of(NriSocketLink.LINK))
                     .as("link removed with the last Go plugin")

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
-import io.cri4j.cri.v1.ContainerStatusRequest;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
 import io.cri4j.cri.v1.ImageSpec;
@@ -15,6 +14,7 @@ import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.Hooks;
+import io.cri4j.testing.conformance.ContainerInfo;
 import io.cri4j.testing.fake.FakeCriExtension;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -50,13 +50,8 @@ class UserAgentTest {
 
         assertThat(env(rt, storage)).contains("CRI4J_TEAM=storage");
         assertThat(env(rt, unlabelled)).contains("CRI4J_TEAM=unassigned");
-        assertThat(
-                        rt.containerStatus(
-                                        ContainerStatusRequest.newBuilder()
-                                                .setContainerId(storage)
-                                                .build())
-                                .getStatus()
-                                .getAnnotationsMap())
+        // the hook's annotation is in the OCI spec the container runs with, as on containerd
+        assertThat(ContainerInfo.read(rt, storage).runtimeSpec().annotations())
                 .containsEntry("cri4j.io/owner-team", "storage");
     }
 

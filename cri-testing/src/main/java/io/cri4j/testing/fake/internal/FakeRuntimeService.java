@@ -33,7 +33,29 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             ExecHandler execHandler,
             StreamingUrls streaming,
             Executor blockingExecutor,
-            FakeNriHost hooks) {}
+            FakeNriHost hooks,
+            FakeContainerProcesses processes) {
+
+        /** Settings without container processes (containers run nothing). */
+        public Settings(
+                String runtimeName,
+                String runtimeVersion,
+                CgroupDriver cgroupDriver,
+                ExecHandler execHandler,
+                StreamingUrls streaming,
+                Executor blockingExecutor,
+                FakeNriHost hooks) {
+            this(
+                    runtimeName,
+                    runtimeVersion,
+                    cgroupDriver,
+                    execHandler,
+                    streaming,
+                    blockingExecutor,
+                    hooks,
+                    null);
+        }
+    }
 
     static final int STREAM_CHUNK = 100;
 
@@ -123,6 +145,41 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                     .asRuntimeException();
         }
         return value;
+    }
+
+    /**
+     * containerd's checks of a container's mounts when it generates the OCI spec: a recursive
+     * read-only mount must be read-only and of private propagation. containerd answers UNKNOWN with
+     * these messages.
+     */
+    static void validateMounts(ContainerConfig config) {
+        for (Mount m : config.getMountsList()) {
+            if (!m.getRecursiveReadOnly()) {
+                continue;
+            }
+            String problem;
+            if (!m.getReadonly()) {
+                problem =
+                        "recursive read-only mount conflicts with read-write mount for hostPath \""
+                                + m.getHostPath()
+                                + "\"";
+            } else if (m.getPropagation() != MountPropagation.PROPAGATION_PRIVATE) {
+                problem =
+                        "recursive read-only mount requires private propagation for hostPath \""
+                                + m.getHostPath()
+                                + "\", got: "
+                                + m.getPropagation().name();
+            } else {
+                continue;
+            }
+            throw Status.UNKNOWN
+                    .withDescription(
+                            "failed to generate container \""
+                                    + config.getMetadata().getName()
+                                    + "\" spec: failed to generate spec: "
+                                    + problem)
+                    .asRuntimeException();
+        }
     }
 
     // ------------------------------------------------------------------ runtime
@@ -235,6 +292,12 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     @Override
     public void stopPodSandbox(
             StopPodSandboxRequest request, StreamObserver<StopPodSandboxResponse> out) {
+        if (!request.getPodSandboxId().isEmpty()
+                && state.sandboxOrNull(request.getPodSandboxId()) == null) {
+            // containerd: StopPodSandbox is idempotent, a sandbox that does not exist is stopped
+            answer(out, StopPodSandboxResponse::getDefaultInstance);
+            return;
+        }
         if (settings.hooks() != null) {
             answerLater(
                     out,
@@ -374,6 +437,12 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     @Override
     public void createContainer(
             CreateContainerRequest request, StreamObserver<CreateContainerResponse> out) {
+        try {
+            validateMounts(request.getConfig());
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+            return;
+        }
         if (settings.hooks() != null) {
             answerLater(
                     out,
@@ -383,7 +452,15 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                                             withId(
                                                     request,
                                                     request.getPodSandboxId(),
-                                                    "pod_sandbox_id")));
+                                                    "pod_sandbox_id"))
+                                    .thenApply(
+                                            r -> {
+                                                // ContainerStatus reports the config as
+                                                // requested, the hooks' changes are in the spec
+                                                state.recordRequested(
+                                                        r.getContainerId(), request.getConfig());
+                                                return r;
+                                            }));
             return;
         }
         answer(
@@ -423,6 +500,12 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
     @Override
     public void stopContainer(
             StopContainerRequest request, StreamObserver<StopContainerResponse> out) {
+        if (!request.getContainerId().isEmpty()
+                && state.containerOrNull(request.getContainerId()) == null) {
+            // containerd: StopContainer is idempotent, a container that does not exist is stopped
+            answer(out, StopContainerResponse::getDefaultInstance);
+            return;
+        }
         if (settings.hooks() != null) {
             answerLater(
                     out,
@@ -499,10 +582,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                             ContainerStatusResponse.newBuilder()
                                     .setStatus(state.containerStatus(id));
                     if (request.getVerbose()) {
-                        ContainerRecord c = state.container(id);
-                        b.putInfo(
-                                "info",
-                                "{\"sandboxID\":\"" + c.sandboxId + "\",\"pid\":" + c.pid + "}");
+                        b.putInfo("info", state.containerInfo(id));
                     }
                     return b.build();
                 });
@@ -541,7 +621,21 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
         answer(
                 out,
                 () -> {
-                    state.reopenContainerLog(required(request.getContainerId(), "container_id"));
+                    String id = required(request.getContainerId(), "container_id");
+                    state.reopenContainerLog(id);
+                    if (settings.processes() != null) {
+                        try {
+                            settings.processes().reopenLog(id);
+                        } catch (java.io.IOException e) {
+                            throw Status.UNKNOWN
+                                    .withDescription(
+                                            "failed to reopen container log \""
+                                                    + id
+                                                    + "\": "
+                                                    + e.getMessage())
+                                    .asRuntimeException();
+                        }
+                    }
                     return ReopenContainerLogResponse.getDefaultInstance();
                 });
     }

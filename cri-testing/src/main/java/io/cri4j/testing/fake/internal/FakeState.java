@@ -58,6 +58,7 @@ public final class FakeState {
     private final Map<String, ContainerRecord> containers = new LinkedHashMap<>();
     private final Map<String, ImageRecord> images = new LinkedHashMap<>();
     private final List<Consumer<ContainerEventResponse>> listeners = new CopyOnWriteArrayList<>();
+    private final List<Runnable> resetActions = new CopyOnWriteArrayList<>();
     private int nextIp = 2;
     private int nextPid = 4000;
     private String podCidr = "";
@@ -121,8 +122,21 @@ public final class FakeState {
         int pid;
         String reason = "";
         String message = "";
+
+        /** The applied (after hooks) resources: what the container runs with. */
         LinuxContainerResources resources;
+
+        /** The applied (after hooks) annotations: what the container's OCI spec carries. */
         Map<String, String> annotations;
+
+        /** The config as CRI requested it (before hooks): what ContainerStatus reports. */
+        ContainerConfig requested;
+
+        /** The resources ContainerStatus reports: the requested ones, then the updated ones. */
+        LinuxContainerResources statusResources;
+
+        /** The annotations ContainerStatus reports: the requested ones and the updated ones. */
+        Map<String, String> statusAnnotations;
 
         ContainerRecord(
                 String id,
@@ -139,10 +153,22 @@ public final class FakeState {
             this.createdAt = createdAt;
             this.resources = config.getLinux().getResources();
             this.annotations = new LinkedHashMap<>(config.getAnnotationsMap());
+            requested(config);
+        }
+
+        void requested(ContainerConfig requested) {
+            this.requested = requested;
+            this.statusResources = requested.getLinux().getResources();
+            this.statusAnnotations = new LinkedHashMap<>(requested.getAnnotationsMap());
         }
 
         public String id() {
             return id;
+        }
+
+        /** The config as CRI requested it, before hooks adjusted it ({@link #config()}). */
+        public ContainerConfig requestedConfig() {
+            return requested;
         }
 
         public String sandboxId() {
@@ -355,6 +381,11 @@ public final class FakeState {
         return List.copyOf(sandboxes.values());
     }
 
+    /** The sandbox, or null when there is none with this id. */
+    synchronized SandboxRecord sandboxOrNull(String id) {
+        return sandboxes.get(id);
+    }
+
     public synchronized SandboxRecord sandbox(String id) {
         SandboxRecord s = sandboxes.get(id);
         if (s == null) {
@@ -373,6 +404,21 @@ public final class FakeState {
     /** Creates a container under an id reserved with {@link #newObjectId()}. */
     public synchronized String createContainer(
             String sandboxId, ContainerConfig config, PodSandboxConfig sandboxConfig, String id) {
+        return createContainer(sandboxId, config, config, sandboxConfig, id);
+    }
+
+    /**
+     * Creates a container whose hooks changed its config, as an NRI runtime does: {@code applied} is
+     * what the container runs with (its environment, mounts, devices, resources, the OCI spec that
+     * {@code ContainerStatus}'s verbose {@code info} shows), {@code requested} what CRI asked for and
+     * {@code ContainerStatus} reports (annotations, mounts, resources), as containerd reports it.
+     */
+    public synchronized String createContainer(
+            String sandboxId,
+            ContainerConfig requested,
+            ContainerConfig config,
+            PodSandboxConfig sandboxConfig,
+            String id) {
         SandboxRecord s = sandboxes.get(sandboxId);
         if (s == null) {
             throw notFound("failed to find sandbox id \"" + sandboxId + "\": not found");
@@ -426,6 +472,7 @@ public final class FakeState {
                         ? ""
                         : logDir + "/" + config.getLogPath();
         ContainerRecord c = new ContainerRecord(id, sandboxId, config, image.id, logPath, now());
+        c.requested(requested);
         containers.put(id, c);
         publish(id, s, ContainerEventType.CONTAINER_CREATED_EVENT);
         return id;
@@ -536,8 +583,8 @@ public final class FakeState {
                             .setImageId(c.imageId)
                             .setState(c.state)
                             .setCreatedAt(c.createdAt)
-                            .putAllLabels(c.config.getLabelsMap())
-                            .putAllAnnotations(c.annotations)
+                            .putAllLabels(c.requested.getLabelsMap())
+                            .putAllAnnotations(c.statusAnnotations)
                             .build());
         }
         return out;
@@ -548,8 +595,27 @@ public final class FakeState {
         ContainerRecord c = container(id);
         if (linux != null) {
             c.resources = linux;
+            c.statusResources = linux;
         }
         c.annotations.putAll(annotations);
+        c.statusAnnotations.putAll(annotations);
+    }
+
+    /** The {@code info} entry of a verbose ContainerStatus, as containerd's (see {@link ContainerInfoJson}). */
+    public synchronized String containerInfo(String id) {
+        ContainerRecord c = container(id);
+        return ContainerInfoJson.of(c, sandboxes.get(c.sandboxId));
+    }
+
+    /**
+     * Records the config CRI requested for a container that hooks created from an adjusted one
+     * (what {@code ContainerStatus} reports), when the creation did not pass it.
+     */
+    public synchronized void recordRequested(String id, ContainerConfig requested) {
+        ContainerRecord c = containers.get(id);
+        if (c != null) {
+            c.requested(requested);
+        }
     }
 
     public synchronized void reopenContainerLog(String id) {
@@ -575,6 +641,11 @@ public final class FakeState {
                     .asRuntimeException();
         }
         return c;
+    }
+
+    /** The container, or null when there is none with this id. */
+    synchronized ContainerRecord containerOrNull(String id) {
+        return containers.get(id);
     }
 
     public synchronized ContainerRecord container(String id) {
@@ -725,8 +796,14 @@ public final class FakeState {
         return Optional.empty();
     }
 
-    /** Forgets every sandbox, container and image (no events are sent). */
+    /** Runs {@code action} (under the state's lock) whenever {@link #reset()} forgets everything. */
+    void onReset(Runnable action) {
+        resetActions.add(action);
+    }
+
+    /** Forgets every sandbox, container and image (no events are sent; container processes end). */
     public synchronized void reset() {
+        resetActions.forEach(Runnable::run);
         sandboxes.clear();
         containers.clear();
         images.clear();
@@ -790,13 +867,13 @@ public final class FakeState {
                         .setImageId(c.imageId)
                         .setReason(c.reason)
                         .setMessage(c.message)
-                        .putAllLabels(c.config.getLabelsMap())
-                        .putAllAnnotations(c.annotations)
-                        .addAllMounts(c.config.getMountsList())
+                        .putAllLabels(c.requested.getLabelsMap())
+                        .putAllAnnotations(c.statusAnnotations)
+                        .addAllMounts(c.requested.getMountsList())
                         .setLogPath(c.logPath)
-                        .setStopSignal(c.config.getStopSignal());
-        if (c.resources != null) {
-            b.setResources(ContainerResources.newBuilder().setLinux(c.resources));
+                        .setStopSignal(c.requested.getStopSignal());
+        if (c.statusResources != null) {
+            b.setResources(ContainerResources.newBuilder().setLinux(c.statusResources));
         }
         return b.build();
     }

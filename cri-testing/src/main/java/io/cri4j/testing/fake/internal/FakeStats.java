@@ -24,7 +24,7 @@ import io.cri4j.testing.fake.internal.FakeState.SandboxRecord;
 import java.util.List;
 
 /**
- * Plausible, deterministic resource figures: CPU time grows with running time (each container uses a stable
+ * Plausible, deterministic resource figures, the fake's own accounting (no process is measured): CPU time grows with running time (each container uses a stable
  * 0.5–5 % of a core), memory is a stable 4–36 MiB per container capped by its memory limit, the network
  * counters of a pod grow with its age. Only running containers use CPU and memory, as with a real runtime.
  */
@@ -49,7 +49,7 @@ public final class FakeStats {
                                         .setId(c.id)
                                         .setMetadata(c.config.getMetadata())
                                         .putAllLabels(c.config.getLabelsMap())
-                                        .putAllAnnotations(c.annotations))
+                                        .putAllAnnotations(c.statusAnnotations))
                         .setWritableLayer(
                                 FilesystemUsage.newBuilder()
                                         .setTimestamp(now)
@@ -153,69 +153,434 @@ public final class FakeStats {
                 .build();
     }
 
-    /** The metrics the fake describes in ListMetricDescriptors, in cAdvisor's names. */
-    public static List<MetricDescriptor> descriptors() {
-        return List.of(
-                MetricDescriptor.newBuilder()
-                        .setName("container_cpu_usage_seconds_total")
-                        .setHelp("Cumulative cpu time consumed in seconds.")
-                        .addLabelKeys("container")
-                        .build(),
-                MetricDescriptor.newBuilder()
-                        .setName("container_memory_working_set_bytes")
-                        .setHelp("Current working set in bytes.")
-                        .addLabelKeys("container")
-                        .build(),
-                MetricDescriptor.newBuilder()
-                        .setName("container_network_receive_bytes_total")
-                        .setHelp("Cumulative count of bytes received.")
-                        .addLabelKeys("interface")
-                        .build());
+    /** Label keys every container metric starts with, as containerd's: the container's id and name. */
+    static final List<String> BASE_LABELS = List.of("id", "name");
+
+    /** Which object a metric is reported for: the pod (network) or each of its containers. */
+    private enum Scope {
+        POD,
+        CONTAINER
     }
 
+    /** One value of a metric: the label values after the base ones, and the value. */
+    private record Sample(List<String> labels, long value) {}
+
+    /** A metric the fake describes and reports, in cAdvisor's name as kubelet's CRI stats path reads it. */
+    private record Def(
+            String name,
+            String help,
+            MetricType type,
+            Scope scope,
+            List<String> extraLabels,
+            java.util.function.Function<Source, List<Sample>> values) {}
+
+    /** What a metric's value is computed from: the fake's own accounting of one container or pod. */
+    private record Source(
+            long now, ContainerRecord container, ContainerStats stats, PodSandboxStats podStats) {
+
+        long cpuSeconds() {
+            return stats.getCpu().getUsageCoreNanoSeconds().getValue() / 1_000_000_000L;
+        }
+
+        long ranSeconds() {
+            if (container.startedAt == 0) {
+                return 0;
+            }
+            long end =
+                    container.state == ContainerState.CONTAINER_RUNNING
+                            ? now
+                            : container.finishedAt;
+            return Math.max(0, (end - container.startedAt) / 1_000_000_000L);
+        }
+
+        boolean running() {
+            return container.state == ContainerState.CONTAINER_RUNNING;
+        }
+
+        io.cri4j.cri.v1.LinuxContainerResources resources() {
+            return container.resources == null
+                    ? io.cri4j.cri.v1.LinuxContainerResources.getDefaultInstance()
+                    : container.resources;
+        }
+
+        NetworkInterfaceUsage eth0() {
+            return podStats.getLinux().getNetwork().getDefaultInterface();
+        }
+    }
+
+    private static Def container(
+            String name,
+            String help,
+            MetricType type,
+            java.util.function.ToLongFunction<Source> v) {
+        return new Def(
+                name,
+                help,
+                type,
+                Scope.CONTAINER,
+                List.of(),
+                s -> List.of(new Sample(List.of(), v.applyAsLong(s))));
+    }
+
+    private static Def device(
+            String name,
+            String help,
+            MetricType type,
+            java.util.function.ToLongFunction<Source> v) {
+        return new Def(
+                name,
+                help,
+                type,
+                Scope.CONTAINER,
+                List.of("device"),
+                s -> List.of(new Sample(List.of(DEVICE), v.applyAsLong(s))));
+    }
+
+    private static Def network(
+            String name, String help, java.util.function.ToLongFunction<Source> v) {
+        return new Def(
+                name,
+                help,
+                MetricType.COUNTER,
+                Scope.POD,
+                List.of("interface"),
+                s -> List.of(new Sample(List.of("eth0"), v.applyAsLong(s))));
+    }
+
+    /** The device the fake's container filesystems are on (its writable layers' mount point). */
+    static final String DEVICE = ROOT + "/snapshots";
+
+    private static final long FS_LIMIT = 10L * 1024 * 1024 * 1024;
+    private static final long FS_INODES = 1_000_000;
+
+    private static final List<Def> DEFS =
+            List.of(
+                    container(
+                            "container_cpu_user_seconds_total",
+                            "Cumulative user CPU time consumed in seconds.",
+                            MetricType.COUNTER,
+                            s -> s.cpuSeconds() * 4 / 5),
+                    container(
+                            "container_cpu_system_seconds_total",
+                            "Cumulative system CPU time consumed in seconds.",
+                            MetricType.COUNTER,
+                            s -> s.cpuSeconds() - s.cpuSeconds() * 4 / 5),
+                    container(
+                            "container_cpu_usage_seconds_total",
+                            "Cumulative CPU time consumed in seconds.",
+                            MetricType.COUNTER,
+                            Source::cpuSeconds),
+                    container(
+                            "container_cpu_cfs_periods_total",
+                            "Number of elapsed enforcement period intervals.",
+                            MetricType.COUNTER,
+                            s -> cfsPeriods(s)),
+                    container(
+                            "container_cpu_cfs_throttled_periods_total",
+                            "Number of throttled period intervals.",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    container(
+                            "container_cpu_cfs_throttled_seconds_total",
+                            "Total time duration the container has been throttled.",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    container(
+                            "container_memory_cache",
+                            "Number of bytes of page cache memory.",
+                            MetricType.GAUGE,
+                            s ->
+                                    s.stats.getMemory().getUsageBytes().getValue()
+                                            - s.stats.getMemory().getWorkingSetBytes().getValue()),
+                    container(
+                            "container_memory_rss",
+                            "Size of RSS in bytes.",
+                            MetricType.GAUGE,
+                            s -> s.stats.getMemory().getRssBytes().getValue()),
+                    container(
+                            "container_memory_kernel_usage",
+                            "Size of kernel memory allocated in bytes.",
+                            MetricType.GAUGE,
+                            s -> 0),
+                    container(
+                            "container_memory_mapped_file",
+                            "Size of memory mapped files in bytes.",
+                            MetricType.GAUGE,
+                            s -> 0),
+                    container(
+                            "container_memory_swap",
+                            "Container swap usage in bytes.",
+                            MetricType.GAUGE,
+                            s -> 0),
+                    container(
+                            "container_memory_failcnt",
+                            "Number of times container memory usage has hit its limit.",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    container(
+                            "container_memory_usage_bytes",
+                            "Current memory usage in bytes, including all memory regardless of when"
+                                    + " it was accessed",
+                            MetricType.GAUGE,
+                            s -> s.stats.getMemory().getUsageBytes().getValue()),
+                    container(
+                            "container_memory_max_usage_bytes",
+                            "Maximum memory usage recorded in bytes",
+                            MetricType.GAUGE,
+                            s -> s.stats.getMemory().getUsageBytes().getValue()),
+                    container(
+                            "container_memory_working_set_bytes",
+                            "Current working set in bytes.",
+                            MetricType.GAUGE,
+                            s -> s.stats.getMemory().getWorkingSetBytes().getValue()),
+                    new Def(
+                            "container_memory_failures_total",
+                            "Cumulative count of memory allocation failures.",
+                            MetricType.COUNTER,
+                            Scope.CONTAINER,
+                            List.of("failure_type", "scope"),
+                            s -> {
+                                long faults = s.stats.getMemory().getPageFaults().getValue();
+                                long major = s.stats.getMemory().getMajorPageFaults().getValue();
+                                return List.of(
+                                        new Sample(List.of("pgfault", "container"), faults),
+                                        new Sample(List.of("pgmajfault", "container"), major),
+                                        new Sample(List.of("pgfault", "hierarchy"), faults),
+                                        new Sample(List.of("pgmajfault", "hierarchy"), major));
+                            }),
+                    container(
+                            "container_oom_events_total",
+                            "Count of out of memory events observed for the container",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    network(
+                            "container_network_receive_bytes_total",
+                            "Cumulative count of bytes received",
+                            s -> s.eth0().getRxBytes().getValue()),
+                    network(
+                            "container_network_receive_packets_total",
+                            "Cumulative count of packets received",
+                            s -> s.eth0().getRxBytes().getValue() / 512),
+                    network(
+                            "container_network_receive_packets_dropped_total",
+                            "Cumulative count of packets dropped while receiving",
+                            s -> 0),
+                    network(
+                            "container_network_receive_errors_total",
+                            "Cumulative count of errors encountered while receiving",
+                            s -> s.eth0().getRxErrors().getValue()),
+                    network(
+                            "container_network_transmit_bytes_total",
+                            "Cumulative count of bytes transmitted",
+                            s -> s.eth0().getTxBytes().getValue()),
+                    network(
+                            "container_network_transmit_packets_total",
+                            "Cumulative count of packets transmitted",
+                            s -> s.eth0().getTxBytes().getValue() / 512),
+                    network(
+                            "container_network_transmit_packets_dropped_total",
+                            "Cumulative count of packets dropped while transmitting",
+                            s -> 0),
+                    network(
+                            "container_network_transmit_errors_total",
+                            "Cumulative count of errors encountered while transmitting",
+                            s -> s.eth0().getTxErrors().getValue()),
+                    device(
+                            "container_fs_inodes_free",
+                            "Number of available Inodes",
+                            MetricType.GAUGE,
+                            s -> FS_INODES - s.stats.getWritableLayer().getInodesUsed().getValue()),
+                    device(
+                            "container_fs_inodes_total",
+                            "Number of Inodes",
+                            MetricType.GAUGE,
+                            s -> FS_INODES),
+                    device(
+                            "container_fs_limit_bytes",
+                            "Number of bytes that can be consumed by the container on this"
+                                    + " filesystem.",
+                            MetricType.GAUGE,
+                            s -> FS_LIMIT),
+                    device(
+                            "container_fs_usage_bytes",
+                            "Number of bytes that are consumed by the container on this"
+                                    + " filesystem.",
+                            MetricType.GAUGE,
+                            s -> s.stats.getWritableLayer().getUsedBytes().getValue()),
+                    device(
+                            "container_fs_reads_bytes_total",
+                            "Cumulative count of bytes read",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    device(
+                            "container_fs_reads_total",
+                            "Cumulative count of reads completed",
+                            MetricType.COUNTER,
+                            s -> 0),
+                    device(
+                            "container_fs_writes_bytes_total",
+                            "Cumulative count of bytes written",
+                            MetricType.COUNTER,
+                            s -> s.stats.getWritableLayer().getUsedBytes().getValue()),
+                    device(
+                            "container_fs_writes_total",
+                            "Cumulative count of writes completed",
+                            MetricType.COUNTER,
+                            s -> s.stats.getWritableLayer().getInodesUsed().getValue()),
+                    new Def(
+                            "container_blkio_device_usage_total",
+                            "Blkio device bytes usage",
+                            MetricType.COUNTER,
+                            Scope.CONTAINER,
+                            List.of("device", "major", "minor", "operation"),
+                            s -> {
+                                long written = s.stats.getWritableLayer().getUsedBytes().getValue();
+                                return List.of(
+                                        new Sample(List.of(DEVICE, "0", "0", "Read"), 0),
+                                        new Sample(List.of(DEVICE, "0", "0", "Write"), written));
+                            }),
+                    container(
+                            "container_processes",
+                            "Number of processes running inside the container.",
+                            MetricType.GAUGE,
+                            s -> s.running() ? 1 : 0),
+                    container(
+                            "container_threads",
+                            "Number of threads running inside the container",
+                            MetricType.GAUGE,
+                            s -> s.running() ? 1 : 0),
+                    container(
+                            "container_threads_max",
+                            "Maximum number of threads allowed inside the container, infinity if"
+                                    + " value is zero",
+                            MetricType.GAUGE,
+                            s -> 0),
+                    container(
+                            "container_file_descriptors",
+                            "Number of open file descriptors for the container.",
+                            MetricType.GAUGE,
+                            s -> s.running() ? 3 : 0),
+                    container(
+                            "container_sockets",
+                            "Number of open sockets for the container.",
+                            MetricType.GAUGE,
+                            s -> 0),
+                    container(
+                            "container_last_seen",
+                            "Last time a container was seen by the exporter",
+                            MetricType.GAUGE,
+                            s -> s.now / 1_000_000_000L),
+                    container(
+                            "container_start_time_seconds",
+                            "Start time of the container since unix epoch in seconds.",
+                            MetricType.GAUGE,
+                            s -> s.container.startedAt / 1_000_000_000L),
+                    container(
+                            "container_spec_cpu_period",
+                            "CPU period of the container.",
+                            MetricType.GAUGE,
+                            s -> s.resources().getCpuPeriod()),
+                    container(
+                            "container_spec_cpu_shares",
+                            "CPU share of the container.",
+                            MetricType.GAUGE,
+                            s -> s.resources().getCpuShares()),
+                    container(
+                            "container_spec_memory_limit_bytes",
+                            "Memory limit for the container.",
+                            MetricType.GAUGE,
+                            s -> s.resources().getMemoryLimitInBytes()),
+                    container(
+                            "container_spec_memory_swap_limit_bytes",
+                            "Memory swap limit for the container.",
+                            MetricType.GAUGE,
+                            s -> s.resources().getMemorySwapLimitInBytes()));
+
+    private static long cfsPeriods(Source s) {
+        long period = s.resources().getCpuPeriod();
+        if (s.resources().getCpuQuota() <= 0 || period <= 0) {
+            return 0;
+        }
+        return s.ranSeconds() * 1_000_000L / period;
+    }
+
+    /**
+     * The metrics the fake describes in ListMetricDescriptors: cAdvisor's names, the ones kubelet's
+     * CRI stats path (PodAndContainerStatsFromCRI) turns into its {@code /metrics/cadvisor}, with
+     * containerd's label keys ({@code id}, {@code name}, then {@code interface}, {@code device}, ...).
+     */
+    public static List<MetricDescriptor> descriptors() {
+        List<MetricDescriptor> out = new java.util.ArrayList<>();
+        for (Def d : DEFS) {
+            out.add(
+                    MetricDescriptor.newBuilder()
+                            .setName(d.name())
+                            .setHelp(d.help())
+                            .addAllLabelKeys(BASE_LABELS)
+                            .addAllLabelKeys(d.extraLabels())
+                            .build());
+        }
+        return out;
+    }
+
+    /**
+     * A pod's metrics from the fake's own accounting ({@link #podSandboxStats}): network counters for
+     * the pod (label values the sandbox's id and name, {@code eth0}), everything else for each
+     * container (its id and name first).
+     */
     public PodSandboxMetrics podSandboxMetrics(SandboxRecord s, List<ContainerRecord> containers) {
         PodSandboxStats stats = podSandboxStats(s, containers);
         long now = state.now();
-        PodSandboxMetrics.Builder b =
-                PodSandboxMetrics.newBuilder()
-                        .setPodSandboxId(s.id)
-                        .addMetrics(
-                                Metric.newBuilder()
-                                        .setName("container_network_receive_bytes_total")
-                                        .setTimestamp(now)
-                                        .setMetricType(MetricType.COUNTER)
-                                        .addLabelValues("eth0")
-                                        .setValue(
-                                                stats.getLinux()
-                                                        .getNetwork()
-                                                        .getDefaultInterface()
-                                                        .getRxBytes()));
-        for (ContainerStats cs : stats.getLinux().getContainersList()) {
-            String name = cs.getAttributes().getMetadata().getName();
-            b.addContainerMetrics(
-                    ContainerMetrics.newBuilder()
-                            .setContainerId(cs.getAttributes().getId())
-                            .addMetrics(
-                                    Metric.newBuilder()
-                                            .setName("container_cpu_usage_seconds_total")
-                                            .setTimestamp(now)
-                                            .setMetricType(MetricType.COUNTER)
-                                            .addLabelValues(name)
-                                            .setValue(
-                                                    u64(
-                                                            cs.getCpu()
-                                                                            .getUsageCoreNanoSeconds()
-                                                                            .getValue()
-                                                                    / 1_000_000_000L)))
-                            .addMetrics(
-                                    Metric.newBuilder()
-                                            .setName("container_memory_working_set_bytes")
-                                            .setTimestamp(now)
-                                            .setMetricType(MetricType.GAUGE)
-                                            .addLabelValues(name)
-                                            .setValue(cs.getMemory().getWorkingSetBytes())));
+        PodSandboxMetrics.Builder b = PodSandboxMetrics.newBuilder().setPodSandboxId(s.id);
+        ContainerStats none = ContainerStats.getDefaultInstance();
+        Source podSource = new Source(now, null, none, stats);
+        for (Def d : DEFS) {
+            if (d.scope() == Scope.POD) {
+                addSamples(
+                        d,
+                        podSource,
+                        List.of(s.id, s.config.getMetadata().getName()),
+                        now,
+                        b::addMetrics);
+            }
+        }
+        int i = 0;
+        for (ContainerRecord c : containers) {
+            ContainerStats cs = stats.getLinux().getContainers(i++);
+            Source source = new Source(now, c, cs, stats);
+            ContainerMetrics.Builder cm = ContainerMetrics.newBuilder().setContainerId(c.id);
+            for (Def d : DEFS) {
+                if (d.scope() == Scope.CONTAINER) {
+                    addSamples(
+                            d,
+                            source,
+                            List.of(c.id, c.config.getMetadata().getName()),
+                            now,
+                            cm::addMetrics);
+                }
+            }
+            b.addContainerMetrics(cm);
         }
         return b.build();
+    }
+
+    private static void addSamples(
+            Def d,
+            Source source,
+            List<String> base,
+            long now,
+            java.util.function.Consumer<Metric> sink) {
+        for (Sample sample : d.values().apply(source)) {
+            sink.accept(
+                    Metric.newBuilder()
+                            .setName(d.name())
+                            .setTimestamp(now)
+                            .setMetricType(d.type())
+                            .addAllLabelValues(base)
+                            .addAllLabelValues(sample.labels())
+                            .setValue(u64(Math.max(0, sample.value())))
+                            .build());
+        }
     }
 
     private static long nanoCores(long seed) {

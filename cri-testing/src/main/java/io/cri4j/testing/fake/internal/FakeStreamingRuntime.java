@@ -18,9 +18,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 
 /**
- * The fake's sessions behind streaming-core: exec runs the command as a host process; attach behaves as if the
- * container's main process were {@code cat} (stdin echoed to stdout) until the container stops or the client
- * leaves; port-forward connects to the mapped local address (default {@code 127.0.0.1:<port>}, as for a
+ * The fake's sessions behind streaming-core: exec runs the command as a host process; attach connects to the
+ * container's process ({@link FakeContainerProcesses}: its stdin, stdout and stderr) until the container stops or
+ * the client leaves, and for a container that runs no process behaves as if its main process were {@code cat}
+ * (stdin echoed to stdout and its log); port-forward connects to the mapped local address (default {@code 127.0.0.1:<port>}, as for a
  * host-network pod).
  */
 public final class FakeStreamingRuntime implements StreamingRuntime {
@@ -28,12 +29,23 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
     private final FakeState state;
     private final Map<Integer, InetSocketAddress> portMap;
     private final ExecutorService pumps;
+    private final FakeContainerProcesses processes;
 
     public FakeStreamingRuntime(
             FakeState state, Map<Integer, InetSocketAddress> portMap, ExecutorService pumps) {
+        this(state, portMap, pumps, null);
+    }
+
+    /** With {@code processes}, attach connects to a container's process where it runs one. */
+    public FakeStreamingRuntime(
+            FakeState state,
+            Map<Integer, InetSocketAddress> portMap,
+            ExecutorService pumps,
+            FakeContainerProcesses processes) {
         this.state = state;
         this.portMap = Map.copyOf(portMap);
         this.pumps = pumps;
+        this.processes = processes;
     }
 
     @Override
@@ -85,6 +97,11 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
         try {
             InputStream in = streams.stdin().orElse(null);
             OutputStream out = streams.stdout().orElse(null);
+            if (processes != null
+                    && processes.attach(
+                            containerId, in, out, streams.stderr().orElse(null), ended)) {
+                return;
+            }
             if (in == null) {
                 ended.await();
                 return;
@@ -95,6 +112,9 @@ public final class FakeStreamingRuntime implements StreamingRuntime {
                 if (out != null) {
                     out.write(buf, 0, n);
                     out.flush();
+                }
+                if (processes != null) {
+                    processes.echo(containerId, buf, n);
                 }
             }
         } catch (InterruptedException | java.io.InterruptedIOException e) {
