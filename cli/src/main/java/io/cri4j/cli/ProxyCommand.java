@@ -1,6 +1,7 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.internal.LogLimiter;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.imagepull.PullObserver;
@@ -14,6 +15,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -112,6 +114,9 @@ final class ProxyCommand implements Callable<Integer> {
             description =
                     "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
     int maxFollowedPulls;
+
+    /** NRI connections refused: at most 10 lines a minute, however many come. */
+    private final LogLimiter refusedLines = new LogLimiter(10, Duration.ofMinutes(1));
 
     /** Set once the proxy serves; counted down when it has stopped. For tests. */
     final CountDownLatch started = new CountDownLatch(1);
@@ -221,12 +226,16 @@ final class ProxyCommand implements Callable<Integer> {
 
                                         @Override
                                         public void rejected(String who, String reason) {
-                                            say(
-                                                    out,
-                                                    "cri4j proxy: NRI "
-                                                            + who
-                                                            + " refused: "
-                                                            + reason);
+                                            String more = refusedLines.admit();
+                                            if (more != null) {
+                                                say(
+                                                        out,
+                                                        "cri4j proxy: NRI "
+                                                                + who
+                                                                + " refused: "
+                                                                + reason
+                                                                + more);
+                                            }
                                         }
                                     })
                             .build());
