@@ -43,8 +43,21 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                             + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
     long pullRate;
 
+    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+
+    private volatile FakeCriServer running;
+
+    /** Stops serving as SIGTERM would. For tests. */
+    void stopForTest() {
+        FakeCriServer f = running;
+        if (f != null) {
+            f.close();
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        metrics.registry(spec.commandLine());
         int colon = streamingAddress.lastIndexOf(':');
         String host;
         int port;
@@ -63,6 +76,7 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                         .pullRate(pullRate)
                         .build()
                         .start();
+        running = fake;
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         PrintWriter out = spec.commandLine().getOut();
@@ -71,8 +85,14 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                         + fake.endpoint()
                         + fake.streamingBaseUrl().map(a -> "; streaming on " + a).orElse(""));
         out.println("try: crictl --runtime-endpoint " + fake.endpoint() + " version");
-        out.flush();
-        fake.awaitTermination();
+        try (MetricsServer m = metrics.serve(() -> null)) {
+            if (m != null) {
+                out.println(
+                        "metrics on " + m.baseUrl() + "metrics, health on /healthz and /readyz");
+            }
+            out.flush();
+            fake.awaitTermination();
+        }
         return 0;
     }
 }

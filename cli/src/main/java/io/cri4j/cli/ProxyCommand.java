@@ -115,6 +115,8 @@ final class ProxyCommand implements Callable<Integer> {
                     "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
     int maxFollowedPulls;
 
+    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+
     /** NRI connections refused: at most 10 lines a minute, however many come. */
     private final LogLimiter refusedLines = new LogLimiter(10, Duration.ofMinutes(1));
 
@@ -142,6 +144,7 @@ final class ProxyCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--max-followed-pulls must be >= 1");
         }
+        metrics.registry(spec.commandLine());
         PullProgressServer.Builder http = null;
         if (progressAddress != null
                 && !progressAllowRemote
@@ -163,7 +166,8 @@ final class ProxyCommand implements Callable<Integer> {
                 http =
                         PullProgressServer.builder(observer)
                                 .bindAddress(progressAddress)
-                                .allowRemote(progressAllowRemote);
+                                .allowRemote(progressAllowRemote)
+                                .allowHosts(metrics.allowHosts);
             }
             return serve(out, observer, http);
         }
@@ -274,9 +278,21 @@ final class ProxyCommand implements Callable<Integer> {
                                 + "imagePullProgress, live bars on "
                                 + s.baseUrl());
             }
-            out.flush();
-            started.countDown();
-            p.awaitTermination();
+            try (BackendProbe probe =
+                            metrics.registry == null
+                                    ? null
+                                    : new BackendProbe(backend, metrics.registry);
+                    MetricsServer m = metrics.serve(() -> probe.down())) {
+                if (m != null) {
+                    out.println(
+                            "cri4j proxy: metrics on "
+                                    + m.baseUrl()
+                                    + "metrics, health on /healthz and /readyz");
+                }
+                out.flush();
+                started.countDown();
+                p.awaitTermination();
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
