@@ -176,6 +176,9 @@ final class ProxyCommand implements Callable<Integer> {
     private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http)
             throws Exception {
         CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
+        if (metrics.registry != null) {
+            b.meterRegistry(metrics.registry);
+        }
         if (observer != null) {
             b.observePulls(observer);
         }
