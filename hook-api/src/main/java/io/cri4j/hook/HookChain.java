@@ -682,13 +682,12 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     }
 
     private void recordHook(Entry e, HookEvent event, long t0, Object v, Throwable failure) {
-        String outcome =
-                failure == null
-                        ? HookMetrics.answered(v)
-                        : e.policy.failurePolicy() == FailurePolicy.IGNORE && !closed.get()
-                                ? HookMetrics.IGNORED
-                                : HookMetrics.failure(failure);
-        metrics.hook(name, e.name, HookMetrics.event(event), System.nanoTime() - t0, outcome);
+        String outcome = failure == null ? HookMetrics.answered(v) : HookMetrics.failure(failure);
+        String ev = HookMetrics.event(event);
+        metrics.hook(name, e.name, ev, System.nanoTime() - t0, outcome);
+        if (failure != null && e.policy.failurePolicy() == FailurePolicy.IGNORE && !closed.get()) {
+            metrics.ignored(name, e.name, ev, outcome);
+        }
     }
 
     private <T> Optional<T> ignoreOrThrow(Entry e, Throwable failure) {

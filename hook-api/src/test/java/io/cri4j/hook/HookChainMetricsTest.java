@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What a {@link HookChain} given a registry records: each hook's latency per event with its outcome
- * (adjusted, ok, timeout, ignored, failed), the chain's total per event (ok, conflict), and nothing
+ * (adjusted, ok, timeout, failed; a failure under Ignore counted as ignored too), the chain's total per event (ok, conflict), and nothing
  * at all, with Micrometer absent from the class path, when no registry is given.
  */
 class HookChainMetricsTest {
@@ -81,8 +81,14 @@ class HookChainMetricsTest {
         }
         assertThat(hookTimer("metrics", "adds-env", "adjusted").count()).isEqualTo(3);
         assertThat(hookTimer("metrics", "looks", "ok").count()).isEqualTo(3);
-        Timer slow = hookTimer("metrics", "slow", "ignored");
+        Timer slow = hookTimer("metrics", "slow", "timeout");
         assertThat(slow.count()).as("timed out under Ignore").isEqualTo(3);
+        assertThat(
+                        registry.find("cri4j.hook.ignored")
+                                .tags("hook", "slow", "outcome", "timeout")
+                                .counter()
+                                .count())
+                .isEqualTo(3);
         assertThat(slow.totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(3 * 100.0);
         Timer total =
                 registry.find("cri4j.hook.chain.duration")

@@ -28,6 +28,9 @@ public interface HookMetrics {
 
                 @Override
                 public void chain(String chain, String event, long nanos, String outcome) {}
+
+                @Override
+                public void ignored(String chain, String hook, String event, String outcome) {}
             };
 
     /** The outcome of a hook that answered with nothing to change. */
@@ -35,9 +38,6 @@ public interface HookMetrics {
 
     /** The outcome of a hook whose answer changes something. */
     String ADJUSTED = "adjusted";
-
-    /** The outcome of a hook that failed under the Ignore policy (the event went on). */
-    String IGNORED = "ignored";
 
     /**
      * @param registry a {@code io.micrometer.core.instrument.MeterRegistry}, or null
@@ -54,9 +54,12 @@ public interface HookMetrics {
      * One call of one hook.
      *
      * @param event the event's name ({@code CreateContainer}, {@code Synchronize}, ...)
-     * @param outcome {@link #OK}, {@link #ADJUSTED}, {@link #IGNORED} or one of {@link #failure}
+     * @param outcome {@link #OK}, {@link #ADJUSTED} or one of {@link #failure}
      */
     void hook(String chain, String hook, String event, long nanos, String outcome);
+
+    /** A hook's failure ({@code outcome}) that its Ignore policy let the event go on without. */
+    void ignored(String chain, String hook, String event, String outcome);
 
     /** One event through the whole chain. */
     void chain(String chain, String event, long nanos, String outcome);
