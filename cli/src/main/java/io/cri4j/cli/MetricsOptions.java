@@ -1,5 +1,6 @@
 package io.cri4j.cli;
 
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -7,6 +8,7 @@ import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -67,6 +69,20 @@ final class MetricsOptions {
                             + " is not a loopback address; add --metrics-allow-remote to serve it there");
         }
         PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // two of Micrometer's process meters break Prometheus' naming rules (promtool's lint):
+        // process_cpu_time_ns_total (an abbreviated unit; process_cpu_usage stays) and
+        // system_cpu_count (a "_count" suffix on a gauge), renamed system_cpus
+        r.config()
+                .meterFilter(MeterFilter.deny(id -> id.getName().equals("process.cpu.time")))
+                .meterFilter(
+                        new MeterFilter() {
+                            @Override
+                            public Meter.Id map(Meter.Id id) {
+                                return id.getName().equals("system.cpu.count")
+                                        ? id.withName("system.cpus")
+                                        : id;
+                            }
+                        });
         new ClassLoaderMetrics().bindTo(r);
         new JvmMemoryMetrics().bindTo(r);
         new JvmGcMetrics().bindTo(r);
