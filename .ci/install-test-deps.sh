@@ -9,6 +9,7 @@ packages=(containerd runc containernetworking-plugins docker-registry skopeo umo
           gcc libc6-dev apache2-utils iproute2 docker.io golang-go golang-google-grpc-dev)
 packages+=(python3) # runs tools/proto-from-facts.py for cri-api's ProtoFromFactsTest
 packages+=(chromium) # headless, loads the image pull progress page in proxy-core's PullProgressPageIT
+packages+=(prometheus) # prometheus scrapes ./cri4j proxy --metrics-address and promtool lints it (cli's ProxyPrometheusIT)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

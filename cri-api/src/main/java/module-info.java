@@ -16,6 +16,9 @@ module io.cri4j.cri {
     requires transitive io.grpc.netty;
     requires io.grpc.protobuf;
     requires io.netty.common;
+    requires io.netty.buffer;
+    requires io.netty.codec;
+    requires io.netty.codec.http;
     requires io.netty.transport;
     requires io.netty.transport.unix.common;
     requires io.netty.transport.classes.epoll;
@@ -43,6 +46,11 @@ module io.cri4j.cri {
             io.cri4j.nri,
             io.cri4j.streaming,
             io.cri4j.imagepull;
+    // the one HTTP/1.1 server of the progress, metrics and health endpoints
+    exports io.cri4j.cri.internal.http to
+            io.cri4j.imagepull,
+            io.cri4j.proxy,
+            io.cri4j.nri;
     // containerd's content service: the image puller's progress, the fake runtime's content store
     exports io.cri4j.cri.internal.containerd to
             io.cri4j.imagepull,

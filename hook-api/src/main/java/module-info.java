@@ -12,6 +12,8 @@ module io.cri4j.hook {
     requires io.grpc.protobuf;
     requires com.google.gson;
     requires org.slf4j;
+    // optional: only a chain given a registry records into it
+    requires static micrometer.core;
 
     exports io.cri4j.hook;
     exports io.cri4j.hook.host;

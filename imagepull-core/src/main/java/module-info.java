@@ -9,10 +9,8 @@ module io.cri4j.imagepull {
     requires io.grpc.protobuf;
     requires com.google.gson;
     requires io.netty.buffer;
-    requires io.netty.codec;
     requires io.netty.codec.http;
     requires io.netty.common;
-    requires io.netty.handler;
     requires io.netty.transport;
     requires io.netty.transport.unix.common;
     requires io.netty.transport.classes.epoll;

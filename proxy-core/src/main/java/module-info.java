@@ -15,6 +15,8 @@ module io.cri4j.proxy {
     requires io.netty.transport.unix.common;
     requires com.google.gson;
     requires org.slf4j;
+    // optional: only a proxy given a registry records into it
+    requires static micrometer.core;
 
     exports io.cri4j.proxy;
 }

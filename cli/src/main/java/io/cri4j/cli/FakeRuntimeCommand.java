@@ -62,8 +62,21 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                             + " ${DEFAULT-VALUE}, as containerd)")
     FailurePolicy nriFailurePolicy;
 
+    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+
+    private volatile FakeCriServer running;
+
+    /** Stops serving as SIGTERM would. For tests. */
+    void stopForTest() {
+        FakeCriServer f = running;
+        if (f != null) {
+            f.close();
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        metrics.registry(spec.commandLine());
         int colon = streamingAddress.lastIndexOf(':');
         String host;
         int port;
@@ -91,6 +104,7 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                             "fake-runtime"));
         }
         FakeCriServer fake = b.build().start();
+        running = fake;
         Thread hook = new Thread(fake::close, "fake-runtime-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         out.println(
@@ -101,8 +115,14 @@ final class FakeRuntimeCommand implements Callable<Integer> {
             out.println("fake-runtime: NRI plugins connect to " + nriSocket);
         }
         out.println("try: crictl --runtime-endpoint " + fake.endpoint() + " version");
-        out.flush();
-        fake.awaitTermination();
+        try (MetricsServer m = metrics.serve(() -> null)) {
+            if (m != null) {
+                out.println(
+                        "metrics on " + m.baseUrl() + "metrics, health on /healthz and /readyz");
+            }
+            out.flush();
+            fake.awaitTermination();
+        }
         return 0;
     }
 }

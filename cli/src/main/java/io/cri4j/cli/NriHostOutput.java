@@ -1,10 +1,12 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.internal.LogLimiter;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.nri.NriHost;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Set;
 import picocli.CommandLine;
 
@@ -31,6 +33,8 @@ final class NriHostOutput {
 
     /** The host {@code nri} configures, saying its plugins' comings and goings on {@code out}. */
     static NriHost host(NriHost.Builder nri, PrintWriter out, String prefix) {
+        // connections refused: at most 10 lines a minute, however many come
+        LogLimiter refused = new LogLimiter(10, Duration.ofMinutes(1));
         return nri.listener(
                         new NriHost.Listener() {
                             @Override
@@ -61,7 +65,12 @@ final class NriHostOutput {
 
                             @Override
                             public void rejected(String who, String reason) {
-                                say(out, prefix + ": NRI " + who + " refused: " + reason);
+                                String more = refused.admit();
+                                if (more != null) {
+                                    say(
+                                            out,
+                                            prefix + ": NRI " + who + " refused: " + reason + more);
+                                }
                             }
                         })
                 .build();

@@ -23,6 +23,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -74,12 +75,28 @@ final class NriPluginCommand implements Callable<Integer> {
             description = "wait for the socket instead of failing when it cannot be reached")
     boolean waitForRuntime;
 
+    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+
+    private volatile NriPlugin running;
+
+    /** Stops the plugin as SIGTERM would. For tests. */
+    void stopForTest() {
+        NriPlugin p = running;
+        if (p != null) {
+            p.close();
+        }
+    }
+
+    /** Whether the plugin is registered with the runtime now (for /readyz). */
+    private volatile boolean registered;
+
     /** Counted down once the plugin is registered (or waiting for the runtime). For tests. */
     final CountDownLatch started = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        metrics.registry(spec.commandLine());
         if (!socket.isUnix()) {
             throw new IllegalArgumentException("--socket must be a unix socket, got " + socket);
         }
@@ -178,6 +195,7 @@ final class NriPluginCommand implements Callable<Integer> {
                 new NriPlugin.Listener() {
                     @Override
                     public void registered(String runtimeName, String runtimeVersion) {
+                        registered = true;
                         out.println(
                                 "cri4j nri-plugin: registered with "
                                         + runtimeName
@@ -194,6 +212,7 @@ final class NriPluginCommand implements Callable<Integer> {
 
                     @Override
                     public void disconnected(Throwable cause) {
+                        registered = false;
                         out.println(
                                 "cri4j nri-plugin: lost the runtime"
                                         + (cause == null ? "" : " (" + cause.getMessage() + ")")
@@ -210,12 +229,23 @@ final class NriPluginCommand implements Callable<Integer> {
             out.flush();
         }
         try (NriPlugin plugin = b.build()) {
+            running = plugin;
             Runnable stop = () -> new Thread(plugin::close, "cri4j-nri-plugin-stop").start();
             Signal.handle(new Signal("TERM"), s -> stop.run());
             Signal.handle(new Signal("INT"), s -> stop.run());
-            plugin.start();
-            started.countDown();
-            plugin.awaitTermination();
+            try (MetricsServer m =
+                    metrics.serve(() -> registered ? null : "not registered with the runtime")) {
+                if (m != null) {
+                    out.println(
+                            "cri4j nri-plugin: metrics on "
+                                    + m.baseUrl()
+                                    + "metrics, health on /healthz and /readyz");
+                    out.flush();
+                }
+                plugin.start();
+                started.countDown();
+                plugin.awaitTermination();
+            }
             out.println("cri4j nri-plugin: " + plugin.fullName() + " stopped");
             out.flush();
         }

@@ -147,6 +147,8 @@ final class ProxyCommand implements Callable<Integer> {
                     "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
     int maxFollowedPulls;
 
+    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+
     /** Set once the proxy serves; counted down when it has stopped. For tests. */
     final CountDownLatch started = new CountDownLatch(1);
 
@@ -171,6 +173,7 @@ final class ProxyCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--max-followed-pulls must be >= 1");
         }
+        metrics.registry(spec.commandLine());
         PullProgressServer.Builder http = null;
         if (progressAddress != null
                 && !progressAllowRemote
@@ -192,7 +195,8 @@ final class ProxyCommand implements Callable<Integer> {
                 http =
                         PullProgressServer.builder(observer)
                                 .bindAddress(progressAddress)
-                                .allowRemote(progressAllowRemote);
+                                .allowRemote(progressAllowRemote)
+                                .allowHosts(metrics.allowHosts);
             }
             return serve(out, observer, http);
         }
@@ -230,6 +234,9 @@ final class ProxyCommand implements Callable<Integer> {
     private Integer serve(PrintWriter out, PullObserver observer, PullProgressServer.Builder http)
             throws Exception {
         CriProxy.Builder b = CriProxy.builder().listen(listen).backend(backend);
+        if (metrics.registry != null) {
+            b.meterRegistry(metrics.registry);
+        }
         if (observer != null) {
             b.observePulls(observer);
         }
@@ -285,9 +292,21 @@ final class ProxyCommand implements Callable<Integer> {
                                 + "imagePullProgress, live bars on "
                                 + s.baseUrl());
             }
-            out.flush();
-            started.countDown();
-            p.awaitTermination();
+            try (BackendProbe probe =
+                            metrics.registry == null
+                                    ? null
+                                    : new BackendProbe(backend, metrics.registry);
+                    MetricsServer m = metrics.serve(() -> probe.down())) {
+                if (m != null) {
+                    out.println(
+                            "cri4j proxy: metrics on "
+                                    + m.baseUrl()
+                                    + "metrics, health on /healthz and /readyz");
+                }
+                out.flush();
+                started.countDown();
+                p.awaitTermination();
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {

@@ -12,6 +12,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -129,6 +130,65 @@ class SocketOwnershipIT {
             }
             assertThat(socket).as("removed by its owner").doesNotExist();
             assertThat(dir.resolve("procs.sock.lock")).as("the lock file too").doesNotExist();
+        }
+    }
+
+    @Test
+    void underUmask000TheLockFileIsTheOwnersOnlyAndTheSocketKeepsItsMode() throws Exception {
+        Path socket = dir.resolve("umask.sock");
+        Files.writeString(dir.resolve("umask.sock.lock"), ""); // an old server's, world-writable
+        Files.setPosixFilePermissions(
+                dir.resolve("umask.sock.lock"), PosixFilePermissions.fromString("rw-rw-rw-"));
+        Process p =
+                new ProcessBuilder(
+                                "sh",
+                                "-c",
+                                "umask 000; exec \"$0\" \"$@\"",
+                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                SocketOwner.class.getName(),
+                                socket.toString(),
+                                "umask")
+                        .start();
+        try {
+            assertThat(firstLine(p)).isEqualTo("serving umask");
+            assertThat(
+                            PosixFilePermissions.toString(
+                                    Files.getPosixFilePermissions(dir.resolve("umask.sock.lock"))))
+                    .isEqualTo("rw-------");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)))
+                    .isEqualTo("rw-rw----");
+            Files.delete(dir.resolve("umask.sock.lock"));
+            Files.delete(socket);
+            p.getOutputStream().close();
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            p.destroy();
+        }
+        // a fresh lock file under umask 000
+        Process q =
+                new ProcessBuilder(
+                                "sh",
+                                "-c",
+                                "umask 000; exec \"$0\" \"$@\"",
+                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                SocketOwner.class.getName(),
+                                socket.toString(),
+                                "fresh")
+                        .start();
+        try {
+            assertThat(firstLine(q)).isEqualTo("serving fresh");
+            assertThat(
+                            PosixFilePermissions.toString(
+                                    Files.getPosixFilePermissions(dir.resolve("umask.sock.lock"))))
+                    .isEqualTo("rw-------");
+            q.getOutputStream().close();
+            assertThat(q.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            q.destroy();
         }
     }
 

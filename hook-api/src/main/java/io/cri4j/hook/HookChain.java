@@ -1,6 +1,7 @@
 package io.cri4j.hook;
 
 import io.cri4j.hook.internal.ContainerMerge;
+import io.cri4j.hook.internal.HookMetrics;
 import io.cri4j.hook.internal.PodMerge;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerUpdate;
@@ -107,6 +108,8 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     /** Calls waiting for a hook, each with how to fail it when the chain closes. */
     private final Map<CompletableFuture<?>, Runnable> inflight = new ConcurrentHashMap<>();
 
+    private final HookMetrics metrics;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean shutDown = new AtomicBoolean();
     private final Object snapshotLock = new Object();
@@ -118,6 +121,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         this.policy = b.policy;
         this.pinnedEvents = b.events == null ? null : Set.copyOf(b.events);
         this.validateAdjustments = b.validateAdjustments;
+        this.metrics = HookMetrics.of(b.meterRegistry);
         int n = CHAINS.incrementAndGet();
         this.workers =
                 new ThreadPoolExecutor(
@@ -158,6 +162,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         private int workerThreads = 4;
         private boolean validateAdjustments = true;
         private Set<HookEvent> events;
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder() {}
 
@@ -267,6 +272,19 @@ public final class HookChain implements AsyncHook, AutoCloseable {
          */
         public Builder events(Set<HookEvent> value) {
             events = EnumSet.copyOf(Objects.requireNonNull(value, "events"));
+            return this;
+        }
+
+        /**
+         * Records each hook's latency and outcome per event ({@code cri4j_hook_duration_seconds})
+         * and each event's time through the chain ({@code cri4j_hook_chain_duration_seconds}),
+         * tagged with the chain's {@linkplain #name name}; without a registry nothing is recorded
+         * and Micrometer need not be on the class path.
+         *
+         * @param registry where to record
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;
         }
 
@@ -658,6 +676,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                     if (!ok) {
                         return CompletableFuture.completedFuture(Optional.<T>empty());
                     }
+                    long t0 = metrics.enabled() ? System.nanoTime() : 0;
                     return call(e, operation, event, invoke)
                             .handle(
                                     (v, t) -> {
@@ -676,12 +695,24 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                                                                 new IllegalArgumentException(bad));
                                             }
                                         }
+                                        if (metrics.enabled()) {
+                                            recordHook(e, event, t0, v, failure);
+                                        }
                                         if (failure == null) {
                                             return Optional.ofNullable(v);
                                         }
                                         return ignoreOrThrow(e, failure);
                                     });
                 });
+    }
+
+    private void recordHook(Entry e, HookEvent event, long t0, Object v, Throwable failure) {
+        String outcome = failure == null ? HookMetrics.answered(v) : HookMetrics.failure(failure);
+        String ev = HookMetrics.event(event);
+        metrics.hook(name, e.name, ev, System.nanoTime() - t0, outcome);
+        if (failure != null && e.policy.failurePolicy() == FailurePolicy.IGNORE && !closed.get()) {
+            metrics.ignored(name, e.name, ev, outcome);
+        }
     }
 
     private <T> Optional<T> ignoreOrThrow(Entry e, Throwable failure) {
@@ -754,7 +785,30 @@ public final class HookChain implements AsyncHook, AutoCloseable {
             BiConsumer<Entry, T> take) {
         String operation = event == null ? "Synchronize" : event.displayName();
         CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
-        for (Entry e : event == null ? entries : subscribed(entries, event)) {
+        List<Entry> called = event == null ? entries : subscribed(entries, event);
+        if (!metrics.enabled() || called.isEmpty()) {
+            return inOrderBody(called, event, operation, invoke, check, take, seq);
+        }
+        long t0 = System.nanoTime();
+        return inOrderBody(called, event, operation, invoke, check, take, seq)
+                .whenComplete(
+                        (x, t) ->
+                                metrics.chain(
+                                        name,
+                                        operation,
+                                        System.nanoTime() - t0,
+                                        t == null ? HookMetrics.OK : HookMetrics.failure(t)));
+    }
+
+    private <T> CompletableFuture<Void> inOrderBody(
+            List<Entry> entries,
+            HookEvent event,
+            String operation,
+            Function<Entry, CompletionStage<T>> invoke,
+            Function<T, String> check,
+            BiConsumer<Entry, T> take,
+            CompletableFuture<Void> seq) {
+        for (Entry e : entries) {
             seq =
                     seq.thenCompose(x -> guarded(e, operation, event, () -> invoke.apply(e), check))
                             .thenAccept(answer -> answer.ifPresent(v -> take.accept(e, v)));

@@ -1,30 +1,15 @@
 package io.cri4j.imagepull;
 
+import io.cri4j.cri.internal.http.HttpSurface;
 import io.cri4j.imagepull.internal.ProgressHttpHandler;
 import io.cri4j.streaming.StreamAuthorizer;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.timeout.IdleStateHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -47,15 +32,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link StreamAuthorizer} hook as the streaming server's ({@link io.cri4j.streaming.StreamKind#IMAGE_PULL_PROGRESS},
  * target: the image, empty for the list and the page; refused: 403). Too many open streams answer 503. A
  * slow reader gets the latest figures rather than every change (lines are coalesced while its connection
- * is not writable).
+ * is not writable); a reader that takes nothing for the {@linkplain Builder#stallTimeout stall timeout} is
+ * dropped. A request must arrive whole within the {@linkplain Builder#requestTimeout request timeout}
+ * however slowly it comes; connections are capped ({@link Builder#maxConnections}, 503 beyond); a
+ * {@code Host} header must name a loopback name or address unless {@linkplain Builder#allowHosts
+ * allowed} (403 otherwise); a path or query that cannot be decoded is answered 400 with the reason.
  */
 public final class PullProgressServer implements AutoCloseable {
 
     private final Builder b;
-    private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger state = new AtomicInteger(); // 0 new, 1 started, 2 closed
-    private EventLoopGroup group;
-    private volatile InetSocketAddress address;
+    private volatile HttpSurface surface;
 
     private PullProgressServer(Builder b) {
         this.b = b;
@@ -79,78 +66,40 @@ public final class PullProgressServer implements AutoCloseable {
         if (!state.compareAndSet(0, 1)) {
             throw new IllegalStateException("server already started or closed");
         }
-        group =
-                new MultiThreadIoEventLoopGroup(
-                        1,
-                        new DefaultThreadFactory("cri4j-pull-progress-http", true),
-                        NioIoHandler.newFactory());
+        HttpSurface.Builder hb =
+                HttpSurface.builder(
+                                "image pull progress",
+                                () -> new ProgressHttpHandler(b.observer, b.authorizer))
+                        .threadName("cri4j-pull-progress-http")
+                        .bindAddress(b.bindAddress)
+                        .allowRemote(b.allowRemote)
+                        .allowHosts(b.allowedHosts)
+                        .requestTimeout(b.requestTimeout)
+                        .stallTimeout(b.stallTimeout)
+                        .maxConnections(b.maxConnections);
+        HttpSurface s;
         try {
-            Channel server =
-                    new ServerBootstrap()
-                            .group(group)
-                            .channel(NioServerSocketChannel.class)
-                            .childOption(ChannelOption.TCP_NODELAY, true)
-                            .childOption(
-                                    ChannelOption.WRITE_BUFFER_WATER_MARK,
-                                    new WriteBufferWaterMark(32 * 1024, 64 * 1024))
-                            .childHandler(
-                                    new ChannelInitializer<SocketChannel>() {
-                                        @Override
-                                        protected void initChannel(SocketChannel ch) {
-                                            channels.add(ch);
-                                            // a connection must send its request within the idle
-                                            // time
-                                            ch.pipeline()
-                                                    .addLast(
-                                                            ProgressHttpHandler.IDLE,
-                                                            new IdleStateHandler(
-                                                                    b.requestTimeout.toMillis(),
-                                                                    0,
-                                                                    0,
-                                                                    TimeUnit.MILLISECONDS));
-                                            ch.pipeline()
-                                                    .addLast(new HttpServerCodec(4096, 8192, 8192));
-                                            ch.pipeline()
-                                                    .addLast(new HttpObjectAggregator(8 * 1024));
-                                            ch.pipeline()
-                                                    .addLast(
-                                                            new ProgressHttpHandler(
-                                                                    b.observer, b.authorizer));
-                                        }
-                                    })
-                            .bind(b.bindAddress)
-                            .syncUninterruptibly()
-                            .channel();
-            channels.add(server);
-            address = (InetSocketAddress) server.localAddress();
-        } catch (RuntimeException e) {
-            close();
-            throw new IOException(
-                    "cannot serve image pull progress on " + b.bindAddress + ": " + e.getMessage(),
-                    e);
+            s = hb.build();
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
         }
+        surface = s.start();
         return this;
     }
 
     /** The bound address (the real port when port 0 was asked for). */
     public InetSocketAddress address() {
-        InetSocketAddress a = address;
-        if (a == null) {
+        HttpSurface s = surface;
+        if (s == null) {
             throw new IllegalStateException("server not started");
         }
-        return a;
+        return s.address();
     }
 
     /** {@code http://HOST:PORT/}: the page; {@code imagePullProgress} below it is the API. */
     public URI baseUrl() {
-        InetSocketAddress a = address();
-        String host = a.getAddress().getHostAddress();
-        return URI.create(
-                "http://"
-                        + (host.contains(":") ? "[" + host + "]" : host)
-                        + ":"
-                        + a.getPort()
-                        + "/");
+        address();
+        return surface.baseUrl();
     }
 
     /** Closes every connection (open streams end) and releases the thread; idempotent. */
@@ -159,9 +108,9 @@ public final class PullProgressServer implements AutoCloseable {
         if (state.getAndSet(2) == 2) {
             return;
         }
-        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        if (group != null) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        HttpSurface s = surface;
+        if (s != null) {
+            s.close();
         }
     }
 
@@ -172,6 +121,9 @@ public final class PullProgressServer implements AutoCloseable {
         private boolean allowRemote;
         private StreamAuthorizer authorizer;
         private Duration requestTimeout = Duration.ofSeconds(30);
+        private Duration stallTimeout = Duration.ofSeconds(30);
+        private int maxConnections = 128;
+        private final List<String> allowedHosts = new ArrayList<>();
 
         private Builder(PullObserver observer) {
             this.observer = observer;
@@ -198,14 +150,55 @@ public final class PullProgressServer implements AutoCloseable {
             return this;
         }
 
-        /** @param timeout how long a connection may stay without sending a request (default 30 s) */
+        /**
+         * @param timeout the time within which a request must have arrived whole, from when the
+         *     connection opened or its previous response ended, however slowly its bytes come
+         *     (default 30 s)
+         */
         public Builder requestTimeout(Duration timeout) {
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException(
-                        "request timeout must be positive, was " + timeout);
-            }
-            this.requestTimeout = timeout;
+            this.requestTimeout = positive(timeout, "request timeout");
             return this;
+        }
+
+        /**
+         * @param timeout how long a stream's reader may take nothing (its connection staying
+         *     unwritable) before it is dropped (default 30 s)
+         */
+        public Builder stallTimeout(Duration timeout) {
+            this.stallTimeout = positive(timeout, "stall timeout");
+            return this;
+        }
+
+        /** @param max connections open at once; one more is answered 503 (default 128) */
+        public Builder maxConnections(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException(
+                        "max connections must be at least 1, was " + max);
+            }
+            this.maxConnections = max;
+            return this;
+        }
+
+        /**
+         * @param hosts names a request's {@code Host} header may carry besides loopback names and
+         *     addresses and the address the connection came to ({@code *}: any); others get 403,
+         *     which keeps a web page's DNS rebinding away from a loopback port
+         */
+        public Builder allowHosts(List<String> hosts) {
+            for (String h : hosts) {
+                if (h == null || h.isBlank()) {
+                    throw new IllegalArgumentException("an allowed host must not be empty");
+                }
+                allowedHosts.add(h.strip());
+            }
+            return this;
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
         }
 
         /**

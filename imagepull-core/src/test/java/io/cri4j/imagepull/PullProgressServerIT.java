@@ -292,7 +292,7 @@ class PullProgressServerIT {
                 s.setSoTimeout(10_000);
                 OutputStream out = s.getOutputStream();
                 out.write(
-                        ("GET /imagePullProgress?image=registry.example/never:1 HTTP/1.1\r\nHost: x\r\n\r\n")
+                        ("GET /imagePullProgress?image=registry.example/never:1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                                 .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 assertThat(head(s.getInputStream())).startsWith("HTTP/1.1 200");

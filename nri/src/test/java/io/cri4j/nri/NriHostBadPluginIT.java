@@ -203,6 +203,32 @@ class NriHostBadPluginIT {
     }
 
     @Test
+    void aFloodOfBadConnectionsLogsAFewLinesNotOnePerConnection() throws Exception {
+        start(builder());
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = System.err;
+        System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            for (int i = 0; i < 200; i++) {
+                try (RawNriPlugin p = new RawNriPlugin(nri.socket())) {
+                    p.write("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    assertThat(p.closedByRuntime()).isTrue();
+                }
+                assertThat(next()).startsWith("rejected unregistered plugin");
+            }
+        } finally {
+            System.setErr(err);
+        }
+        List<String> lines =
+                captured.toString(StandardCharsets.UTF_8)
+                        .lines()
+                        .filter(l -> l.contains("sent bytes that are not NRI"))
+                        .toList();
+        assertThat(lines).as("log lines for 200 refused connections").hasSizeBetween(1, 10);
+        assertThat(captured.size()).as("bytes logged").isLessThan(10_000);
+    }
+
+    @Test
     void aFrameCutShortIsNamedWhenThePluginGoes() throws Exception {
         start(builder());
         RawNriPlugin p = raw();

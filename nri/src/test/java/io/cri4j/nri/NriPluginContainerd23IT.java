@@ -1,5 +1,7 @@
 package io.cri4j.nri;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.cri4j.hook.Adjustments;
@@ -7,8 +9,6 @@ import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.PodSandbox;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.LocalContainerd;
 import java.lang.management.ManagementFactory;

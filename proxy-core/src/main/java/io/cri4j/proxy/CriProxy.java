@@ -22,6 +22,7 @@ import io.cri4j.proxy.internal.InterceptedService;
 import io.cri4j.proxy.internal.ProxyHooks;
 import io.cri4j.proxy.internal.ProxyTransport;
 import io.cri4j.proxy.internal.PullObserving;
+import io.cri4j.proxy.internal.RelayMetrics;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -113,6 +114,7 @@ public final class CriProxy implements AutoCloseable {
     private CriProxy(Builder b) {
         this.config = b;
         this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
+        this.transport.metrics(RelayMetrics.of(b.meterRegistry));
         this.backend = transport.backend();
         AtomicInteger n = new AtomicInteger();
         this.workers =
@@ -244,12 +246,15 @@ public final class CriProxy implements AutoCloseable {
         }
         HookSource source = new HookSource(fixed, configDir);
         List<HookProvider> providers = List.copyOf(config.providers);
-        HookChain hookChain =
+        HookChain.Builder chain =
                 HookChain.builder()
                         .name("cri4j-proxy")
                         .source(source::hold, source::release)
-                        .provided(new ProvidedHooks(providers, fixed, configDir))
-                        .build();
+                        .provided(new ProvidedHooks(providers, fixed, configDir));
+        if (config.meterRegistry != null) {
+            io.cri4j.proxy.internal.MeterRegistries.bind(chain, config.meterRegistry);
+        }
+        HookChain hookChain = chain.build();
         hooks =
                 new ProxyHooks(
                         hookChain,
@@ -638,6 +643,7 @@ public final class CriProxy implements AutoCloseable {
         private long probeTimeoutMillis = 2000;
         private int ioThreads = 1;
         private PullObserver pullObserver;
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder() {}
 
@@ -783,6 +789,18 @@ public final class CriProxy implements AutoCloseable {
          */
         public Builder observePulls(PullObserver observer) {
             this.pullObserver = Objects.requireNonNull(observer, "observer");
+            return this;
+        }
+
+        /**
+         * Records the proxy's calls ({@code cri4j_proxy_calls_total} by service, method, gRPC code
+         * and kind, {@code cri4j_proxy_call_duration_seconds}, {@code cri4j_proxy_calls_inflight})
+         * and its hooks ({@code cri4j_hook_duration_seconds}, {@code
+         * cri4j_hook_chain_duration_seconds}, chain {@code cri4j-proxy}) into {@code registry};
+         * without one nothing is recorded and Micrometer need not be on the class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;
         }
 

@@ -192,12 +192,15 @@ public final class UnixSockets {
         for (int attempt = 1; ; attempt++) {
             FileChannel ch;
             try {
+                // created 0600 whatever the umask (a umask of 000 would leave it 0666)
                 ch =
                         FileChannel.open(
                                 lockFile,
-                                StandardOpenOption.CREATE,
-                                StandardOpenOption.WRITE,
-                                LinkOption.NOFOLLOW_LINKS);
+                                Set.<java.nio.file.OpenOption>of(
+                                        StandardOpenOption.CREATE,
+                                        StandardOpenOption.WRITE,
+                                        LinkOption.NOFOLLOW_LINKS),
+                                PosixFilePermissions.asFileAttribute(LOCK_FILE_MODE));
             } catch (IOException e) {
                 throw new IOException(
                         "cannot open the lock file "
@@ -233,6 +236,7 @@ public final class UnixSockets {
                     throw new IOException(
                             "the lock file " + lockFile + " of " + socket + " keeps vanishing");
                 }
+                fixMode(lockFile);
                 prepareForBind(socket);
                 locked = true;
                 return new Claim(socket, ch, lockFile, lockIdentity);
@@ -241,6 +245,18 @@ public final class UnixSockets {
                     ch.close();
                 }
             }
+        }
+    }
+
+    /** The mode of a lock file: the owner's only. */
+    private static final Set<PosixFilePermission> LOCK_FILE_MODE =
+            EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+
+    /** A lock file left by an older server with another mode gets the lock file mode. */
+    private static void fixMode(Path lockFile) throws IOException {
+        if (!Files.getPosixFilePermissions(lockFile, LinkOption.NOFOLLOW_LINKS)
+                .equals(LOCK_FILE_MODE)) {
+            Files.setPosixFilePermissions(lockFile, LOCK_FILE_MODE);
         }
     }
 

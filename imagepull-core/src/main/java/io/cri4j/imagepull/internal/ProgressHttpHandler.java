@@ -1,5 +1,6 @@
 package io.cri4j.imagepull.internal;
 
+import io.cri4j.cri.internal.http.HttpGuard;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.imagepull.PullProgress;
 import io.cri4j.imagepull.PullProgressJson;
@@ -24,7 +25,6 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.netty.handler.timeout.IdleStateEvent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -44,9 +44,6 @@ import org.slf4j.LoggerFactory;
  * is kept, and written when it is again.
  */
 public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
-
-    /** Name of the idle handler before this one. */
-    public static final String IDLE = "idle";
 
     /** The API path, as KEP-5334 names kubelet's route. */
     public static final String PATH = "/imagePullProgress";
@@ -90,13 +87,7 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
         if (watch != null || lines != null) {
             return; // a stream is running on this connection; nothing more is read from it
         }
-        if (!req.decoderResult().isSuccess()) {
-            error(
-                    ctx,
-                    HttpResponseStatus.BAD_REQUEST,
-                    "400 bad request: " + req.decoderResult().cause().getMessage());
-            return;
-        }
+        // HttpSurface's guard already answered requests that did not decode or name a foreign host
         QueryStringDecoder q = new QueryStringDecoder(req.uri());
         String path = q.path();
         if (!path.equals("/") && !path.equals("/index.html") && !path.equals(PATH)) {
@@ -279,15 +270,6 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
     }
 
     @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof IdleStateEvent && lines == null) {
-            ctx.close(); // no request within the timeout (a stream being written is not idle)
-            return;
-        }
-        super.userEventTriggered(ctx, evt);
-    }
-
-    @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.debug(
                 "image pull progress connection {} failed: {}",
@@ -302,20 +284,11 @@ public final class ProgressHttpHandler extends SimpleChannelInboundHandler<FullH
     }
 
     private static FullHttpResponse text(HttpResponseStatus status, String text) {
-        byte[] body = (text + "\n").getBytes(StandardCharsets.UTF_8);
-        FullHttpResponse r =
-                new DefaultFullHttpResponse(
-                        HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
-        r.headers().set("X-Content-Type-Options", "nosniff");
-        r.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
-        return r;
+        return HttpGuard.text(status, text);
     }
 
     private static void error(ChannelHandlerContext ctx, HttpResponseStatus status, String text) {
-        FullHttpResponse r = text(status, text);
-        r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        HttpGuard.error(ctx, status, text);
     }
 
     private static void respond(

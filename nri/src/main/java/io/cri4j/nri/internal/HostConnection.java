@@ -83,6 +83,10 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostConnection.class);
 
+    /** Lines about connections dropped before they registered: at most 10 a minute. */
+    private static final io.cri4j.cri.internal.LogLimiter UNREGISTERED_LOG =
+            new io.cri4j.cri.internal.LogLimiter(10, java.time.Duration.ofMinutes(1));
+
     /** The events of NRI v0.8 (1..11), all a plugin without an NRI version can take. */
     static final int V0_8_EVENTS = (1 << 11) - 1;
 
@@ -359,12 +363,15 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                         : "connection closed: " + failure.getMessage();
         plugin.close(why);
         runtime.close(why);
-        if (failure != null) {
-            LOG.warn("{}", failure.getMessage());
+        String more = was == State.READY ? "" : UNREGISTERED_LOG.admit();
+        if (more == null) {
+            // a flood of bad connections: left out of the log, counted in the next line
+        } else if (failure != null) {
+            LOG.warn("{}{}", failure.getMessage(), more);
         } else if (was == State.READY) {
             LOG.info("{} disconnected", describe());
         } else {
-            LOG.warn("{} disconnected before it was registered", describe());
+            LOG.warn("{} disconnected before it was registered{}", describe(), more);
         }
         registry.gone(this, failure);
         super.channelInactive(ctx);

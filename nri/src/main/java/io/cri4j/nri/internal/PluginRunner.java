@@ -91,6 +91,7 @@ public final class PluginRunner {
     private volatile boolean closing;
     private volatile boolean registeredOnce;
     private Duration backoff;
+    private final StillFailing stillFailing;
     private int failedAttempts;
     // event-loop state of the reconnection: the watch of the socket's directory while the
     // runtime is away, the retry scheduled, whether an attempt is under way
@@ -106,6 +107,7 @@ public final class PluginRunner {
         this.policy = settings.hook().policy();
         this.events = settings.hook().events();
         this.backoff = settings.initialBackoff();
+        this.stillFailing = new StillFailing(settings.maxBackoff());
         if (!Epoll.isAvailable()) {
             throw new UnsupportedOperationException(
                     "NRI plugins need Netty's epoll transport "
@@ -352,12 +354,21 @@ public final class PluginRunner {
         if (backoff.compareTo(s.maxBackoff()) > 0) {
             backoff = s.maxBackoff();
         }
+        long failingFor = failedAttempts == 1 ? -1 : stillFailing.due();
         if (failedAttempts == 1) {
+            stillFailing.started();
             LOG.warn(
                     "plugin {}: {}; retrying with back-off up to {} s",
                     fullName(),
                     why,
                     s.maxBackoff().toSeconds());
+        } else if (failingFor >= 0) {
+            LOG.warn(
+                    "plugin {}: still failing after {} attempts over {} s: {}",
+                    fullName(),
+                    failedAttempts,
+                    failingFor,
+                    why);
         } else {
             LOG.debug("plugin {}: attempt {}: {}", fullName(), failedAttempts, why);
         }

@@ -51,7 +51,8 @@ final class BackendLeg extends RelayLeg {
     boolean mustDecode(int streamId) {
         // a collected answer's trailers (its first block only if it cannot go on as it came)
         Pair p = byUp.get(streamId);
-        return p != null && p.capture != null && p.capture.gotHeaders;
+        // the status of each relayed call, when metrics are recorded
+        return p != null && (p.capture != null ? p.capture.gotHeaders : p.metric != null);
     }
 
     @Override
@@ -293,6 +294,9 @@ final class BackendLeg extends RelayLeg {
             RelayConnection.release(block);
             return;
         }
+        if (endOfStream) {
+            conn.callEnded(p, RelayConnection.grpcStatus(headers));
+        }
         p.responseStarted = true;
         conn.down.flow.sendHeaders(p, block != null ? block : conn.encode(headers), endOfStream);
     }
@@ -350,6 +354,7 @@ final class BackendLeg extends RelayLeg {
         }
         // the client learns it as the runtime said it (at a deadline: CANCEL, which the client
         // reports as its deadline passing)
+        conn.callEnded(p, RelayMetrics.NO_STATUS);
         conn.down.flow.resetNow(p, errorCode);
         if (p.intercepted != null) {
             p.intercepted.cancel();

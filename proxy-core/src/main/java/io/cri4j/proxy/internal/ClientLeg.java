@@ -159,9 +159,21 @@ final class ClientLeg extends RelayLeg {
                 known instanceof MethodDescriptor<?, ?> k
                         ? k
                         : known != null ? null : intercepted.method(headers.path());
-        if (known == null && block != null) {
-            remember(block, m != null ? m : RelayConnection.RELAYED);
+        RelayMetrics metrics = conn.setup.metrics();
+        Object metric = null;
+        if (metrics.enabled()) {
+            // a relayed path is remembered with its metrics handle: found again without decoding
+            metric =
+                    m != null
+                            ? metrics.forMethod(m)
+                            : known != null && known != RelayConnection.RELAYED
+                                    ? known
+                                    : metrics.forPath(headers.path());
         }
+        if (known == null && block != null) {
+            remember(block, m != null ? m : metric != null ? metric : RelayConnection.RELAYED);
+        }
+        conn.callStarted(p, metric);
         if (m != null) {
             p.requestBlock = block; // sent on as it came if the chain forwards the call
             p.intercepted =
@@ -238,6 +250,7 @@ final class ClientLeg extends RelayLeg {
 
     /** The client reset the stream (or broke its rules): it ends here and on the backend. */
     private void resetFromClient(Pair p, long errorCode) {
+        conn.callEnded(p, io.grpc.Status.Code.CANCELLED.value());
         p.down.sentEnd = true; // reset by the client: closed, nothing more may be written on it
         p.down.gotEnd = true;
         flow.resetNow(p, errorCode);

@@ -78,6 +78,13 @@ public final class ProxyTransport implements AutoCloseable {
                         .build();
     }
 
+    private RelayMetrics metrics = RelayMetrics.NONE;
+
+    /** What the relays record of each call (before {@link #start}). */
+    public synchronized void metrics(RelayMetrics metrics) {
+        this.metrics = metrics;
+    }
+
     /** The channel to the backend (reconnects by itself; fails fast while the backend is down). */
     public ManagedChannel backend() {
         return backend;
@@ -102,7 +109,8 @@ public final class ProxyTransport implements AutoCloseable {
                         service,
                         CriChannels.DEFAULT_MAX_MESSAGE_SIZE,
                         backendEndpoint.toString(),
-                        this::connectBackend);
+                        this::connectBackend,
+                        metrics);
         SocketAddress address;
         if (listen.isUnix()) {
             claim();

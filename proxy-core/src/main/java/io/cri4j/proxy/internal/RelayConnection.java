@@ -77,7 +77,8 @@ final class RelayConnection {
             InterceptedService intercepted,
             int maxMessageSize,
             String backendName,
-            Dialer dialer) {}
+            Dialer dialer,
+            RelayMetrics metrics) {}
 
     /** One relayed or answered stream: its client half and its backend half. */
     static final class Pair {
@@ -99,6 +100,12 @@ final class RelayConnection {
         Capture capture;
 
         boolean responseStarted;
+
+        /** The call's metrics handle (null when nothing is recorded), start, and whether it ended. */
+        Object metric;
+
+        long metricStart;
+        boolean metricEnded;
 
         Pair(int downId) {
             down.id = downId;
@@ -221,6 +228,9 @@ final class RelayConnection {
     }
 
     void writeDownHeaders(Pair p, Http2Headers headers, boolean endOfStream) {
+        if (endOfStream) {
+            callEnded(p, grpcStatus(headers));
+        }
         p.responseStarted = true;
         down.flow.sendHeaders(p, encode(headers), endOfStream);
     }
@@ -289,6 +299,48 @@ final class RelayConnection {
         flushSoon();
     }
 
+    // ---------------------------------------------------------------- metrics
+
+    /** A call began: its handle and start, when metrics are recorded. */
+    void callStarted(Pair p, Object metric) {
+        if (metric != null) {
+            p.metric = metric;
+            p.metricStart = System.nanoTime();
+            setup.metrics().started();
+        }
+    }
+
+    /** A call ended (once): its status code ({@link RelayMetrics#NO_STATUS} without one). */
+    void callEnded(Pair p, int code) {
+        if (p.metric != null && !p.metricEnded) {
+            p.metricEnded = true;
+            setup.metrics()
+                    .ended(
+                            p.metric,
+                            p.intercepted != null,
+                            code,
+                            System.nanoTime() - p.metricStart);
+        }
+    }
+
+    private static final io.netty.util.AsciiString GRPC_STATUS =
+            io.netty.util.AsciiString.cached("grpc-status");
+
+    /** The {@code grpc-status} of decoded trailers; {@link RelayMetrics#NO_STATUS} without one. */
+    static int grpcStatus(Http2Headers headers) {
+        CharSequence s = headers.get(GRPC_STATUS);
+        if (s == null) {
+            return RelayMetrics.NO_STATUS;
+        }
+        try {
+            return s instanceof io.netty.util.AsciiString a
+                    ? a.parseInt()
+                    : Integer.parseInt(s.toString());
+        } catch (NumberFormatException e) {
+            return RelayMetrics.NO_STATUS;
+        }
+    }
+
     // ---------------------------------------------------------------- the backend legs
 
     /** The backend leg for a new stream: the current one, or a new connection. */
@@ -329,6 +381,7 @@ final class RelayConnection {
 
     private void closeAll() {
         for (Pair p : down.byDown.values().toArray(new Pair[0])) {
+            callEnded(p, RelayMetrics.NO_STATUS);
             if (p.intercepted != null) {
                 p.intercepted.cancel();
             }
@@ -407,6 +460,8 @@ final class RelayConnection {
         if (message != null) {
             writeDownMessage(p, message);
         }
+        Http2Headers status = answer.trailers != null ? answer.trailers : answer.headers;
+        callEnded(p, status == null ? RelayMetrics.NO_STATUS : grpcStatus(status));
         p.responseStarted = true;
         down.flow.sendHeaders(p, answer.take(answer.trailers == null), true);
         answer.release();

@@ -62,7 +62,8 @@ final class RelayHarness implements AutoCloseable {
     private RelayHarness(InterceptedService service, Dial first) {
         dial = first;
         RelayConnection.Setup setup =
-                new RelayConnection.Setup(service, 4 << 20, "test-runtime", this::connect);
+                new RelayConnection.Setup(
+                        service, 4 << 20, "test-runtime", this::connect, RelayMetrics.NONE);
         RelayConnection[] made = new RelayConnection[1];
         EmbeddedChannel ch =
                 new EmbeddedChannel(

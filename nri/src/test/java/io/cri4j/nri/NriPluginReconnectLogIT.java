@@ -1,0 +1,85 @@
+package io.cri4j.nri;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cri4j.hook.Hook;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A plugin that cannot reach its runtime for a while: not one line per attempt, not one line for the
+ * whole outage, but the first failure and then a periodic "still failing" line.
+ */
+class NriPluginReconnectLogIT {
+
+    @TempDir Path dir;
+
+    @Test
+    void aLongOutageLogsTheFirstFailureThenAPeriodicStillFailingLine() throws Exception {
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PrintStream err = System.err;
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        long attemptsWindowMillis;
+        try (NriPlugin plugin =
+                NriPlugin.builder(
+                                new Hook() {
+                                    @Override
+                                    public String name() {
+                                        return "outage";
+                                    }
+
+                                    @Override
+                                    public io.cri4j.hook.HookResult createContainer(
+                                            io.cri4j.nri.api.PodSandbox pod,
+                                            io.cri4j.nri.api.Container c) {
+                                        return io.cri4j.hook.HookResult.none();
+                                    }
+                                })
+                        .socket(dir.resolve("nobody.sock"))
+                        .index(10)
+                        .reconnect(
+                                Duration.ofMillis(10),
+                                Duration.ofMillis(50)) // "still failing": each 1 s
+                        .waitForRuntime()
+                        .build()
+                        .start()) {
+            long t0 = System.nanoTime();
+            long end = t0 + Duration.ofSeconds(15).toNanos();
+            while (stillFailing(captured) < 2 && System.nanoTime() < end) {
+                Thread.sleep(20);
+            }
+            attemptsWindowMillis = (System.nanoTime() - t0) / 1_000_000;
+        } finally {
+            System.setErr(err);
+        }
+        List<String> lines =
+                captured.toString(StandardCharsets.UTF_8)
+                        .lines()
+                        .filter(l -> l.contains("plugin 10-outage"))
+                        .toList();
+        assertThat(lines.stream().filter(l -> l.contains("retrying with back-off")))
+                .as("the first failure, once: %s", lines)
+                .hasSize(1);
+        assertThat(lines.stream().filter(l -> l.contains("still failing after")))
+                .as("still-failing lines: %s", lines)
+                .hasSizeBetween(2, 3)
+                .allSatisfy(l -> assertThat(l).contains("nobody.sock"));
+        assertThat(attemptsWindowMillis)
+                .as("two still-failing lines a second apart, not one per attempt (every 50 ms)")
+                .isGreaterThanOrEqualTo(1900);
+        assertThat(lines).as("dozens of attempts, a handful of lines").hasSizeLessThanOrEqualTo(4);
+    }
+
+    private static long stillFailing(ByteArrayOutputStream captured) {
+        return captured.toString(StandardCharsets.UTF_8)
+                .lines()
+                .filter(l -> l.contains("still failing after"))
+                .count();
+    }
+}
