@@ -58,13 +58,14 @@ import java.util.regex.Pattern;
  *   <li>{@code rss CLI_JAR PLUGIN_DIR [JVM_FLAGS...]}: resident memory of an idle
  *       {@code cri4j nri-plugin} process, registered, after 10 s.</li>
  * </ul>
- * Run: {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.NriBenchmark latency}.
+ * Run: {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.NriBenchmark latency};
+ * {@code -Dcri4j.nri.containerd=2.3} measures on containerd 2.3.4 (NRI v0.12) instead of 2.1.4.
  */
 public final class NriBenchmark {
 
     private NriBenchmark() {}
 
-    /** The events nri-logger subscribes to (NRI v0.8: all of them). */
+    /** The events both plugins subscribe to: all of NRI v0.8's. */
     static final Set<HookEvent> LOGGER_EVENTS =
             EnumSet.of(
                     HookEvent.RUN_POD_SANDBOX,
@@ -78,6 +79,15 @@ public final class NriBenchmark {
                     HookEvent.POST_UPDATE_CONTAINER,
                     HookEvent.STOP_CONTAINER,
                     HookEvent.REMOVE_CONTAINER);
+
+    /**
+     * {@link #LOGGER_EVENTS} as nri-logger's {@code -events}: NRI v0.12's logger would also
+     * validate every container (and a validator that just closed fails the next creation).
+     */
+    static final String LOGGER_EVENT_NAMES =
+            LOGGER_EVENTS.stream()
+                    .map(e -> e.displayName().toLowerCase(java.util.Locale.ROOT))
+                    .collect(java.util.stream.Collectors.joining(","));
 
     /** A plugin that answers every event at once with nothing. */
     static final class NoOpHook implements AsyncHook {
@@ -99,6 +109,21 @@ public final class NriBenchmark {
             synchronizedContainers.add(cs.size());
             return CompletableFuture.completedFuture(List.of());
         }
+    }
+
+    /**
+     * The containerd measured: 2.1.4 (NRI v0.8) by default, 2.3.4 (NRI v0.12) with {@code
+     * -Dcri4j.nri.containerd=2.3}.
+     */
+    static LocalContainerd.Builder containerd() {
+        String v = System.getProperty("cri4j.nri.containerd", "2.1");
+        return switch (v) {
+            case "2.1" -> LocalContainerd.builder().containerd2WithNri();
+            case "2.3" -> LocalContainerd.builder().containerd23WithNri();
+            default ->
+                    throw new IllegalArgumentException(
+                            "-Dcri4j.nri.containerd must be 2.1 or 2.3, got " + v);
+        };
     }
 
     public static void main(String[] args) throws Exception {
@@ -152,7 +177,7 @@ public final class NriBenchmark {
 
     static void latency(int rounds, int perRound) throws Exception {
         Path logs = Files.createTempDirectory("cri4j-nri-bench");
-        try (LocalContainerd containerd = LocalContainerd.builder().containerd2WithNri().start()) {
+        try (LocalContainerd containerd = containerd().start()) {
             ManagedChannel ch = CriChannels.newChannel(containerd.endpoint());
             RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
                     RuntimeServiceGrpc.newBlockingStub(ch);
@@ -177,7 +202,9 @@ public final class NriBenchmark {
                     String mode = modes[(Math.max(round, 0) + k) % modes.length];
                     AutoCloseable plugin =
                             switch (mode) {
-                                case "nri-logger (Go)" -> NriGoPlugin.logger(containerd, 20);
+                                case "nri-logger (Go)" ->
+                                        NriGoPlugin.logger(
+                                                containerd, 20, "-events", LOGGER_EVENT_NAMES);
                                 case "cri4j no-op" -> {
                                     int before = containerd.nriPluginRegistrations("20-cri4j-noop");
                                     NriPlugin p =
@@ -224,8 +251,8 @@ public final class NriBenchmark {
                 }
             }
             System.out.printf(
-                    "CreateContainer+StartContainer against containerd 2.1.4, %d rounds x %d per mode%n",
-                    rounds, perRound);
+                    "CreateContainer+StartContainer against containerd %s, %d rounds x %d per mode%n",
+                    System.getProperty("cri4j.nri.containerd", "2.1"), rounds, perRound);
             double base = median(samples.get("none"));
             for (Map.Entry<String, List<Long>> e : samples.entrySet()) {
                 double med = median(e.getValue());
@@ -250,7 +277,7 @@ public final class NriBenchmark {
 
     static void sync(int containers) throws Exception {
         Path logs = Files.createTempDirectory("cri4j-nri-bench");
-        try (LocalContainerd containerd = LocalContainerd.builder().containerd2WithNri().start()) {
+        try (LocalContainerd containerd = containerd().start()) {
             ManagedChannel ch = CriChannels.newChannel(containerd.endpoint());
             RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =
                     RuntimeServiceGrpc.newBlockingStub(ch);
@@ -312,7 +339,8 @@ public final class NriBenchmark {
                             "20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
                 }
                 long j = syncTime(containerd, "20-cri4j-noop");
-                try (NriGoPlugin g = NriGoPlugin.logger(containerd, 20)) {
+                try (NriGoPlugin g =
+                        NriGoPlugin.logger(containerd, 20, "-events", LOGGER_EVENT_NAMES)) {
                     // started returns once containerd registered it
                 }
                 long g = syncTime(containerd, "20-nri-logger");
@@ -371,7 +399,7 @@ public final class NriBenchmark {
     // --- rss -------------------------------------------------------------------------------
 
     static void rss(Path cliJar, Path pluginDir, String[] jvmFlags) throws Exception {
-        try (LocalContainerd containerd = LocalContainerd.builder().containerd2WithNri().start()) {
+        try (LocalContainerd containerd = containerd().start()) {
             for (String[] flags : List.of(new String[0], jvmFlags)) {
                 List<String> cmd = new ArrayList<>();
                 cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
