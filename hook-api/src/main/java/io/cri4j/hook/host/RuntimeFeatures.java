@@ -38,8 +38,8 @@ public record RuntimeFeatures(String runtime, boolean cdiDevices, boolean hugepa
 
     /**
      * What a runtime honours on this node, from its CRI {@code Version} answer ({@code
-     * runtime_name}, {@code runtime_version}) and this node's cgroups under {@code
-     * /sys/fs/cgroup}.
+     * runtime_name}, {@code runtime_version}) and, for containerd and CRI-O (runc underneath),
+     * this node's cgroups under {@code /sys/fs/cgroup}; other runtimes are taken to honour all.
      */
     public static RuntimeFeatures detect(String runtimeName, String runtimeVersion) {
         return detect(runtimeName, runtimeVersion, Path.of("/sys/fs/cgroup"));
@@ -57,8 +57,10 @@ public record RuntimeFeatures(String runtime, boolean cdiDevices, boolean hugepa
                 cdi = major > 1 || (major == 1 && minor >= 7);
             }
         }
+        // runc drops them; a runtime of another kind (a fake, a test backend) is taken at its word
+        boolean runc = runtimeName.equals("containerd") || runtimeName.equals("cri-o");
         return new RuntimeFeatures(
-                (runtimeName + " " + runtimeVersion).strip(), cdi, hasHugetlb(cgroupRoot));
+                (runtimeName + " " + runtimeVersion).strip(), cdi, !runc || hasHugetlb(cgroupRoot));
     }
 
     /** Whether the node has a hugetlb cgroup controller (cgroup v2's list, or v1's hierarchy). */

@@ -43,6 +43,10 @@ class RuntimeFeaturesTest {
         assertThat(RuntimeFeatures.detect("containerd", "2.3.4", v2).hugepageLimits()).isFalse();
         Files.writeString(v2.resolve("cgroup.controllers"), "cpuset cpu io memory hugetlb pids\n");
         assertThat(RuntimeFeatures.detect("containerd", "2.3.4", v2).hugepageLimits()).isTrue();
+
+        // a runtime that is not runc's underneath is taken at its word
+        assertThat(RuntimeFeatures.detect("fake", "1.0", cgroups.resolve("none")).hugepageLimits())
+                .isTrue();
     }
 
     @Test
