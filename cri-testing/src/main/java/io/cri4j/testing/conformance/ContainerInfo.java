@@ -124,8 +124,9 @@ public final class ContainerInfo {
      *
      * @param args the process's arguments
      * @param env the process's environment
-     * @param annotations the spec's annotations (the runtime adds its own, e.g. {@code
-     *     io.kubernetes.cri.*})
+     * @param annotations the spec's annotations: the ones hooks set and the runtime's own (e.g.
+     *     {@code io.kubernetes.cri.container-name}); containerd does not copy the CRI config's
+     *     annotations into the spec
      * @param mounts the mounts, destinations in order
      * @param devices the device nodes
      * @param cpuShares {@code linux.resources.cpu.shares}, 0 when unset

@@ -19,7 +19,9 @@ import java.util.Map;
  * sandboxID}, {@code pid}, {@code removing}, {@code snapshotKey}, {@code snapshotter}, {@code
  * runtimeType}, {@code config} (the CRI config as requested) and {@code runtimeSpec} (an OCI runtime
  * spec of what the container runs with: the config after hooks adjusted it, with its process args
- * and env, mounts, annotations, resources and devices).
+ * and env, mounts, resources and devices, and as annotations the ones hooks set plus containerd's
+ * {@code io.kubernetes.cri.*}: containerd does not copy a container config's own annotations into
+ * the spec).
  */
 final class ContainerInfoJson {
 
@@ -139,7 +141,14 @@ final class ContainerInfoJson {
             mounts.add(j);
         }
         spec.add("mounts", mounts);
-        JsonObject annotations = map(c.annotations);
+        // like containerd: the spec carries the annotations hooks set, not the CRI config's own
+        JsonObject annotations = new JsonObject();
+        c.annotations.forEach(
+                (k, v) -> {
+                    if (!v.equals(c.requested.getAnnotationsMap().get(k))) {
+                        annotations.addProperty(k, v);
+                    }
+                });
         annotations.addProperty("io.kubernetes.cri.container-type", "container");
         annotations.addProperty("io.kubernetes.cri.container-name", config.getMetadata().getName());
         annotations.addProperty("io.kubernetes.cri.sandbox-id", c.sandboxId);
