@@ -394,7 +394,15 @@ public final class FakeNriHost implements AutoCloseable {
                             request.getConfig(),
                             id,
                             config -> {
-                                state.createContainer(s.id, config, request.getSandboxConfig(), id);
+                                // ContainerStatus reports the config as requested, the hooks'
+                                // changes are
+                                // in the spec (as containerd)
+                                state.createContainer(
+                                        s.id,
+                                        request.getConfig(),
+                                        config,
+                                        request.getSandboxConfig(),
+                                        id);
                                 return done(
                                         CreateContainerResponse.newBuilder()
                                                 .setContainerId(id)

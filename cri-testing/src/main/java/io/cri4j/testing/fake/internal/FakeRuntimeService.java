@@ -452,15 +452,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
                                             withId(
                                                     request,
                                                     request.getPodSandboxId(),
-                                                    "pod_sandbox_id"))
-                                    .thenApply(
-                                            r -> {
-                                                // ContainerStatus reports the config as
-                                                // requested, the hooks' changes are in the spec
-                                                state.recordRequested(
-                                                        r.getContainerId(), request.getConfig());
-                                                return r;
-                                            }));
+                                                    "pod_sandbox_id")));
             return;
         }
         answer(

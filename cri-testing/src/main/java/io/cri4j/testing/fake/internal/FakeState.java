@@ -607,17 +607,6 @@ public final class FakeState {
         return ContainerInfoJson.of(c, sandboxes.get(c.sandboxId));
     }
 
-    /**
-     * Records the config CRI requested for a container that hooks created from an adjusted one
-     * (what {@code ContainerStatus} reports), when the creation did not pass it.
-     */
-    public synchronized void recordRequested(String id, ContainerConfig requested) {
-        ContainerRecord c = containers.get(id);
-        if (c != null) {
-            c.requested(requested);
-        }
-    }
-
     public synchronized void reopenContainerLog(String id) {
         ContainerRecord c = container(id);
         if (c.state != ContainerState.CONTAINER_RUNNING) {
