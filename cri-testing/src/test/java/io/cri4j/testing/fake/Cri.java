@@ -14,11 +14,32 @@ import java.util.Map;
 final class Cri {
     private Cri() {}
 
-    /** Where the tests' pods keep their logs (the fake writes its containers' logs there). */
-    static final String LOG_ROOT =
-            System.getProperty("java.io.tmpdir")
-                    + "/cri4j-test-pods-"
-                    + ProcessHandle.current().pid();
+    /**
+     * Where the tests' pods keep their logs (the fake writes its containers' logs there): one
+     * directory per test JVM, deleted when it exits.
+     */
+    static final String LOG_ROOT = logRoot();
+
+    private static String logRoot() {
+        try {
+            java.nio.file.Path root = java.nio.file.Files.createTempDirectory("cri4j-test-pods-");
+            Runtime.getRuntime()
+                    .addShutdownHook(
+                            new Thread(
+                                    () -> {
+                                        try (var files = java.nio.file.Files.walk(root)) {
+                                            files.sorted(java.util.Comparator.reverseOrder())
+                                                    .forEach(f -> f.toFile().delete());
+                                        } catch (java.io.IOException e) {
+                                            // best effort: a temp directory
+                                        }
+                                    },
+                                    "cri4j-test-pods-cleanup"));
+            return root.toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     static PodSandboxConfig pod(String name, Map<String, String> labels) {
         return PodSandboxConfig.newBuilder()

@@ -265,8 +265,8 @@ class FakeStreamingIT {
     }
 
     @Test
-    void attachConnectsToTheContainersProcessAndItsOutputGoesToTheCriLog() throws Exception {
-        java.nio.file.Path logDir = java.nio.file.Files.createTempDirectory("cri4j-attach-log");
+    void attachConnectsToTheContainersProcessAndItsOutputGoesToTheCriLog(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path logDir) throws Exception {
         String pod =
                 cri.fakeRuntime()
                         .runPodSandbox(
