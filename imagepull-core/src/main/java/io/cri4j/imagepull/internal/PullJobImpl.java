@@ -469,6 +469,8 @@ public final class PullJobImpl implements PullJob {
         } catch (RuntimeException e) {
             LOG.debug("progress of {} not delivered: {}", request.image(), e.toString());
         }
+        // no longer active once anyone can see the result
+        onDone.accept(this);
         switch (terminal) {
             case SUCCEEDED -> {
                 LOG.info(
@@ -490,7 +492,6 @@ public final class PullJobImpl implements PullJob {
                         new ImagePullException(request.image(), attempt, why, cause));
             }
         }
-        onDone.accept(this);
         return true;
     }
 
