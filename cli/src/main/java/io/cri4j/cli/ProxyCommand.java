@@ -199,9 +199,12 @@ final class ProxyCommand implements Callable<Integer> {
                         spec.commandLine(),
                         "--nri-socket must be a unix socket (unix:///PATH), got " + nriSocket);
             }
+            NriHost.Builder nri = NriHost.builder(nriSocket.path());
+            if (metrics.registry != null) {
+                nri.meterRegistry(metrics.registry);
+            }
             b.addHookProvider(
-                    NriHost.builder(nriSocket.path())
-                            .failurePolicy(nriFailurePolicy)
+                    nri.failurePolicy(nriFailurePolicy)
                             .listener(
                                     new NriHost.Listener() {
                                         @Override
