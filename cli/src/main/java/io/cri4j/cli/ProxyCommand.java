@@ -127,6 +127,14 @@ final class ProxyCommand implements Callable<Integer> {
     volatile PullProgressServer progress;
     volatile PullObserver pulls;
 
+    private PullObserver newObserver() {
+        PullObserver.Builder o = PullObserver.builder(backend).maxFollowed(maxFollowedPulls);
+        if (metrics.registry != null) {
+            o.meterRegistry(metrics.registry);
+        }
+        return o.build();
+    }
+
     /** The observer of the pulls through the proxy, once it serves. For tests. */
     PullObserver observer() {
         return pulls;
@@ -157,10 +165,7 @@ final class ProxyCommand implements Callable<Integer> {
                             + progressAddress.getPort()
                             + " is not a loopback address; add --progress-allow-remote to serve it there");
         }
-        try (PullObserver observer =
-                observePulls
-                        ? PullObserver.builder(backend).maxFollowed(maxFollowedPulls).build()
-                        : null) {
+        try (PullObserver observer = observePulls ? observer() : null) {
             pulls = observer;
             if (observer != null && progressAddress != null) {
                 http =

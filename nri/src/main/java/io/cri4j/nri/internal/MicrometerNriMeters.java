@@ -32,6 +32,7 @@ final class MicrometerNriMeters implements NriMeters {
         Gauge.builder("cri4j.nri.plugin.registered", up, AtomicInteger::get)
                 .description("1 while the NRI plugin is registered with its runtime, else 0")
                 .tags(tags)
+                .strongReference(true) // a lambda: nothing else holds it
                 .register(r);
         return new MicrometerNriMeters(
                 Counter.builder("cri4j.nri.plugin.registrations")
@@ -53,6 +54,7 @@ final class MicrometerNriMeters implements NriMeters {
         Gauge.builder("cri4j.nri.host.plugins", plugins, p -> p.getAsInt())
                 .description("NRI plugins registered with the host now")
                 .tags(tags)
+                .strongReference(true) // a lambda: nothing else holds it
                 .register(r);
         return new MicrometerNriMeters(
                 Counter.builder("cri4j.nri.host.registrations")
