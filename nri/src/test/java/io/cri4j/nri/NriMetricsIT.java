@@ -76,6 +76,7 @@ class NriMetricsIT {
                             .start();
             try {
                 await(() -> host("cri4j.nri.host.plugins") == 1);
+                await(() -> host("cri4j.nri.host.registrations") == 1);
                 assertThat(host("cri4j.nri.host.registrations")).isEqualTo(1);
                 assertThat(host("cri4j.nri.host.plugins")).isEqualTo(1);
                 assertThat(plugin("cri4j.nri.plugin.registrations")).isEqualTo(1);
@@ -89,6 +90,8 @@ class NriMetricsIT {
             } finally {
                 p.close();
             }
+            // the gauge follows the host's plugin list; the counter its listener, told just after
+            await(() -> host("cri4j.nri.host.disconnections") == 1);
             await(() -> host("cri4j.nri.host.plugins") == 0);
             assertThat(host("cri4j.nri.host.disconnections")).isEqualTo(1);
             assertThat(host("cri4j.nri.host.plugins")).isZero();
