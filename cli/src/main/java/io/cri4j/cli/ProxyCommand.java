@@ -165,7 +165,7 @@ final class ProxyCommand implements Callable<Integer> {
                             + progressAddress.getPort()
                             + " is not a loopback address; add --progress-allow-remote to serve it there");
         }
-        try (PullObserver observer = observePulls ? observer() : null) {
+        try (PullObserver observer = observePulls ? newObserver() : null) {
             pulls = observer;
             if (observer != null && progressAddress != null) {
                 http =
