@@ -15,6 +15,8 @@ module io.cri4j.imagepull {
     requires io.netty.transport.unix.common;
     requires io.netty.transport.classes.epoll;
     requires org.slf4j;
+    // optional: only a puller or observer given a registry records into it
+    requires static micrometer.core;
 
     exports io.cri4j.imagepull;
     exports io.cri4j.imagepull.v1;

@@ -10,6 +10,8 @@ module io.cri4j.nri {
     requires io.netty.transport.unix.common;
     requires io.netty.transport.classes.epoll;
     requires org.slf4j;
+    // optional: only a plugin or host given a registry records into it
+    requires static micrometer.core;
 
     exports io.cri4j.nri;
 

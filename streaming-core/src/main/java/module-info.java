@@ -12,6 +12,8 @@ module io.cri4j.streaming {
     requires io.netty.handler;
     requires io.netty.transport;
     requires org.slf4j;
+    // optional: only a server given a registry records into it
+    requires static micrometer.core;
 
     exports io.cri4j.streaming;
 }

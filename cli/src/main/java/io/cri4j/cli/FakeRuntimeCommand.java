@@ -95,13 +95,14 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                         .streamingAddress(host, port)
                         .pullRate(pullRate);
         if (nriSocket != null) {
-            b.addHookProvider(
-                    NriHostOutput.host(
-                            io.cri4j.nri.NriHost.builder(
-                                            NriHostOutput.socket(spec.commandLine(), nriSocket))
-                                    .failurePolicy(nriFailurePolicy),
-                            out,
-                            "fake-runtime"));
+            io.cri4j.nri.NriHost.Builder nri =
+                    io.cri4j.nri.NriHost.builder(
+                                    NriHostOutput.socket(spec.commandLine(), nriSocket))
+                            .failurePolicy(nriFailurePolicy);
+            if (metrics.registry != null) {
+                nri.meterRegistry(metrics.registry);
+            }
+            b.addHookProvider(NriHostOutput.host(nri, out, "fake-runtime"));
         }
         FakeCriServer fake = b.build().start();
         running = fake;

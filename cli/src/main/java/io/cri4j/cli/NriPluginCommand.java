@@ -156,6 +156,9 @@ final class NriPluginCommand implements Callable<Integer> {
                                                 anyFail
                                                         ? FailurePolicy.FAIL
                                                         : FailurePolicy.IGNORE));
+                if (metrics.registry != null) {
+                    cb.meterRegistry(metrics.registry); // each hook's latency per event
+                }
                 hooks.forEach(
                         h -> cb.addAll(List.of(h.async() != null ? h.async() : h.blocking())));
                 chain = cb.build();
@@ -222,6 +225,9 @@ final class NriPluginCommand implements Callable<Integer> {
                 });
         if (index != null) {
             b.index(index);
+        }
+        if (metrics.registry != null) {
+            b.meterRegistry(metrics.registry);
         }
         if (waitForRuntime) {
             b.waitForRuntime();

@@ -156,6 +156,14 @@ final class ProxyCommand implements Callable<Integer> {
     volatile PullProgressServer progress;
     volatile PullObserver pulls;
 
+    private PullObserver newObserver() {
+        PullObserver.Builder o = PullObserver.builder(backend).maxFollowed(maxFollowedPulls);
+        if (metrics.registry != null) {
+            o.meterRegistry(metrics.registry);
+        }
+        return o.build();
+    }
+
     /** The observer of the pulls through the proxy, once it serves. For tests. */
     PullObserver observer() {
         return pulls;
@@ -186,10 +194,7 @@ final class ProxyCommand implements Callable<Integer> {
                             + progressAddress.getPort()
                             + " is not a loopback address; add --progress-allow-remote to serve it there");
         }
-        try (PullObserver observer =
-                observePulls
-                        ? PullObserver.builder(backend).maxFollowed(maxFollowedPulls).build()
-                        : null) {
+        try (PullObserver observer = observePulls ? newObserver() : null) {
             pulls = observer;
             if (observer != null && progressAddress != null) {
                 http =
@@ -252,11 +257,12 @@ final class ProxyCommand implements Callable<Integer> {
             b.loadHooks(pluginLoader);
         }
         if (nriSocket != null) {
-            b.addHookProvider(
-                    NriHostOutput.host(
-                            nriHostBuilder(NriHostOutput.socket(spec.commandLine(), nriSocket)),
-                            out,
-                            "cri4j proxy"));
+            NriHost.Builder nri =
+                    nriHostBuilder(NriHostOutput.socket(spec.commandLine(), nriSocket));
+            if (metrics.registry != null) {
+                nri.meterRegistry(metrics.registry);
+            }
+            b.addHookProvider(NriHostOutput.host(nri, out, "cri4j proxy"));
         }
         try (CriProxy p = b.build();
                 PullProgressServer s = http == null ? null : http.build()) {

@@ -104,6 +104,8 @@ class MetricsEndpointsIT {
             assertThat(text.body())
                     .contains("# TYPE cri4j_proxy_backend_up gauge")
                     .contains("cri4j_proxy_backend_up 1.0")
+                    .contains("cri4j_imagepull_observed_pulls_active 0.0")
+                    .contains("cri4j_proxy_calls_inflight")
                     .contains("jvm_memory_used_bytes");
             HttpResponse<String> om =
                     get(port, "/metrics", "application/openmetrics-text; version=1.0.0");

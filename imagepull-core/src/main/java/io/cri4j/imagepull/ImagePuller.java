@@ -55,6 +55,7 @@ public final class ImagePuller implements AutoCloseable {
     private final WorkerSlots slots;
     private final int workers;
     private final Set<PullJobImpl> active = new LinkedHashSet<>();
+    private final io.cri4j.imagepull.internal.PullMeters meters;
     private boolean closed;
 
     private ImagePuller(Builder b) {
@@ -86,6 +87,11 @@ public final class ImagePuller implements AutoCloseable {
                             return t;
                         });
         slots = new WorkerSlots(workers, events);
+        meters = io.cri4j.imagepull.internal.PullMeters.puller(b.meterRegistry, this::activeCount);
+    }
+
+    private synchronized int activeCount() {
+        return active.size();
     }
 
     /**
@@ -134,6 +140,18 @@ public final class ImagePuller implements AutoCloseable {
             active.add(job);
         }
         job.start();
+        if (meters != io.cri4j.imagepull.internal.PullMeters.NONE) {
+            long t0 = System.nanoTime();
+            job.result()
+                    .whenComplete(
+                            (r, t) ->
+                                    meters.ended(
+                                            t == null
+                                                    ? "succeeded"
+                                                    : job.wasCancelled() ? "cancelled" : "failed",
+                                            System.nanoTime() - t0,
+                                            Math.max(0, job.progress().bytesDone())));
+        }
         return job;
     }
 
@@ -202,9 +220,23 @@ public final class ImagePuller implements AutoCloseable {
         private PullPolicy defaultPolicy = PullPolicy.defaults();
         private CredentialStore credentials = CredentialStore.empty();
         private PullScheduler scheduler;
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder(ImagePullBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
+        }
+
+        /**
+         * Records {@code cri4j_imagepull_pulls_total{outcome}} ({@code succeeded}, {@code failed},
+         * {@code cancelled}), {@code cri4j_imagepull_pull_duration_seconds{outcome}}, {@code
+         * cri4j_imagepull_pulled_bytes_total} and {@code cri4j_imagepull_pulls_active} into {@code
+         * registry}; without one nothing is recorded and Micrometer need not be on the class path.
+         *
+         * @return this
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
         }
 
         /**

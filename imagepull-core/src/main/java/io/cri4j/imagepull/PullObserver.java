@@ -6,6 +6,7 @@ import io.cri4j.imagepull.PullProgress.Phase;
 import io.cri4j.imagepull.internal.ContentProgressPoller;
 import io.cri4j.imagepull.internal.ImageReference;
 import io.cri4j.imagepull.internal.ProgressTracker;
+import io.cri4j.imagepull.internal.PullMeters;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.time.Instant;
@@ -106,6 +107,7 @@ public final class PullObserver implements AutoCloseable {
         final String image;
         final String key;
         final ProgressTracker tracker = new ProgressTracker();
+        final long startedNanos = System.nanoTime();
         ContentProgressPoller.Tracked tracked;
         int calls;
         boolean succeeded;
@@ -214,6 +216,12 @@ public final class PullObserver implements AutoCloseable {
     private final ContentProgressPoller content;
     private final CriImagePullBackend status;
     private final Map<String, Entry> active = new LinkedHashMap<>();
+    private final PullMeters meters;
+
+    private synchronized int followedNow() {
+        return active.size();
+    }
+
     private final ArrayDeque<Entry> recent = new ArrayDeque<>();
     private final List<WatchImpl> watchers = new CopyOnWriteArrayList<>();
     private int followed;
@@ -222,6 +230,7 @@ public final class PullObserver implements AutoCloseable {
 
     private PullObserver(Builder b) {
         this.config = b;
+        this.meters = PullMeters.observer(b.meterRegistry, this::followedNow);
         this.channel = b.channel != null ? b.channel : CriChannels.newChannel(b.endpoint);
         this.ownsChannel = b.channel == null;
         this.executor =
@@ -355,6 +364,10 @@ public final class PullObserver implements AutoCloseable {
             }
             e.ending = true;
             active.remove(e.key);
+            meters.ended(
+                    e.succeeded ? "succeeded" : "failed",
+                    System.nanoTime() - e.startedNanos,
+                    e.tracker.bytesDone());
         }
         if (!e.succeeded) {
             finish(e);
@@ -624,6 +637,7 @@ public final class PullObserver implements AutoCloseable {
         private Duration pollInterval = CriImagePullBackend.DEFAULT_POLL_INTERVAL;
         private String namespace = CriImagePullBackend.CRI_NAMESPACE;
         private boolean contentProgress = true;
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder(CriEndpoint endpoint, ManagedChannel channel) {
             this.endpoint = endpoint;
@@ -642,6 +656,18 @@ public final class PullObserver implements AutoCloseable {
                 throw new IllegalArgumentException(what + " must be positive, was " + d);
             }
             return d;
+        }
+
+        /**
+         * Records {@code cri4j_imagepull_observed_pulls_total{outcome}}, {@code
+         * cri4j_imagepull_observed_pull_duration_seconds{outcome}}, {@code
+         * cri4j_imagepull_observed_bytes_total} and {@code cri4j_imagepull_observed_pulls_active}
+         * (followed now) into {@code registry}; without one nothing is recorded and Micrometer need
+         * not be on the class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
         }
 
         /** @param n pulls whose bytes are followed at once (default {@value #DEFAULT_MAX_FOLLOWED}); more report unknown progress */

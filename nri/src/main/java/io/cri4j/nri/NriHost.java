@@ -8,6 +8,8 @@ import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.nri.internal.HostConnection;
+import io.cri4j.nri.internal.NriHostMeters;
+import io.cri4j.nri.internal.NriMeters;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -128,6 +130,7 @@ public final class NriHost implements HookProvider {
         private int maxMissedDeadlines = DEFAULT_MAX_MISSED_DEADLINES;
         private final Set<String> required = new java.util.LinkedHashSet<>();
         private Listener listener = new Listener() {};
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder(Path socket) {
             this.socket = socket;
@@ -240,6 +243,18 @@ public final class NriHost implements HookProvider {
             return this;
         }
 
+        /**
+         * Records {@code cri4j_nri_host_plugins} (registered now), {@code
+         * cri4j_nri_host_registrations_total}, {@code cri4j_nri_host_disconnections_total} and {@code
+         * cri4j_nri_host_rejections_total} (tag {@code socket}) into {@code registry}; the plugins'
+         * latency per event is recorded by the {@link io.cri4j.hook.HookChain} that runs them. Without
+         * a registry nothing is recorded and Micrometer need not be on the class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
         /** Told about plugins registering, leaving and being refused. */
         public Builder listener(Listener l) {
             this.listener = Objects.requireNonNull(l, "listener");
@@ -317,7 +332,10 @@ public final class NriHost implements HookProvider {
         this.timeoutsByIndex = Map.copyOf(b.timeoutsByIndex);
         this.maxMissedDeadlines = b.maxMissedDeadlines;
         this.required = List.copyOf(b.required);
-        this.listener = b.listener;
+        this.listener =
+                NriHostMeters.listening(
+                        b.listener,
+                        NriMeters.host(b.meterRegistry, b.socket.toString(), () -> hooks().size()));
         synchronized (lock) {
             publish();
         }

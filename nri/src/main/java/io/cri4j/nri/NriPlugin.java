@@ -4,6 +4,7 @@ import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.Hooks;
+import io.cri4j.nri.internal.NriMeters;
 import io.cri4j.nri.internal.PluginRunner;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -99,6 +100,7 @@ public final class NriPlugin implements AutoCloseable {
         private Duration registrationTimeout = Duration.ofSeconds(5);
         private Listener listener = new Listener() {};
         private Map<String, String> env = System.getenv();
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
 
         private Builder(AsyncHook hook, ExecutorService worker) {
             this.hook = hook;
@@ -209,6 +211,17 @@ public final class NriPlugin implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Records {@code cri4j_nri_plugin_registered}, {@code cri4j_nri_plugin_registrations_total}
+         * and {@code cri4j_nri_plugin_disconnections_total} (tag {@code plugin}: the full name)
+         * into {@code registry}; without one nothing is recorded and Micrometer need not be on the
+         * class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
         /** Told about registrations and lost connections. */
         public Builder listener(Listener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
@@ -259,6 +272,7 @@ public final class NriPlugin implements AutoCloseable {
         }
         this.unserved = Set.copyOf(u);
         Listener l = b.listener;
+        NriMeters meters = NriMeters.plugin(b.meterRegistry, fullName);
         this.runner =
                 new PluginRunner(
                         new PluginRunner.Settings(
@@ -276,11 +290,13 @@ public final class NriPlugin implements AutoCloseable {
                                     @Override
                                     public void registered(
                                             String runtimeName, String runtimeVersion) {
+                                        meters.registered();
                                         l.registered(runtimeName, runtimeVersion);
                                     }
 
                                     @Override
                                     public void disconnected(Throwable cause) {
+                                        meters.disconnected();
                                         l.disconnected(cause);
                                     }
                                 },

@@ -371,7 +371,7 @@ abstract class PullProgressContainerdTests {
             out.write(
                     ("GET /imagePullProgress?image="
                                     + URLEncoder.encode(image.reference(), StandardCharsets.UTF_8)
-                                    + " HTTP/1.1\r\nHost: x\r\n\r\n")
+                                    + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                             .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             CompletableFuture<GrpcGoClient.Run> pull = kubeletPull(image.reference());

@@ -78,6 +78,9 @@ public final class StreamingServer implements AutoCloseable {
         this.b = b;
         this.cache = new RequestCache(b.tokenTtl, b.maxInFlight);
         this.sessions = new SessionLimiter(b.maxConcurrentSessions);
+        this.sessions.meters(
+                io.cri4j.streaming.internal.StreamingMeters.of(
+                        b.meterRegistry, sessions::active, cache::size));
         AtomicInteger n = new AtomicInteger();
         this.executor =
                 new ThreadPoolExecutor(
@@ -394,6 +397,7 @@ public final class StreamingServer implements AutoCloseable {
         private Duration idleTimeout = Duration.ofHours(4);
         private Duration tokenTtl = Duration.ofMinutes(1);
         private int maxInFlight = 1000;
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
         private int maxConcurrentSessions = 1000;
         private int ioThreads =
                 Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
@@ -479,6 +483,17 @@ public final class StreamingServer implements AutoCloseable {
                 throw new IllegalArgumentException("maxInFlight must be at least 1: " + n);
             }
             this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * Records {@code cri4j_streaming_sessions_total{kind,transport,protocol}}, {@code
+         * cri4j_streaming_sessions_active}, {@code cri4j_streaming_sessions_rejected_total} (429) and
+         * {@code cri4j_streaming_tokens} into {@code registry}; without one nothing is recorded and
+         * Micrometer need not be on the class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = java.util.Objects.requireNonNull(registry, "registry");
             return this;
         }
 

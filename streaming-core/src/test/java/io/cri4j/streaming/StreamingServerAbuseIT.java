@@ -281,6 +281,55 @@ class StreamingServerAbuseIT {
     }
 
     @Test
+    void sessionsAndRefusalsAreRecordedWhenARegistryIsGiven() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        try (StreamingServer s =
+                        StreamingServer.builder(rt)
+                                .maxConcurrentSessions(1)
+                                .meterRegistry(registry)
+                                .build()
+                                .start();
+                RawConn first = new RawConn(s.baseUrl())) {
+            java.net.URI second = exec(s, "cat"); // a token handed out, not used yet
+            assertThat(registry.find("cri4j.streaming.tokens").gauge().value()).isEqualTo(1);
+            first.webSocket(exec(s, "hang"), "v4.channel.k8s.io");
+            assertThat(first.status).isEqualTo(101);
+            assertThat(rt.hangStarted.await(10, TimeUnit.SECONDS)).isTrue();
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.request(
+                        "POST",
+                        second,
+                        "Connection: Upgrade",
+                        "Upgrade: SPDY/3.1",
+                        "X-Stream-Protocol-Version: v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(429);
+            }
+            assertThat(
+                            registry.find("cri4j.streaming.sessions")
+                                    .tags(
+                                            "kind",
+                                            "exec",
+                                            "transport",
+                                            "websocket",
+                                            "protocol",
+                                            "v4.channel.k8s.io")
+                                    .counter()
+                                    .count())
+                    .isEqualTo(1);
+            assertThat(
+                            registry.find("cri4j.streaming.sessions.rejected")
+                                    .tags("kind", "exec", "transport", "spdy")
+                                    .counter()
+                                    .count())
+                    .isEqualTo(1);
+            assertThat(registry.find("cri4j.streaming.sessions.active").gauge().value())
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
     void streamCreationTimeoutSendsGoAwayAndCloses() throws Exception {
         try (StreamingServer s =
                         StreamingServer.builder(new TestRuntime())

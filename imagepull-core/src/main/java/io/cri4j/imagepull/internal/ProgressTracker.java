@@ -89,7 +89,8 @@ public final class ProgressTracker {
         }
     }
 
-    long bytesDone() {
+    /** Bytes downloaded so far, over every layer seen. */
+    public long bytesDone() {
         long sum = 0;
         for (Layer l : layers.values()) {
             sum += l.done;

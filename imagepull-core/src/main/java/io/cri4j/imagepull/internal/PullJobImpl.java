@@ -166,6 +166,11 @@ public final class PullJobImpl implements PullJob {
         return this;
     }
 
+    /** Whether the job ended by {@link #cancel()}. */
+    public synchronized boolean wasCancelled() {
+        return phase == Phase.CANCELLED;
+    }
+
     @Override
     public boolean cancel() {
         return finish(Phase.CANCELLED, "cancelled", null, null);

@@ -6,6 +6,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class SessionLimiter {
     private final int max;
     private final AtomicInteger active = new AtomicInteger();
+    private volatile StreamingMeters meters = StreamingMeters.NONE;
+
+    /** Where sessions started and refused are recorded. */
+    public void meters(StreamingMeters m) {
+        this.meters = m;
+    }
+
+    /** Takes a slot for a session of {@code kind}, recording it; false (recorded) when all are taken. */
+    public boolean tryAcquire(
+            io.cri4j.streaming.StreamKind kind, String transport, String protocol) {
+        if (!tryAcquire()) {
+            meters.rejected(kind, transport);
+            return false;
+        }
+        meters.started(kind, transport, protocol);
+        return true;
+    }
 
     public SessionLimiter(int max) {
         this.max = max;

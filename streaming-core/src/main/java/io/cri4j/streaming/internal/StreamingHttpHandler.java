@@ -198,7 +198,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
                     "unable to upgrade: missing upgrade headers in request");
             return;
         }
-        if (!ctx.sessions().tryAcquire()) {
+        if (!ctx.sessions().tryAcquire(kind, "spdy", negotiated)) {
             HttpResponses.send(
                     c,
                     HttpResponseStatus.TOO_MANY_REQUESTS,

@@ -134,7 +134,7 @@ final class WebSocketUpgrade {
                 }
             }
         }
-        if (!ctx.sessions().tryAcquire()) {
+        if (!ctx.sessions().tryAcquire(kind, "websocket", selected)) {
             HttpResponses.send(
                     c,
                     HttpResponseStatus.TOO_MANY_REQUESTS,

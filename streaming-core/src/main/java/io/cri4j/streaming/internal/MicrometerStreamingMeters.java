@@ -1,0 +1,56 @@
+package io.cri4j.streaming.internal;
+
+import io.cri4j.streaming.StreamKind;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Locale;
+import java.util.function.IntSupplier;
+
+/** {@link StreamingMeters} into a Micrometer registry; loaded only when a registry is given. */
+final class MicrometerStreamingMeters implements StreamingMeters {
+    private final MeterRegistry registry;
+
+    private MicrometerStreamingMeters(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    static StreamingMeters create(Object registry, IntSupplier active, IntSupplier tokens) {
+        MeterRegistry r = (MeterRegistry) registry;
+        Gauge.builder("cri4j.streaming.sessions.active", active, IntSupplier::getAsInt)
+                .description("Streaming sessions (exec, attach, port-forward) open now")
+                .strongReference(true)
+                .register(r);
+        Gauge.builder("cri4j.streaming.tokens", tokens, IntSupplier::getAsInt)
+                .description(
+                        "Streaming requests whose URL was handed out and not yet used or expired")
+                .strongReference(true)
+                .register(r);
+        return new MicrometerStreamingMeters(r);
+    }
+
+    private static String kind(StreamKind k) {
+        return k.name().toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public void started(StreamKind kind, String transport, String protocol) {
+        Counter.builder("cri4j.streaming.sessions")
+                .description("Streaming sessions upgraded, by kind, transport and protocol")
+                .tag("kind", kind(kind))
+                .tag("transport", transport)
+                .tag("protocol", protocol == null || protocol.isEmpty() ? "none" : protocol)
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void rejected(StreamKind kind, String transport) {
+        Counter.builder("cri4j.streaming.sessions.rejected")
+                .description("Streaming sessions refused with 429: too many at once")
+                .tag("kind", kind(kind))
+                .tag("transport", transport)
+                .register(registry)
+                .increment();
+    }
+}
