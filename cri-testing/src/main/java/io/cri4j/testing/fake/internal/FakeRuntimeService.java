@@ -648,7 +648,7 @@ public final class FakeRuntimeService extends RuntimeServiceGrpc.RuntimeServiceI
             eventStreams.add(call);
         }
         AutoCloseable subscription =
-                state.subscribe(
+                state.subscribeStream(
                         event -> {
                             synchronized (eventStreams) {
                                 if (eventStreams.contains(call) && !call.isCancelled()) {

@@ -58,6 +58,10 @@ public final class FakeState {
     private final Map<String, ContainerRecord> containers = new LinkedHashMap<>();
     private final Map<String, ImageRecord> images = new LinkedHashMap<>();
     private final List<Consumer<ContainerEventResponse>> listeners = new CopyOnWriteArrayList<>();
+
+    /** How many of the listeners are clients' event streams; guarded by {@link #listeners}. */
+    private int streams;
+
     private final List<Runnable> resetActions = new CopyOnWriteArrayList<>();
     private int nextIp = 2;
     private int nextPid = 4000;
@@ -235,25 +239,45 @@ public final class FakeState {
         return i.getEpochSecond() * 1_000_000_000L + i.getNano();
     }
 
-    /** Subscribes to container events; the listener runs under the state lock and must not block. */
+    /**
+     * Subscribes the fake's own parts to container events; the listener runs under the state lock
+     * and must not block.
+     */
     public AutoCloseable subscribe(Consumer<ContainerEventResponse> listener) {
+        return subscribe(listener, false);
+    }
+
+    /**
+     * Subscribes a client's {@code GetContainerEvents} stream (what {@link #awaitSubscribers}
+     * counts); the listener runs under the state lock and must not block.
+     */
+    public AutoCloseable subscribeStream(Consumer<ContainerEventResponse> listener) {
+        return subscribe(listener, true);
+    }
+
+    private AutoCloseable subscribe(Consumer<ContainerEventResponse> listener, boolean stream) {
         synchronized (listeners) {
             listeners.add(listener);
+            if (stream) {
+                streams++;
+            }
             listeners.notifyAll();
         }
         return () -> {
             synchronized (listeners) {
-                listeners.remove(listener);
+                if (listeners.remove(listener) && stream) {
+                    streams--;
+                }
                 listeners.notifyAll();
             }
         };
     }
 
-    /** Waits until at least {@code n} event subscribers are registered; false on timeout. */
+    /** Waits until at least {@code n} event streams are subscribed; false on timeout. */
     public boolean awaitSubscribers(int n, java.time.Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (listeners) {
-            while (listeners.size() < n) {
+            while (streams < n) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;
