@@ -140,7 +140,15 @@ class NriPluginBadPeerIT {
             }
             threads = n;
         }
-        throw new TimeoutException("plugin threads still running: " + threads);
+        throw new TimeoutException(
+                "plugin threads still running: "
+                        + threads
+                        + " "
+                        + Thread.getAllStackTraces().keySet().stream()
+                                .map(Thread::getName)
+                                .filter(n -> n.startsWith("cri4j-nri-"))
+                                .sorted()
+                                .toList());
     }
 
     private static long openFds() throws Exception {

@@ -340,11 +340,21 @@ public final class PluginRunner {
             // rare re-check covers a watch that could not be set up
             if (!waitingLogged) {
                 waitingLogged = true;
+                stillFailing.started();
                 LOG.warn(
                         "plugin {}: {}; connecting as soon as it appears{}",
                         fullName(),
                         why,
                         watcher != null ? " (watching " + s.socket().getParent() + ")" : "");
+            } else {
+                long waitingFor = stillFailing.due();
+                if (waitingFor >= 0) {
+                    LOG.warn(
+                            "plugin {}: still waiting for the NRI socket {} after {} s",
+                            fullName(),
+                            s.socket(),
+                            waitingFor);
+                }
             }
             scheduleReconnect(s.maxBackoff());
             return;
@@ -404,7 +414,8 @@ public final class PluginRunner {
      * starting runtime is connected to at once, whatever the back-off has grown to. On the event
      * loop.
      */
-    private void watchSocket() {
+    private synchronized void watchSocket() {
+        // under the lock terminate() takes: a watch started while the plugin closes is closed
         if (watcher != null || closing || s.socket() == null) {
             return;
         }
@@ -429,7 +440,7 @@ public final class PluginRunner {
         }
     }
 
-    private void stopWatching() {
+    private synchronized void stopWatching() {
         SocketWatcher w = watcher;
         watcher = null;
         if (w != null) {
