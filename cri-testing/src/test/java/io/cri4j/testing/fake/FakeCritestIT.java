@@ -121,6 +121,9 @@ class FakeCritestIT {
         try (FakeCriServer fake =
                 FakeCriServer.builder()
                         .listen(CriEndpoint.unix(dir.resolve("cri.sock")))
+                        // a pull takes time, as on containerd (at least 8 ms for the smallest
+                        // image): "public image should timeout if requested" gives it 1 ms
+                        .pullRate(256L << 20)
                         .build()
                         .start()) {
             // Go's RE2 reads \Q...\E as a literal: each not-emulated spec is skipped by its name
