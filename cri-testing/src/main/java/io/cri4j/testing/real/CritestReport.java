@@ -32,6 +32,15 @@ public record CritestReport(List<Spec> specs, String output) {
         public boolean failed() {
             return !passed() && !state.equals("skipped") && !state.equals("pending");
         }
+
+        /**
+         * Whether it started and skipped itself ({@code Skip(reason)} in the spec, e.g. critest's
+         * NRI specs on a runtime discrepancy they tolerate); {@link #failure()} holds the reason.
+         * A spec left out by the focus is skipped without a reason.
+         */
+        public boolean skippedItself() {
+            return state.equals("skipped") && !failure.isBlank();
+        }
     }
 
     /** The report; {@code specs} copied. */
@@ -49,12 +58,17 @@ public record CritestReport(List<Spec> specs, String output) {
         return specs.stream().filter(Spec::failed).toList();
     }
 
+    /** The specs that started and skipped themselves, with their reasons. */
+    public List<Spec> skippedThemselves() {
+        return specs.stream().filter(Spec::skippedItself).toList();
+    }
+
     /** The names of the specs that ran and did not pass. */
     public List<String> failedNames() {
         return failed().stream().map(Spec::name).toList();
     }
 
-    /** A short account: counts, then each failed spec with its message. */
+    /** A short account: counts, then each failed spec with its message and each self-skipped one with its reason. */
     public String summary() {
         StringBuilder b =
                 new StringBuilder()
@@ -63,9 +77,14 @@ public record CritestReport(List<Spec> specs, String output) {
                         .append(failed().size())
                         .append(" failed of ")
                         .append(passed().size() + failed().size())
-                        .append(" run");
+                        .append(" run, ")
+                        .append(skippedThemselves().size())
+                        .append(" skipped themselves");
         for (Spec s : failed()) {
             b.append("\n  FAILED ").append(s.name()).append(": ").append(s.failure().strip());
+        }
+        for (Spec s : skippedThemselves()) {
+            b.append("\n  SKIPPED ").append(s.name()).append(": ").append(s.failure().strip());
         }
         return b.toString();
     }
