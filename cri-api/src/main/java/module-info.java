@@ -46,8 +46,10 @@ module io.cri4j.cri {
             io.cri4j.nri,
             io.cri4j.streaming,
             io.cri4j.imagepull;
-    // the one HTTP/1.1 server of the progress, metrics and health endpoints
+    // the one HTTP/1.1 server of the progress, metrics and health endpoints (and the request
+    // deadline the streaming server shares)
     exports io.cri4j.cri.internal.http to
+            io.cri4j.streaming,
             io.cri4j.imagepull,
             io.cri4j.proxy,
             io.cri4j.nri;

@@ -1,5 +1,6 @@
 package io.cri4j.streaming;
 
+import io.cri4j.cri.internal.http.RequestDeadline;
 import io.cri4j.cri.v1.AttachRequest;
 import io.cri4j.cri.v1.AttachResponse;
 import io.cri4j.cri.v1.ExecRequest;
@@ -163,17 +164,8 @@ public final class StreamingServer implements AutoCloseable {
                                                 ch.pipeline()
                                                         .addLast("ssl", ssl.newHandler(ch.alloc()));
                                             }
-                                            // A request must be complete within the request
-                                            // timeout, however it trickles in,
-                                            ch.pipeline()
-                                                    .addLast(
-                                                            io.cri4j.streaming.internal
-                                                                    .RequestDeadline.NAME,
-                                                            new io.cri4j.streaming.internal
-                                                                    .RequestDeadline(
-                                                                    b.requestTimeout.toNanos()));
-                                            // and a silent connection is closed after the stream
-                                            // creation timeout.
+                                            // A silent connection is closed after the stream
+                                            // creation timeout,
                                             ch.pipeline()
                                                     .addLast(
                                                             StreamingHttpHandler.HTTP_IDLE,
@@ -188,6 +180,13 @@ public final class StreamingServer implements AutoCloseable {
                                                     .addLast(
                                                             StreamingHttpHandler.CODEC,
                                                             new HttpServerCodec());
+                                            // and a request must be complete within the request
+                                            // timeout, however it trickles in.
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            RequestDeadline.NAME,
+                                                            new RequestDeadline(
+                                                                    b.requestTimeout.toNanos()));
                                             ch.pipeline()
                                                     .addLast(
                                                             StreamingHttpHandler.AGGREGATOR,

@@ -1,5 +1,6 @@
 package io.cri4j.streaming.internal;
 
+import io.cri4j.cri.internal.http.RequestDeadline;
 import io.cri4j.cri.v1.AttachRequest;
 import io.cri4j.cri.v1.ExecRequest;
 import io.cri4j.cri.v1.PortForwardRequest;

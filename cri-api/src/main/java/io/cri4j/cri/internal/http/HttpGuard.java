@@ -30,7 +30,6 @@ import org.slf4j.LoggerFactory;
  * response helpers, which the application handlers share.
  */
 public final class HttpGuard extends ChannelInboundHandlerAdapter {
-    static final String DEADLINE = "request-deadline";
     private static final Logger LOG = LoggerFactory.getLogger(HttpGuard.class);
 
     private final Set<String> allowedHosts;
@@ -47,10 +46,7 @@ public final class HttpGuard extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(msg);
             return;
         }
-        RequestDeadline deadline = (RequestDeadline) ctx.pipeline().get(DEADLINE);
-        if (deadline != null) {
-            deadline.requestRead();
-        }
+        RequestDeadline.requestRead(ctx.pipeline());
         String refusal = refusal(ctx, req);
         if (refusal != null) {
             ReferenceCountUtil.release(req);

@@ -135,7 +135,7 @@ public final class HttpSurface implements AutoCloseable {
                 .addLast(new StallGuard(b.stallTimeout.toNanos()))
                 .addLast(new HttpServerCodec(4096, 8192, 8192))
                 .addLast(new HttpObjectAggregator(b.maxRequestBody))
-                .addLast(HttpGuard.DEADLINE, new RequestDeadline(b.requestTimeout.toNanos()))
+                .addLast(RequestDeadline.NAME, new RequestDeadline(b.requestTimeout.toNanos()))
                 .addLast(new HttpGuard(b.allowedHosts, b.anyHost))
                 .addLast(b.handler.get());
     }

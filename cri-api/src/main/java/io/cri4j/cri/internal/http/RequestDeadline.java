@@ -3,6 +3,7 @@ package io.cri4j.cri.internal.http;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.concurrent.ScheduledFuture;
@@ -14,15 +15,22 @@ import org.slf4j.LoggerFactory;
  * Closes a connection whose next request is not complete within a fixed time from when the
  * connection opened or its previous response ended. Bytes that trickle in do not extend it (unlike a
  * read-idle timeout); while a request is being answered (a stream included) the clock is stopped.
- * Sits after the HTTP codec, where the responses written are still HTTP objects.
+ * Sits after the HTTP codec, where the responses written are still HTTP objects, under {@link
+ * #NAME}. Go's {@code http.Server.ReadHeaderTimeout} cuts a slow client off the same way.
  */
-final class RequestDeadline extends ChannelDuplexHandler {
+public final class RequestDeadline extends ChannelDuplexHandler {
+    /** Its name in a pipeline. */
+    public static final String NAME = "request-deadline";
+
     private static final Logger LOG = LoggerFactory.getLogger(RequestDeadline.class);
 
     private final long nanos;
     private ScheduledFuture<?> timer;
 
-    RequestDeadline(long nanos) {
+    /**
+     * @param nanos the time a request may take to arrive
+     */
+    public RequestDeadline(long nanos) {
         this.nanos = nanos;
     }
 
@@ -64,9 +72,21 @@ final class RequestDeadline extends ChannelDuplexHandler {
         }
     }
 
-    /** The guard read a whole request: the clock stops until its response has ended. */
-    void requestRead() {
-        cancel();
+    /**
+     * A whole request was read from the connection of {@code p}: the clock stops until its
+     * response has ended. Does nothing on a pipeline without the deadline.
+     */
+    public static void requestRead(ChannelPipeline p) {
+        if (p.get(NAME) instanceof RequestDeadline d) {
+            d.cancel();
+        }
+    }
+
+    /** The connection of {@code p} was upgraded to another protocol: no more HTTP requests. */
+    public static void remove(ChannelPipeline p) {
+        if (p.get(NAME) != null) {
+            p.remove(NAME);
+        }
     }
 
     @Override
@@ -76,7 +96,7 @@ final class RequestDeadline extends ChannelDuplexHandler {
             promise.addListener(
                     (ChannelFutureListener)
                             f -> {
-                                if (f.isSuccess() && f.channel().isActive()) {
+                                if (f.isSuccess() && f.channel().isActive() && !c.isRemoved()) {
                                     arm(c);
                                 }
                             });
