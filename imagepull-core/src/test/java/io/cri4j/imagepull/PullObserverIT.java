@@ -7,7 +7,6 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.ImageStatusRequest;
-import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
@@ -58,33 +57,6 @@ class PullObserverIT {
         if (fake != null) {
             fake.close();
         }
-    }
-
-    /** A pull as the proxy sees one: the observer told at the start and at the end. */
-    private CompletableFuture<String> observedPull(String image) {
-        PullObserver.ObservedPull seen = observer.pullStarted(image);
-        CompletableFuture<String> done =
-                CompletableFuture.supplyAsync(
-                        () ->
-                                ImageServiceGrpc.newBlockingStub(channel)
-                                        .withDeadlineAfter(60, TimeUnit.SECONDS)
-                                        .pullImage(
-                                                PullImageRequest.newBuilder()
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .build())
-                                        .getImageRef());
-        done.whenComplete(
-                (ref, e) -> {
-                    if (e == null) {
-                        seen.succeeded(ref);
-                    } else {
-                        seen.failed(
-                                e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-                    }
-                });
-        return done;
     }
 
     private long imageSize(String image) {
@@ -142,7 +114,7 @@ class PullObserverIT {
         String image = "registry.example/team/app:1.0";
         Seen seen = new Seen();
         observer.watch(image, seen); // before the pull: waits for it
-        observedPull(image).get(60, TimeUnit.SECONDS);
+        ObservedPulls.pull(observer, channel, image).get(60, TimeUnit.SECONDS);
         seen.awaitEnd();
         PullProgress last = seen.all.get(seen.all.size() - 1);
         assertThat(last.phase()).isEqualTo(PullProgress.Phase.SUCCEEDED);
@@ -178,7 +150,7 @@ class PullObserverIT {
         String image = "busybox:1.36";
         Seen seen = new Seen();
         observer.watch("docker.io/library/busybox:1.36", seen); // normalised like Docker
-        observedPull(image).get(60, TimeUnit.SECONDS);
+        ObservedPulls.pull(observer, channel, image).get(60, TimeUnit.SECONDS);
         seen.awaitEnd();
         PullProgress unknown =
                 seen.all.stream()
@@ -201,7 +173,8 @@ class PullObserverIT {
                                 "failed to resolve reference \"x/y:nope\": not found"));
         Seen seen = new Seen();
         observer.watch("x/y:nope", seen);
-        assertThat(observedPull("x/y:nope")).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(ObservedPulls.pull(observer, channel, "x/y:nope"))
+                .failsWithin(30, TimeUnit.SECONDS);
         seen.awaitEnd();
         PullProgress last = seen.all.get(seen.all.size() - 1);
         assertThat(last.phase()).isEqualTo(PullProgress.Phase.FAILED);
@@ -223,13 +196,14 @@ class PullObserverIT {
                         .build();
         Seen all = new Seen();
         observer.watch(null, all);
-        CompletableFuture<String> a = observedPull("registry.example/a:1");
+        CompletableFuture<String> a = ObservedPulls.pull(observer, channel, "registry.example/a:1");
         all.await("a pulling", p -> p.image().equals("registry.example/a:1"));
-        CompletableFuture<String> b = observedPull("registry.example/b:1");
+        CompletableFuture<String> b = ObservedPulls.pull(observer, channel, "registry.example/b:1");
         PullProgress bSeen = all.await("b pulling", p -> p.image().equals("registry.example/b:1"));
         assertThat(bSeen.percent()).isEqualTo(-1);
         assertThat(bSeen.message()).contains("1 pulls are followed already");
-        observedPull("registry.example/c:1"); // a third one at once: not recorded
+        ObservedPulls.pull(
+                observer, channel, "registry.example/c:1"); // a third one at once: not recorded
         Seen w2 = new Seen();
         observer.watch("registry.example/a:1", w2);
         assertThatThrownBy(() -> observer.watch(null, new Seen()))
@@ -251,7 +225,7 @@ class PullObserverIT {
         start(FakeCriServer.builder().pullRate(1L << 20), null);
         Seen seen = new Seen();
         observer.watch(null, seen);
-        observedPull("registry.example/slow:1");
+        ObservedPulls.pull(observer, channel, "registry.example/slow:1");
         seen.await("pulling", p -> p.bytesDone() > 0);
         observer.close();
         seen.awaitEnd();

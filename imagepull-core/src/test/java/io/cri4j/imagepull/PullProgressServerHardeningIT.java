@@ -3,9 +3,6 @@ package io.cri4j.imagepull;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.cri.v1.ImageServiceGrpc;
-import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
@@ -189,7 +186,8 @@ class PullProgressServerHardeningIT {
         // pulls keep the stream busy; the watcher reads none of it
         List<CompletableFuture<String>> pulls = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            pulls.add(pull("registry.example/stall/app" + i + ":1"));
+            pulls.add(
+                    ObservedPulls.pull(observer, channel, "registry.example/stall/app" + i + ":1"));
         }
         long t0 = System.nanoTime();
         awaitTrue(() -> observer.watchers() == 0, Duration.ofSeconds(60));
@@ -248,31 +246,6 @@ class PullProgressServerHardeningIT {
         Socket none = connect();
         send(none, "GET /imagePullProgress HTTP/1.1\r\n\r\n");
         assertThat(readAll(none)).startsWith("HTTP/1.1 400").contains("Host header");
-    }
-
-    private CompletableFuture<String> pull(String image) {
-        PullObserver.ObservedPull seen = observer.pullStarted(image);
-        CompletableFuture<String> done =
-                CompletableFuture.supplyAsync(
-                        () ->
-                                ImageServiceGrpc.newBlockingStub(channel)
-                                        .withDeadlineAfter(120, TimeUnit.SECONDS)
-                                        .pullImage(
-                                                PullImageRequest.newBuilder()
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .build())
-                                        .getImageRef());
-        done.whenComplete(
-                (ref, e) -> {
-                    if (e == null) {
-                        seen.succeeded(ref);
-                    } else {
-                        seen.failed(String.valueOf(e.getMessage()));
-                    }
-                });
-        return done;
     }
 
     static void awaitTrue(BooleanSupplier c) throws InterruptedException {

@@ -7,9 +7,6 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.cri.v1.ImageServiceGrpc;
-import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.streaming.StreamAuthorizer;
 import io.cri4j.streaming.StreamKind;
 import io.cri4j.testing.fake.FakeCriServer;
@@ -90,32 +87,6 @@ class PullProgressServerIT {
         fake.close();
     }
 
-    private CompletableFuture<String> observedPull(String image) {
-        PullObserver.ObservedPull seen = observer.pullStarted(image);
-        CompletableFuture<String> done =
-                CompletableFuture.supplyAsync(
-                        () ->
-                                ImageServiceGrpc.newBlockingStub(channel)
-                                        .withDeadlineAfter(60, TimeUnit.SECONDS)
-                                        .pullImage(
-                                                PullImageRequest.newBuilder()
-                                                        .setImage(
-                                                                ImageSpec.newBuilder()
-                                                                        .setImage(image))
-                                                        .build())
-                                        .getImageRef());
-        done.whenComplete(
-                (ref, e) -> {
-                    if (e == null) {
-                        seen.succeeded(ref);
-                    } else {
-                        seen.failed(
-                                e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-                    }
-                });
-        return done;
-    }
-
     private URI uri(String pathAndQuery) {
         return server.baseUrl().resolve(pathAndQuery);
     }
@@ -151,7 +122,7 @@ class PullProgressServerIT {
                 watcher.get(10, TimeUnit.SECONDS); // headers come before the pull
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("content-type")).hasValue("application/x-ndjson");
-        observedPull(image);
+        ObservedPulls.pull(observer, channel, image);
         List<JsonObject> objects = new ArrayList<>();
         try (Stream<String> body = r.body()) {
             body.forEach(l -> objects.add(JsonParser.parseString(l).getAsJsonObject()));
@@ -224,7 +195,7 @@ class PullProgressServerIT {
                         1,
                         io.grpc.Status.UNKNOWN.withDescription(
                                 "failed to pull and unpack image \"registry.example/gone:1\": not found"));
-        observedPull("registry.example/gone:1");
+        ObservedPulls.pull(observer, channel, "registry.example/gone:1");
         Iterator<String> it = r.body().iterator();
         JsonObject failed = null;
         while (it.hasNext()) {
@@ -239,7 +210,8 @@ class PullProgressServerIT {
         }
         assertThat(failed).isNotNull();
         assertThat(failed.get("error").getAsString()).contains("not found");
-        CompletableFuture<String> next = observedPull("registry.example/next:1");
+        CompletableFuture<String> next =
+                ObservedPulls.pull(observer, channel, "registry.example/next:1");
         JsonObject nextEnd = null;
         while (nextEnd == null && it.hasNext()) { // the follow stream does not end: ask for no more
             JsonObject o = JsonParser.parseString(it.next()).getAsJsonObject();
