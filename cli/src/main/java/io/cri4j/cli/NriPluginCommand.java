@@ -9,11 +9,8 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.Hooks;
 import io.cri4j.nri.NriPlugin;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -22,7 +19,6 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -100,7 +96,7 @@ final class NriPluginCommand implements Callable<Integer> {
         if (!socket.isUnix()) {
             throw new IllegalArgumentException("--socket must be a unix socket, got " + socket);
         }
-        try (URLClassLoader loader = pluginLoader(plugins)) {
+        try (URLClassLoader loader = PluginJars.loader(plugins)) {
             List<Loaded> hooks = load(loader);
             if (hooks.isEmpty()) {
                 throw new IllegalArgumentException(
@@ -116,7 +112,7 @@ final class NriPluginCommand implements Callable<Integer> {
                 out.println(
                         "cri4j nri-plugin: hook '"
                                 + h.name()
-                                + "' (index "
+                                + "' (hook index "
                                 + h.policy().index()
                                 + "): "
                                 + names(h.events()));
@@ -200,7 +196,9 @@ final class NriPluginCommand implements Callable<Integer> {
                     public void registered(String runtimeName, String runtimeVersion) {
                         registered = true;
                         out.println(
-                                "cri4j nri-plugin: registered with "
+                                "cri4j nri-plugin: registered as "
+                                        + running.fullName()
+                                        + " with "
                                         + runtimeName
                                         + " "
                                         + runtimeVersion
@@ -289,21 +287,5 @@ final class NriPluginCommand implements Callable<Integer> {
                 .sorted()
                 .map(HookEvent::displayName)
                 .collect(Collectors.joining(", "));
-    }
-
-    private static URLClassLoader pluginLoader(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            throw new IOException("--plugins " + dir + " is not a directory");
-        }
-        List<URL> jars = new ArrayList<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path p :
-                    (Iterable<Path>)
-                            s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
-                jars.add(p.toUri().toURL());
-            }
-        }
-        return new URLClassLoader(
-                jars.toArray(URL[]::new), NriPluginCommand.class.getClassLoader());
     }
 }

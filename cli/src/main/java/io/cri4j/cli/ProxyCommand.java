@@ -9,7 +9,6 @@ import io.cri4j.proxy.CriProxy;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -253,7 +251,7 @@ final class ProxyCommand implements Callable<Integer> {
         }
         URLClassLoader pluginLoader = null;
         if (plugins != null) {
-            pluginLoader = pluginLoader(plugins);
+            pluginLoader = PluginJars.loader(plugins);
             b.loadHooks(pluginLoader);
         }
         if (nriSocket != null) {
@@ -324,21 +322,5 @@ final class ProxyCommand implements Callable<Integer> {
                 pluginLoader.close();
             }
         }
-    }
-
-    /** One line of output from another thread. */
-    private static URLClassLoader pluginLoader(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            throw new IOException("--plugins " + dir + " is not a directory");
-        }
-        List<URL> jars = new ArrayList<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path p :
-                    (Iterable<Path>)
-                            s.filter(f -> f.toString().endsWith(".jar")).sorted()::iterator) {
-                jars.add(p.toUri().toURL());
-            }
-        }
-        return new URLClassLoader(jars.toArray(URL[]::new), ProxyCommand.class.getClassLoader());
     }
 }

@@ -81,12 +81,12 @@ class NriPluginCommandIT extends NriPluginLaunchedCases {
                         "--index",
                         "30");
         StringBuilder out = new StringBuilder();
-        for (String line = cli.nextLine();
-                !line.contains("registered with");
-                line = cli.nextLine()) {
+        String line = cli.nextLine();
+        for (; !line.contains("registered as"); line = cli.nextLine()) {
             out.append(line).append('\n');
         }
-        assertThat(out.toString()).contains("hook 'owner-team' (index 50): CreateContainer");
+        assertThat(out.toString()).contains("hook 'owner-team' (hook index 50): CreateContainer");
+        assertThat(line).contains("registered as 30-cri4j-example with containerd");
         CONTAINERD
                 .containerd()
                 .awaitNriPluginRegistrations("30-cri4j-example", 1, Duration.ofSeconds(10));
@@ -197,7 +197,7 @@ class NriPluginCommandIT extends NriPluginLaunchedCases {
         }
         assertThat(line).isEqualTo("cri4j nri-plugin: waiting for " + later);
         Files.createSymbolicLink(later, CONTAINERD.nriSocket()); // the runtime's socket appears
-        while (!line.contains("registered with")) {
+        while (!line.contains("registered as")) {
             line = cli.nextLine();
         }
         CONTAINERD
@@ -220,7 +220,7 @@ class NriPluginCommandIT extends NriPluginLaunchedCases {
                         .finish();
         assertThat(run.out())
                 .contains(
-                        "cri4j nri-plugin: hook 'pod-level' (index 50): AdjustPodSandbox, CreateContainer")
+                        "cri4j nri-plugin: hook 'pod-level' (hook index 50): AdjustPodSandbox, CreateContainer")
                 .contains(
                         "cri4j nri-plugin: hook 'pod-level': NRI has no AdjustPodSandbox event; not served "
                                 + "here (the cri4j proxy serves it)");
@@ -244,9 +244,7 @@ class NriPluginCommandIT extends NriPluginLaunchedCases {
                         "--index",
                         "31");
         StringBuilder out = new StringBuilder();
-        for (String line = cli.nextLine();
-                !line.contains("registered with");
-                line = cli.nextLine()) {
+        for (String line = cli.nextLine(); !line.contains("registered as"); line = cli.nextLine()) {
             out.append(line).append('\n');
         }
         assertThat(out.toString())

@@ -99,7 +99,7 @@ abstract class NriPluginLaunchedCases {
             assertThat(containerd.nriPluginRegistrations("45-cri4j")).isEqualTo(before + 1);
             String out = Files.readString(log);
             assertThat(out)
-                    .contains("registered with containerd " + runtimeVersion())
+                    .contains("registered as 45-cri4j with containerd " + runtimeVersion())
                     .contains("the socket the runtime passed (NRI_PLUGIN_SOCKET)");
             Matcher m = Pattern.compile("\\((\\d+) ms after the JVM started\\)").matcher(out);
             assertThat(m.find()).isTrue();
