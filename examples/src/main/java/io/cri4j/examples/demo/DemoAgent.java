@@ -2,6 +2,7 @@ package io.cri4j.examples.demo;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
+import io.cri4j.cri.CriEnv;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.ContainerStatus;
@@ -11,7 +12,6 @@ import io.cri4j.cri.v1.ExecRequest;
 import io.cri4j.cri.v1.ExecSyncRequest;
 import io.cri4j.cri.v1.ExecSyncResponse;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.LinuxPodSandboxConfig;
 import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
 import io.cri4j.cri.v1.NamespaceMode;
@@ -264,12 +264,7 @@ public final class DemoAgent {
                             .setMetadata(ContainerMetadata.newBuilder().setName("demo"))
                             .setImage(ImageSpec.newBuilder().setImage(images.get(0)))
                             .addAllCommand(List.of("sleep", "3600"))
-                            .addEnvs(
-                                    KeyValue.newBuilder()
-                                            .setKey("DEMO_USER")
-                                            .setValue(
-                                                    com.google.protobuf.ByteString.copyFromUtf8(
-                                                            "node-engineer")))
+                            .addEnvs(CriEnv.of("DEMO_USER", "node-engineer"))
                             .build();
             containerId =
                     rt.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
