@@ -56,7 +56,8 @@ import java.util.regex.Pattern;
  *       "synchronizing plugin" to "connected and synchronized") with that many containers, for the
  *       cri4j plugin and for nri-logger, alternating, 5 times each.</li>
  *   <li>{@code rss CLI_JAR PLUGIN_DIR [JVM_FLAGS...]}: resident memory of an idle
- *       {@code cri4j nri-plugin} process, registered, after 10 s.</li>
+ *       {@code cri4j nri-plugin} process, registered, after 10 s; {@code
+ *       -Dcri4j.nri.pluginArgs="--metrics-address 127.0.0.1:0"} adds options to its command.</li>
  * </ul>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.NriBenchmark latency};
  * {@code -Dcri4j.nri.containerd=2.3} measures on containerd 2.3.4 (NRI v0.12) instead of 2.1.4.
@@ -415,6 +416,10 @@ public final class NriBenchmark {
                                 pluginDir.toString(),
                                 "--name",
                                 "rss"));
+                String extra = System.getProperty("cri4j.nri.pluginArgs", "").strip();
+                if (!extra.isEmpty()) {
+                    cmd.addAll(List.of(extra.split("\\s+")));
+                }
                 int before = containerd.nriPluginRegistrations("50-rss");
                 Process p =
                         new ProcessBuilder(cmd)
