@@ -8,6 +8,9 @@
  * Netty's native epoll transport is a module nothing requires: add it with
  * {@code --add-modules io.netty.transport.epoll.linux.x86_64} (or {@code ...linux.aarch_64}).
  */
+// "module": the qualified exports name cri4j modules built after this one, which javac reports
+// as not found while it compiles this one
+@SuppressWarnings("module")
 module io.cri4j.cri {
     requires transitive com.google.protobuf;
     requires transitive io.grpc;

@@ -7,6 +7,9 @@
  * {@code provides io.cri4j.hook.Hook with ...} (or lists the class in {@code META-INF/services} on the
  * class path).
  */
+// "module": the qualified exports name cri4j modules built after this one, which javac reports
+// as not found while it compiles this one
+@SuppressWarnings("module")
 module io.cri4j.hook {
     requires transitive io.cri4j.cri;
     requires io.grpc.protobuf;

@@ -92,9 +92,13 @@ public final class MemoryFootprint {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() {
             process.destroy();
-            process.waitFor(30, TimeUnit.SECONDS);
+            try {
+                process.waitFor(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -208,7 +212,7 @@ public final class MemoryFootprint {
                     Files.writeString(
                             tmp,
                             "{\"remote-endpoint\": \""
-                                    + dir.resolve("hook.sock")
+                                    + hookServer.socket()
                                     + "\", \"runtime-hooks\": [\"PreCreateContainer\"], \"timeout\": \""
                                     + (1 + i % 50)
                                     + "s\"}");

@@ -299,7 +299,7 @@ public final class NriBenchmark {
                                 .build()
                                 .start()) {
                     containerd.awaitNriPluginRegistrations(
-                            "20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
+                            p.fullName(), ++registrations, Duration.ofSeconds(30));
                 }
                 if (i > 0) {
                     empty.add(syncTime(containerd, "20-cri4j-noop"));
@@ -337,14 +337,15 @@ public final class NriBenchmark {
                                 .build()
                                 .start()) {
                     containerd.awaitNriPluginRegistrations(
-                            "20-cri4j-noop", ++registrations, Duration.ofSeconds(30));
+                            p.fullName(), ++registrations, Duration.ofSeconds(30));
                 }
                 long j = syncTime(containerd, "20-cri4j-noop");
+                String logger;
                 try (NriGoPlugin g =
                         NriGoPlugin.logger(containerd, 20, "-events", LOGGER_EVENT_NAMES)) {
-                    // started returns once containerd registered it
+                    logger = g.fullName(); // started returns once containerd registered it
                 }
-                long g = syncTime(containerd, "20-nri-logger");
+                long g = syncTime(containerd, logger);
                 if (i > 0) {
                     java.add(j);
                     go.add(g);

@@ -116,7 +116,7 @@ public final class NriHostBenchmark {
                     List.of(
                             new Target(
                                     "proxy + containerd 1.6",
-                                    CriEndpoint.unix(work.resolve("proxy.sock")),
+                                    proxy.listenEndpoint(),
                                     proxyNri,
                                     proxyRegistered,
                                     ctrd16),
@@ -261,11 +261,11 @@ public final class NriHostBenchmark {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() {
             rt.stopPodSandbox(StopPodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
             rt.removePodSandbox(
                     RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            channel.shutdownNow();
         }
     }
 

@@ -2,7 +2,6 @@ package io.cri4j.benchmarks;
 
 import com.sun.management.OperatingSystemMXBean;
 import io.cri4j.cri.CriChannels;
-import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
 import io.cri4j.cri.v1.ImageStatusRequest;
@@ -82,10 +81,8 @@ public final class ObservedPullBenchmark {
             List<ManagedChannel> channels =
                     List.of(
                             KubeletLikeChannels.newChannel(containerd.endpoint()),
-                            KubeletLikeChannels.newChannel(
-                                    CriEndpoint.unix(dir.resolve("plain.sock"))),
-                            KubeletLikeChannels.newChannel(
-                                    CriEndpoint.unix(dir.resolve("following.sock"))));
+                            KubeletLikeChannels.newChannel(plain.listenEndpoint()),
+                            KubeletLikeChannels.newChannel(following.listenEndpoint()));
             ManagedChannel admin = CriChannels.newChannel(containerd.endpoint());
             var images = ImageServiceGrpc.newBlockingStub(admin);
             PullImageRequest pull =
@@ -97,12 +94,11 @@ public final class ObservedPullBenchmark {
             long[][] ctrdCpu = new long[3][rounds];
             Random random = new Random(42);
             java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            java.util.Map<String, Long>[] byThread =
-                    new java.util.Map[] {
-                        new java.util.TreeMap<>(),
-                        new java.util.TreeMap<>(),
-                        new java.util.TreeMap<>()
-                    };
+            List<java.util.Map<String, Long>> byThread =
+                    List.of(
+                            new java.util.TreeMap<>(),
+                            new java.util.TreeMap<>(),
+                            new java.util.TreeMap<>());
             for (int i = -warmup;
                     i < rounds;
                     i++) { // warm-up rounds: JIT compiles every variant's code first
@@ -137,10 +133,11 @@ public final class ObservedPullBenchmark {
                                 long used =
                                         threads.getThreadCpuTime(t.getThreadId())
                                                 - thread0.getOrDefault(t.getThreadId(), 0L);
-                                byThread[v].merge(
-                                        t.getThreadName().replaceAll("[-#]?\\d+$", ""),
-                                        used,
-                                        Long::sum);
+                                byThread.get(v)
+                                        .merge(
+                                                t.getThreadName().replaceAll("[-#]?\\d+$", ""),
+                                                used,
+                                                Long::sum);
                             }
                         }
                     }
@@ -162,11 +159,11 @@ public final class ObservedPullBenchmark {
                     "per-round ratio following/not following " + ratios(wall[2], wall[1]));
             System.out.println(
                     "JVM threads' CPU per pull, by thread name (ms), not following -> following:");
-            java.util.Set<String> names2 = new java.util.TreeSet<>(byThread[1].keySet());
-            names2.addAll(byThread[2].keySet());
+            java.util.Set<String> names2 = new java.util.TreeSet<>(byThread.get(1).keySet());
+            names2.addAll(byThread.get(2).keySet());
             for (String n : names2) {
-                double a = byThread[1].getOrDefault(n, 0L) / 1e6 / rounds;
-                double b = byThread[2].getOrDefault(n, 0L) / 1e6 / rounds;
+                double a = byThread.get(1).getOrDefault(n, 0L) / 1e6 / rounds;
+                double b = byThread.get(2).getOrDefault(n, 0L) / 1e6 / rounds;
                 if (a >= 0.05 || b >= 0.05) {
                     System.out.printf(Locale.ROOT, "  %-36s %6.2f -> %6.2f%n", n, a, b);
                 }

@@ -17,6 +17,7 @@ import io.cri4j.proxy.CriProxy;
 import io.cri4j.testing.real.NriGoPlugin;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -85,9 +86,17 @@ public final class ProxyLatencyRatio {
 
         /** Closes what it started, then removes the directory (nri-logger's log included). */
         @Override
-        public void close() throws Exception {
-            for (AutoCloseable c : owned) {
-                c.close();
+        public void close() throws IOException {
+            try {
+                for (AutoCloseable c : owned) {
+                    c.close();
+                }
+            } catch (IOException | RuntimeException e) {
+                throw e;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                throw new IOException(e);
             }
             deleteTree(dir);
         }
@@ -111,7 +120,7 @@ public final class ProxyLatencyRatio {
                                 new Thread(
                                         () -> {
                                             try {
-                                                setup.close(); // stops nri-logger and gives back
+                                                closeSetup(setup); // stops nri-logger, gives back
                                                 // the NRI socket's link
                                             } catch (Exception e) {
                                                 System.err.println("closing: " + e);
@@ -460,5 +469,10 @@ public final class ProxyLatencyRatio {
                         })
                 .build()
                 .start();
+    }
+
+    /** Closes the setup from the shutdown hook of {@code serve}. */
+    private static void closeSetup(Setup setup) throws IOException {
+        setup.close();
     }
 }

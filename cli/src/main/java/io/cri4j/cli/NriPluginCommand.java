@@ -24,7 +24,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import sun.misc.Signal;
 
 /**
  * {@code cri4j nri-plugin}: the hooks found in plugin jars ({@code META-INF/services/io.cri4j.hook.Hook}
@@ -234,9 +233,7 @@ final class NriPluginCommand implements Callable<Integer> {
         }
         try (NriPlugin plugin = b.build()) {
             running = plugin;
-            Runnable stop = () -> new Thread(plugin::close, "cri4j-nri-plugin-stop").start();
-            Signal.handle(new Signal("TERM"), s -> stop.run());
-            Signal.handle(new Signal("INT"), s -> stop.run());
+            TermSignals.onTermination(plugin::close);
             try (MetricsServer m =
                     metrics.serve(() -> registered ? null : "not registered with the runtime")) {
                 if (m != null) {

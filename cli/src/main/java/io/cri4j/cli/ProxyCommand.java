@@ -264,15 +264,7 @@ final class ProxyCommand implements Callable<Integer> {
         }
         try (CriProxy p = b.build();
                 PullProgressServer s = http == null ? null : http.build()) {
-            Thread hook =
-                    new Thread(
-                            () -> {
-                                p.close();
-                                if (s != null) {
-                                    s.close();
-                                }
-                            },
-                            "cri4j-proxy-shutdown");
+            Thread hook = new Thread(() -> shutDown(p, s), "cri4j-proxy-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             p.start();
             proxy = p;
@@ -321,6 +313,14 @@ final class ProxyCommand implements Callable<Integer> {
             if (pluginLoader != null) {
                 pluginLoader.close();
             }
+        }
+    }
+
+    /** What SIGTERM does (a shutdown hook): the proxy and the progress server close. */
+    private static void shutDown(CriProxy p, PullProgressServer s) {
+        p.close();
+        if (s != null) {
+            s.close();
         }
     }
 }

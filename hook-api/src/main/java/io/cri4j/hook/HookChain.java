@@ -283,6 +283,8 @@ public final class HookChain implements AsyncHook, AutoCloseable {
          *
          * @param registry where to record
          */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;

@@ -665,6 +665,8 @@ public final class PullObserver implements AutoCloseable {
          * (followed now) into {@code registry}; without one nothing is recorded and Micrometer need
          * not be on the class path.
          */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;

@@ -91,6 +91,9 @@ public final class PullProgressJson {
         private final Map<String, String> lastImage = new HashMap<>();
         private final Map<String, Map<String, String>> lastLayers = new HashMap<>();
 
+        /** A new stream: its first snapshot of a pull gives a line for every layer. */
+        public Lines() {}
+
         /**
          * @param p the next snapshot
          * @return newline-terminated JSON lines; empty when nothing changed

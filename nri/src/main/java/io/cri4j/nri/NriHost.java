@@ -250,6 +250,8 @@ public final class NriHost implements HookProvider {
          * latency per event is recorded by the {@link io.cri4j.hook.HookChain} that runs them. Without
          * a registry nothing is recorded and Micrometer need not be on the class path.
          */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;

@@ -799,6 +799,8 @@ public final class CriProxy implements AutoCloseable {
          * cri4j_hook_chain_duration_seconds}, chain {@code cri4j-proxy}) into {@code registry};
          * without one nothing is recorded and Micrometer need not be on the class path.
          */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;

@@ -491,6 +491,8 @@ public final class StreamingServer implements AutoCloseable {
          * {@code cri4j_streaming_tokens} into {@code registry}; without one nothing is recorded and
          * Micrometer need not be on the class path.
          */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = java.util.Objects.requireNonNull(registry, "registry");
             return this;

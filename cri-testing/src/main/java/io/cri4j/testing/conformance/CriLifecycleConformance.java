@@ -49,6 +49,9 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class CriLifecycleConformance {
 
+    /** For a subclass that names the runtime under test. */
+    protected CriLifecycleConformance() {}
+
     /** Codes a runtime may answer for a state conflict: FAILED_PRECONDITION (fake, CRI-O) or UNKNOWN (containerd). */
     protected static final Set<Status.Code> STATE_CONFLICT =
             Set.of(Status.Code.FAILED_PRECONDITION, Status.Code.UNKNOWN);

@@ -16,6 +16,9 @@ import java.util.stream.Collectors;
  */
 public final class CallLog {
 
+    /** A fake's log, empty; a test reaches it through {@code FakeCriServer.calls()}. */
+    CallLog() {}
+
     private final List<RecordedCall> calls = new ArrayList<>();
 
     private long sequence;

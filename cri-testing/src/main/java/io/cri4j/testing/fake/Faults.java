@@ -21,6 +21,9 @@ import java.util.Objects;
  */
 public final class Faults {
 
+    /** A fake's rules, empty; a test reaches them through {@code FakeCriServer.faults()}. */
+    Faults() {}
+
     /** What a matching rule does to a call. */
     enum Kind {
         FAIL,
