@@ -19,8 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * are queued and written by one drain task on the event loop, which writes all frames queued by
  * then and flushes once, so a writer that is ahead of the event loop costs one task, one wake-up
  * and one (gathering) socket write per batch instead of per frame. After queueing, a writer waits
- * while the channel is not writable, so a fast producer cannot queue unbounded memory for a slow
- * client. The connection handler calls {@link #changed()} from {@code channelWritabilityChanged}
+ * while the channel is not writable or more than {@link #QUEUE_HIGH} bytes wait for the drain, so a
+ * fast producer cannot queue unbounded memory for a slow client (at most about 1.5 MiB per
+ * connection with the 1 MiB high mark of the channels' outbound buffers). The connection handler calls {@link #changed()} from {@code channelWritabilityChanged}
  * and {@code channelInactive}.
  *
  * <p>Order: frames of one writer go out in the order written, and before anything the same thread
