@@ -1,5 +1,8 @@
 package io.cri4j.proxy;
 
+import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.MoreExecutors;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
@@ -23,6 +26,7 @@ import io.cri4j.proxy.internal.ProxyHooks;
 import io.cri4j.proxy.internal.ProxyTransport;
 import io.cri4j.proxy.internal.PullObserving;
 import io.cri4j.proxy.internal.RelayMetrics;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -102,7 +106,8 @@ public final class CriProxy implements AutoCloseable {
     private final CheckpointStore store = new CheckpointStore();
     private final AtomicReference<CompletableFuture<Boolean>> probing = new AtomicReference<>();
     private HookConfigDirectory configDir;
-    private ProxyHooks hooks;
+    private volatile ProxyHooks hooks;
+    private volatile RuntimeFeatures features = RuntimeFeatures.ALL;
     private final List<HookProvider> startedProviders = new ArrayList<>();
 
     /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
@@ -255,19 +260,75 @@ public final class CriProxy implements AutoCloseable {
             io.cri4j.proxy.internal.MeterRegistries.bind(chain, config.meterRegistry);
         }
         HookChain hookChain = chain.build();
+        features = backendFeatures();
         hooks =
                 new ProxyHooks(
                         hookChain,
                         store,
                         backend,
                         this::hooksApply,
-                        backendFeatures(),
+                        features,
                         DeviceNodes.system());
         hooks.start();
+        watchBackend(backend.getState(false));
         for (HookProvider p : providers) {
             p.start(hooks);
             startedProviders.add(p);
         }
+    }
+
+    /**
+     * Each time the proxy's channel to the backend is ready again after it was not (the runtime
+     * restarted: it may be another version now, or another runtime on the same socket), reads what
+     * it honours again; the hooks' adjustments of later requests follow it. The channel reconnects
+     * when the hooks' exit follower asks the backend again, within a second or two of its return.
+     */
+    private void watchBackend(ConnectivityState seen) {
+        if (seen == ConnectivityState.SHUTDOWN) {
+            return;
+        }
+        backend.notifyWhenStateChanged(
+                seen,
+                () -> {
+                    ConnectivityState now = backend.getState(false);
+                    if (now == ConnectivityState.READY && seen != ConnectivityState.READY) {
+                        rereadFeatures();
+                    }
+                    watchBackend(now);
+                });
+    }
+
+    private void rereadFeatures() {
+        Futures.addCallback(
+                RuntimeServiceGrpc.newFutureStub(backend)
+                        .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
+                        .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance()),
+                new FutureCallback<io.cri4j.cri.v1.VersionResponse>() {
+                    @Override
+                    public void onSuccess(io.cri4j.cri.v1.VersionResponse v) {
+                        RuntimeFeatures now =
+                                RuntimeFeatures.detect(v.getRuntimeName(), v.getRuntimeVersion());
+                        RuntimeFeatures before = features;
+                        ProxyHooks h = hooks;
+                        if (h != null && !now.equals(before)) {
+                            features = now;
+                            LOG.info(
+                                    "the backend is {} now (was {}): CDI devices {}, hugepage"
+                                            + " limits {}",
+                                    now.runtime(),
+                                    before.runtime(),
+                                    now.cdiDevices() ? "honoured" : "dropped",
+                                    now.hugepageLimits() ? "honoured" : "dropped");
+                            h.backendChanged(now);
+                        }
+                    }
+
+                    @Override
+                    public void onFailure(Throwable t) {
+                        LOG.debug("could not read the backend's version again: {}", t.toString());
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 
     /**

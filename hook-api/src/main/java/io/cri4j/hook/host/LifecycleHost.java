@@ -209,9 +209,9 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
     private final HookChain chain;
     private final Runtime runtime;
     private final String runtimeName;
-    private final String runtimeVersion;
+    private volatile String runtimeVersion;
     private final DeviceNodes devices;
-    private final CriAdjuster adjuster;
+    private volatile CriAdjuster adjuster;
     private final Duration registrationTimeout;
     private final Duration requestTimeout;
     private final Predicate<PodSandbox> unhooked;
@@ -301,6 +301,20 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
     @Override
     public String runtimeVersion() {
         return runtimeVersion;
+    }
+
+    /**
+     * The runtime behind the host changed (upgraded, or another one answers on its socket now):
+     * requests from now on are adjusted for what {@code features} says it honours, and hooks that
+     * register from now on are told {@code version}. Hooks registered before keep the version they
+     * were configured with, as NRI plugins do when a runtime is upgraded under them.
+     *
+     * @param version the runtime's version, as {@link Builder#runtimeName} took it
+     * @param features what it honours
+     */
+    public void runtimeChanged(String version, RuntimeFeatures features) {
+        this.adjuster = CriAdjuster.create(devices, Objects.requireNonNull(features, "features"));
+        this.runtimeVersion = Objects.requireNonNull(version, "version");
     }
 
     @Override

@@ -93,7 +93,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     private final Channel backend;
     private final Function<MethodDescriptor<?, ?>, CompletionStage<Boolean>> applies;
     private final DeviceNodes devices;
-    private final CriAdjuster adjuster;
+    private volatile CriAdjuster adjuster;
     private final Map<String, NriPod> nriPods = new ConcurrentHashMap<>();
     private final ContainerExits exits;
 
@@ -129,6 +129,15 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                         .unhooked(p -> "true".equals(p.getLabelsMap().get(SKIP_LABEL)))
                         .build();
         this.exits = new ContainerExits(backend, host, this::exited);
+    }
+
+    /**
+     * The backend changed (it came back after an outage as another version, or another runtime
+     * now answers on its socket): what it honours is read again, for the requests from now on.
+     */
+    public void backendChanged(RuntimeFeatures features) {
+        this.adjuster = CriAdjuster.create(devices, features);
+        host.runtimeChanged(features.runtime(), features);
     }
 
     /**
