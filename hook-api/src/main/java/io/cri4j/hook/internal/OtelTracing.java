@@ -13,7 +13,6 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -145,13 +144,6 @@ final class OtelTracing implements Tracing {
     @Override
     public Executor wrap(Executor executor) {
         return Context.taskWrapping(executor);
-    }
-
-    @Override
-    public void inject(Object span, BiConsumer<String, String> headers) {
-        if (span != null) {
-            W3C.inject((Context) span, headers, (h, k, v) -> h.accept(k, v));
-        }
     }
 
     @Override

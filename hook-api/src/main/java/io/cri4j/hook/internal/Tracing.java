@@ -95,9 +95,6 @@ public interface Tracing {
         return executor;
     }
 
-    /** Adds the W3C trace context of {@code span} to {@code headers} (nothing for null). */
-    default void inject(Object span, java.util.function.BiConsumer<String, String> headers) {}
-
     /** The context of a W3C trace context read from {@code header}; null when it has none. */
     default Object extract(java.util.function.Function<String, String> header) {
         return null;
