@@ -13,6 +13,8 @@ module io.cri4j.testing {
     requires com.google.gson;
     requires java.net.http;
     requires org.slf4j;
+    // optional: only a fake given a registry records its hooks into it
+    requires static micrometer.core;
 
     exports io.cri4j.testing.conformance;
     exports io.cri4j.testing.fake;

@@ -17,6 +17,9 @@ module io.cri4j.hook {
     requires org.slf4j;
     // optional: only a chain given a registry records into it
     requires static micrometer.core;
+    // optional: only a chain given an OpenTelemetry records spans into it
+    requires static io.opentelemetry.api;
+    requires static io.opentelemetry.context;
 
     exports io.cri4j.hook;
     exports io.cri4j.hook.host;
@@ -25,9 +28,10 @@ module io.cri4j.hook {
     exports io.cri4j.nri.api;
 
     // how an interceptor's failure becomes a status, and the blocking-interceptor adapter, which
-    // the proxy's chain runner uses
+    // the proxy's chain runner uses; the spans the proxy and the NRI module record (Tracing)
     exports io.cri4j.hook.internal to
-            io.cri4j.proxy;
+            io.cri4j.proxy,
+            io.cri4j.nri;
 
     uses io.cri4j.hook.Hook;
     uses io.cri4j.hook.AsyncHook;

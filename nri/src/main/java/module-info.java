@@ -12,6 +12,8 @@ module io.cri4j.nri {
     requires org.slf4j;
     // optional: only a plugin or host given a registry records into it
     requires static micrometer.core;
+    // optional: only a plugin given an OpenTelemetry records spans into it
+    requires static io.opentelemetry.api;
 
     exports io.cri4j.nri;
 

@@ -17,6 +17,8 @@ module io.cri4j.proxy {
     requires org.slf4j;
     // optional: only a proxy given a registry records into it
     requires static micrometer.core;
+    // optional: only a proxy given an OpenTelemetry records spans into it
+    requires static io.opentelemetry.api;
 
     exports io.cri4j.proxy;
 }

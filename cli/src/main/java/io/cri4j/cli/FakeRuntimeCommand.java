@@ -94,6 +94,9 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                         .listen(listen)
                         .streamingAddress(host, port)
                         .pullRate(pullRate);
+        if (metrics.registry != null) {
+            b.meterRegistry(metrics.registry); // its hooks' (NRI plugins') latency and outcomes
+        }
         if (nriSocket != null) {
             io.cri4j.nri.NriHost.Builder nri =
                     io.cri4j.nri.NriHost.builder(

@@ -3,6 +3,7 @@ package io.cri4j.hook;
 import io.cri4j.hook.internal.ContainerMerge;
 import io.cri4j.hook.internal.HookMetrics;
 import io.cri4j.hook.internal.PodMerge;
+import io.cri4j.hook.internal.Tracing;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.LinuxResources;
@@ -109,6 +110,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     private final Map<CompletableFuture<?>, Runnable> inflight = new ConcurrentHashMap<>();
 
     private final HookMetrics metrics;
+    private final Tracing tracing;
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean shutDown = new AtomicBoolean();
@@ -122,6 +124,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         this.pinnedEvents = b.events == null ? null : Set.copyOf(b.events);
         this.validateAdjustments = b.validateAdjustments;
         this.metrics = HookMetrics.of(b.meterRegistry);
+        this.tracing = Tracing.of(b.openTelemetry, "io.cri4j.hook");
         int n = CHAINS.incrementAndGet();
         this.workers =
                 new ThreadPoolExecutor(
@@ -163,6 +166,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         private boolean validateAdjustments = true;
         private Set<HookEvent> events;
         private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
+        private Object openTelemetry; // an OpenTelemetry; typed Object so the API stays optional
 
         private Builder() {}
 
@@ -287,6 +291,27 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Records a span of each event through the chain ({@code hooks CreateContainer}, ...,
+         * attributes {@code cri4j.hook.chain}, {@code cri4j.hook.event}, {@code
+         * cri4j.hook.outcome}) with a child span per hook called ({@code hook CreateContainer},
+         * attributes {@code cri4j.hook.name}, the event, the outcome as in the metrics, and {@code
+         * cri4j.hook.ignored} for a failure its Ignore policy let pass). The event's span is a
+         * child of the context current when the chain is called (a host's span of the call). While
+         * a hook runs its span is current, for OpenTelemetry and for the gRPC calls of a {@link
+         * RemoteRuntimeHook}, which send it as W3C trace context ({@code traceparent}); a blocking
+         * hook's worker runs in it too. Without one nothing is recorded and the OpenTelemetry API
+         * need not be on the class path.
+         *
+         * @param openTelemetry where the tracer comes from (scope {@code io.cri4j.hook})
+         */
+        // the OpenTelemetry API is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+            this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
             return this;
         }
 
@@ -442,7 +467,8 @@ public final class HookChain implements AsyncHook, AutoCloseable {
     }
 
     private Entry newEntry(Object h, boolean isProvided) {
-        AsyncHook hook = h instanceof AsyncHook a ? a : Hooks.async((Hook) h, workers);
+        AsyncHook hook =
+                h instanceof AsyncHook a ? a : Hooks.async((Hook) h, tracing.wrap(workers));
         String n = Objects.requireNonNull(hook.name(), "hook name");
         if (n.isBlank()) {
             throw new IllegalArgumentException("hook " + h + " has a blank name");
@@ -672,14 +698,39 @@ public final class HookChain implements AsyncHook, AutoCloseable {
             String operation,
             HookEvent event,
             Supplier<CompletionStage<T>> invoke,
-            Function<T, String> check) {
+            Function<T, String> check,
+            Object parentSpan) {
         return e.ready.thenCompose(
                 ok -> {
                     if (!ok) {
                         return CompletableFuture.completedFuture(Optional.<T>empty());
                     }
+                    Object span =
+                            parentSpan == null
+                                    ? null
+                                    : tracing.start(
+                                            parentSpan,
+                                            "hook " + operation,
+                                            Tracing.Kind.INTERNAL,
+                                            "cri4j.hook.chain",
+                                            name,
+                                            "cri4j.hook.name",
+                                            e.name,
+                                            "cri4j.hook.event",
+                                            operation);
+                    Supplier<CompletionStage<T>> traced =
+                            span == null
+                                    ? invoke
+                                    : () -> {
+                                        Tracing.Scope scope = tracing.open(span);
+                                        try {
+                                            return invoke.get();
+                                        } finally {
+                                            scope.close();
+                                        }
+                                    };
                     long t0 = metrics.enabled() ? System.nanoTime() : 0;
-                    return call(e, operation, event, invoke)
+                    return call(e, operation, event, traced)
                             .handle(
                                     (v, t) -> {
                                         Throwable failure = t == null ? null : unwrap(t);
@@ -700,6 +751,9 @@ public final class HookChain implements AsyncHook, AutoCloseable {
                                         if (metrics.enabled()) {
                                             recordHook(e, event, t0, v, failure);
                                         }
+                                        if (span != null) {
+                                            endHookSpan(span, e, v, failure);
+                                        }
                                         if (failure == null) {
                                             return Optional.ofNullable(v);
                                         }
@@ -714,6 +768,15 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         metrics.hook(name, e.name, ev, System.nanoTime() - t0, outcome);
         if (failure != null && e.policy.failurePolicy() == FailurePolicy.IGNORE && !closed.get()) {
             metrics.ignored(name, e.name, ev, outcome);
+        }
+    }
+
+    private void endHookSpan(Object span, Entry e, Object v, Throwable failure) {
+        String outcome = failure == null ? HookMetrics.answered(v) : HookMetrics.failure(failure);
+        if (failure != null && e.policy.failurePolicy() == FailurePolicy.IGNORE && !closed.get()) {
+            tracing.end(span, failure, "cri4j.hook.outcome", outcome, "cri4j.hook.ignored", "true");
+        } else {
+            tracing.end(span, failure, "cri4j.hook.outcome", outcome);
         }
     }
 
@@ -788,18 +851,36 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         String operation = event == null ? "Synchronize" : event.displayName();
         CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
         List<Entry> called = event == null ? entries : subscribed(entries, event);
-        if (!metrics.enabled() || called.isEmpty()) {
-            return inOrderBody(called, event, operation, invoke, check, take, seq);
+        if ((!metrics.enabled() && !tracing.enabled()) || called.isEmpty()) {
+            return inOrderBody(called, event, operation, invoke, check, take, seq, null);
         }
+        Object span =
+                tracing.enabled()
+                        ? tracing.start(
+                                null,
+                                "hooks " + operation,
+                                Tracing.Kind.INTERNAL,
+                                "cri4j.hook.chain",
+                                name,
+                                "cri4j.hook.event",
+                                operation)
+                        : null;
         long t0 = System.nanoTime();
-        return inOrderBody(called, event, operation, invoke, check, take, seq)
+        return inOrderBody(called, event, operation, invoke, check, take, seq, span)
                 .whenComplete(
-                        (x, t) ->
-                                metrics.chain(
-                                        name,
-                                        operation,
-                                        System.nanoTime() - t0,
-                                        t == null ? HookMetrics.OK : HookMetrics.failure(t)));
+                        (x, t) -> {
+                            String outcome = t == null ? HookMetrics.OK : HookMetrics.failure(t);
+                            if (metrics.enabled()) {
+                                metrics.chain(name, operation, System.nanoTime() - t0, outcome);
+                            }
+                            if (span != null) {
+                                tracing.end(
+                                        span,
+                                        t == null ? null : unwrap(t),
+                                        "cri4j.hook.outcome",
+                                        outcome);
+                            }
+                        });
     }
 
     private <T> CompletableFuture<Void> inOrderBody(
@@ -809,10 +890,19 @@ public final class HookChain implements AsyncHook, AutoCloseable {
             Function<Entry, CompletionStage<T>> invoke,
             Function<T, String> check,
             BiConsumer<Entry, T> take,
-            CompletableFuture<Void> seq) {
+            CompletableFuture<Void> seq,
+            Object span) {
         for (Entry e : entries) {
             seq =
-                    seq.thenCompose(x -> guarded(e, operation, event, () -> invoke.apply(e), check))
+                    seq.thenCompose(
+                                    x ->
+                                            guarded(
+                                                    e,
+                                                    operation,
+                                                    event,
+                                                    () -> invoke.apply(e),
+                                                    check,
+                                                    span))
                             .thenAccept(answer -> answer.ifPresent(v -> take.accept(e, v)));
         }
         return seq;

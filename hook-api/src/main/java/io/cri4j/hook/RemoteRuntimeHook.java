@@ -5,6 +5,7 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.internal.UnaryCalls;
 import io.cri4j.hook.extended.v1alpha1.ExtendedRuntimeHookServiceGrpc;
 import io.cri4j.hook.internal.Koordinator;
+import io.cri4j.hook.internal.Tracing;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.ContainerResourceHookResponse;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
@@ -17,10 +18,14 @@ import io.cri4j.nri.api.LinuxContainerUpdate;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
+import io.grpc.stub.MetadataUtils;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -51,6 +56,10 @@ import org.slf4j.LoggerFactory;
  * <p>Policy from the config: its {@code index}, {@code timeout} and {@code failure-policy}; every
  * call has the timeout as its gRPC deadline. Never blocks: answers complete on the channel's
  * transport thread. Owns a channel (connected lazily): close it.
+ *
+ * <p>Called by a {@link HookChain} that records spans ({@link HookChain.Builder#openTelemetry}),
+ * every call carries the hook's span as W3C trace context in the gRPC metadata ({@code
+ * traceparent}, {@code tracestate}), so the hook server's own traces join the CRI call's.
  */
 public final class RemoteRuntimeHook implements AsyncHook, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteRuntimeHook.class);
@@ -273,8 +282,9 @@ public final class RemoteRuntimeHook implements AsyncHook, AutoCloseable {
             }
         }
         CompletableFuture<Void> seq = CompletableFuture.completedFuture(null);
+        Metadata trace = Tracing.TRACE_HEADERS.get(); // later calls complete on other threads
         for (HookPoint p : todo) {
-            seq = seq.thenCompose(x -> call(p, req.apply(p)).thenApply(r -> null));
+            seq = seq.thenCompose(x -> call(p, req.apply(p), trace).thenApply(r -> null));
         }
         return seq;
     }
@@ -284,8 +294,18 @@ public final class RemoteRuntimeHook implements AsyncHook, AutoCloseable {
      * executor hop). Cancelling the future cancels the call.
      */
     private <Q, R> CompletableFuture<R> call(HookPoint point, Q request) {
+        return call(point, request, Tracing.TRACE_HEADERS.get());
+    }
+
+    /** {@link #call(HookPoint, Object)} with the W3C trace context of a traced hook call. */
+    private <Q, R> CompletableFuture<R> call(HookPoint point, Q request, Metadata trace) {
+        Channel ch =
+                trace == null
+                        ? channel
+                        : ClientInterceptors.intercept(
+                                channel, MetadataUtils.newAttachHeadersInterceptor(trace));
         ClientCall<Q, R> call =
-                channel.newCall(
+                ch.newCall(
                         method(point),
                         CallOptions.DEFAULT
                                 .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)

@@ -101,6 +101,10 @@ public final class NriPlugin implements AutoCloseable {
         private Listener listener = new Listener() {};
         private Map<String, String> env = System.getenv();
         private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
+        private Object openTelemetry; // an OpenTelemetry; typed Object so the API stays optional
+
+        private java.util.concurrent.atomic.AtomicReference<java.util.concurrent.Executor>
+                workerDispatch;
 
         private Builder(AsyncHook hook, ExecutorService worker) {
             this.hook = hook;
@@ -212,15 +216,33 @@ public final class NriPlugin implements AutoCloseable {
         }
 
         /**
-         * Records {@code cri4j_nri_plugin_registered}, {@code cri4j_nri_plugin_registrations_total}
-         * and {@code cri4j_nri_plugin_disconnections_total} (tag {@code plugin}: the full name)
-         * into {@code registry}; without one nothing is recorded and Micrometer need not be on the
-         * class path.
+         * Records {@code cri4j_nri_plugin_registered}, {@code cri4j_nri_plugin_registrations_total},
+         * {@code cri4j_nri_plugin_disconnections_total}, each request's time by method and outcome
+         * ({@code cri4j_nri_plugin_request_duration_seconds}) and the pods and containers of each
+         * {@code Synchronize} request ({@code cri4j_nri_plugin_synchronize_size_objects}, tag
+         * {@code kind}), tagged {@code plugin} with the full name, into {@code registry}; without
+         * one nothing is recorded and Micrometer need not be on the class path.
          */
         // Micrometer is an optional module (requires static): whoever calls this has it
         @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Records a {@code SERVER} span of each request of the runtime ({@code
+         * nri.pkg.api.v1alpha1.Plugin/CreateContainer}, ...; attributes {@code rpc.method}, {@code
+         * cri4j.nri.plugin}, {@code cri4j.nri.outcome}), continuing the W3C trace context
+         * ({@code traceparent}) in the request's ttrpc metadata when the runtime sends one. The
+         * hook runs in that span, so a {@link io.cri4j.hook.HookChain} given the same
+         * OpenTelemetry records its events under it. Without one nothing is recorded and the
+         * OpenTelemetry API need not be on the class path.
+         */
+        // the OpenTelemetry API is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+            this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
             return this;
         }
 
@@ -275,6 +297,11 @@ public final class NriPlugin implements AutoCloseable {
         this.unserved = Set.copyOf(u);
         Listener l = b.listener;
         NriMeters meters = NriMeters.plugin(b.meterRegistry, fullName);
+        io.cri4j.hook.internal.Tracing tracing =
+                io.cri4j.hook.internal.Tracing.of(b.openTelemetry, "io.cri4j.nri");
+        if (b.workerDispatch != null) {
+            b.workerDispatch.set(tracing.wrap(b.worker));
+        }
         this.runner =
                 new PluginRunner(
                         new PluginRunner.Settings(
@@ -302,7 +329,9 @@ public final class NriPlugin implements AutoCloseable {
                                         l.disconnected(cause);
                                     }
                                 },
-                                b.worker));
+                                b.worker,
+                                tracing,
+                                meters));
     }
 
     /**
@@ -332,7 +361,12 @@ public final class NriPlugin implements AutoCloseable {
                             t.setDaemon(true);
                             return t;
                         });
-        return new Builder(Hooks.async(hook, worker), worker);
+        // the plugin runs the hook's calls in its span of the request when it records spans
+        java.util.concurrent.atomic.AtomicReference<java.util.concurrent.Executor> run =
+                new java.util.concurrent.atomic.AtomicReference<>(worker);
+        Builder b = new Builder(Hooks.async(hook, task -> run.get().execute(task)), worker);
+        b.workerDispatch = run;
+        return b;
     }
 
     /**

@@ -19,6 +19,7 @@ import io.cri4j.hook.RemoteRuntimeHook;
 import io.cri4j.hook.host.DeviceNodes;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.hook.host.RuntimeFeatures;
+import io.cri4j.hook.internal.Tracing;
 import io.cri4j.imagepull.PullObserver;
 import io.cri4j.proxy.internal.CheckpointStore;
 import io.cri4j.proxy.internal.InterceptedService;
@@ -217,7 +218,12 @@ public final class CriProxy implements AutoCloseable {
         if (config.pullObserver != null) {
             methods.addAll(PullObserving.localMethods()); // answered here, not relayed
         }
-        InterceptedService intercepted = new InterceptedService(backend, chain, methods);
+        InterceptedService intercepted =
+                new InterceptedService(
+                        backend,
+                        chain,
+                        methods,
+                        Tracing.of(config.openTelemetry, "io.cri4j.proxy"));
         try {
             // everything else is relayed as HTTP/2 frames on the transport thread
             transport.start(intercepted, config.socketMode);
@@ -258,6 +264,9 @@ public final class CriProxy implements AutoCloseable {
                         .provided(new ProvidedHooks(providers, fixed, configDir));
         if (config.meterRegistry != null) {
             io.cri4j.proxy.internal.MeterRegistries.bind(chain, config.meterRegistry);
+        }
+        if (config.openTelemetry != null) {
+            io.cri4j.proxy.internal.MeterRegistries.bindTracing(chain, config.openTelemetry);
         }
         HookChain hookChain = chain.build();
         features = backendFeatures();
@@ -705,6 +714,7 @@ public final class CriProxy implements AutoCloseable {
         private int ioThreads = 1;
         private PullObserver pullObserver;
         private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
+        private Object openTelemetry; // an OpenTelemetry; typed Object so the API stays optional
 
         private Builder() {}
 
@@ -864,6 +874,29 @@ public final class CriProxy implements AutoCloseable {
         @SuppressWarnings("exports")
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Records a span of each intercepted call (a {@code SERVER} span named after the gRPC
+         * method, {@code runtime.v1.RuntimeService/CreateContainer}, with {@code rpc.system},
+         * {@code rpc.service}, {@code rpc.method} and {@code rpc.grpc.status_code}), whose parent
+         * is the W3C trace context ({@code traceparent}) in the client's metadata when it sends
+         * one; under it the call to the runtime (a {@code CLIENT} span of the same name) and the
+         * hooks' spans ({@link io.cri4j.hook.HookChain.Builder#openTelemetry}, chain {@code
+         * cri4j-proxy}; Koordinator hook servers get the hook's span as {@code traceparent}). The
+         * interceptors run in the call's span. Calls no interceptor or hook wants are relayed as
+         * frames and get no span; the client's headers, {@code traceparent} included, reach the
+         * runtime unchanged. Without one nothing is recorded and the OpenTelemetry API need not be
+         * on the class path.
+         *
+         * @param openTelemetry where the tracer comes from (scopes {@code io.cri4j.proxy} and
+         *     {@code io.cri4j.hook})
+         */
+        // the OpenTelemetry API is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+            this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
             return this;
         }
 

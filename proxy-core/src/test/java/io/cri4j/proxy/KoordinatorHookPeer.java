@@ -57,6 +57,7 @@ final class KoordinatorHookPeer implements AutoCloseable {
     private final Path log;
     private final OutputStream commands;
     private final Map<String, List<JsonObject>> calls = new java.util.LinkedHashMap<>();
+    private final Map<String, List<String>> traceparents = new java.util.HashMap<>();
     private final Set<Integer> acked = new java.util.HashSet<>();
     private boolean listening;
     private boolean exited;
@@ -154,6 +155,14 @@ final class KoordinatorHookPeer implements AutoCloseable {
         return calls.get(method).get(n - 1);
     }
 
+    /**
+     * The W3C {@code traceparent} metadata of the calls of {@code method} so far, oldest first (null
+     * for a call without one).
+     */
+    synchronized List<String> traceparents(String method) {
+        return new ArrayList<>(traceparents.getOrDefault(method, List.of()));
+    }
+
     /** Every method that was called, in the order of their first call. */
     synchronized List<String> methodsCalled() {
         return List.copyOf(calls.keySet());
@@ -200,11 +209,19 @@ final class KoordinatorHookPeer implements AutoCloseable {
                     switch (o.get("event").getAsString()) {
                         case "listening" -> listening = true;
                         case "ok" -> acked.add(o.get("seq").getAsInt());
-                        case "call" ->
-                                calls.computeIfAbsent(
-                                                o.get("method").getAsString(),
-                                                k -> new ArrayList<>())
-                                        .add(o.getAsJsonObject("request"));
+                        case "call" -> {
+                            calls.computeIfAbsent(
+                                            o.get("method").getAsString(), k -> new ArrayList<>())
+                                    .add(o.getAsJsonObject("request"));
+                            traceparents
+                                    .computeIfAbsent(
+                                            o.get("method").getAsString(), k -> new ArrayList<>())
+                                    .add(
+                                            o.has("traceparent")
+                                                            && !o.get("traceparent").isJsonNull()
+                                                    ? o.get("traceparent").getAsString()
+                                                    : null);
+                        }
                         default -> {}
                     }
                     notifyAll();

@@ -75,6 +75,43 @@ class ProxyMetricsIT extends ProxyTestBase {
     }
 
     @Test
+    void theRelaysConnectionsToTheRuntimeAreCountedAsTheyComeAndGo() throws Exception {
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
+                startProxy(CriProxy.builder().meterRegistry(registry));
+        stub.version(VersionRequest.getDefaultInstance());
+        assertThat(registry.find("cri4j.proxy.backend.connections").gauge().value()).isEqualTo(1);
+
+        backend.close(); // the runtime goes away (GOAWAY) under an open relay connection
+        awaitValue(() -> registry.find("cri4j.proxy.backend.connections").gauge().value(), 0);
+        assertThat(registry.find("cri4j.proxy.backend.connections.lost").counter().count())
+                .isEqualTo(1);
+        assertThatThrownBy(() -> stub.version(VersionRequest.getDefaultInstance()))
+                .isInstanceOf(StatusRuntimeException.class)
+                .hasMessageContaining("UNAVAILABLE");
+        assertThat(registry.find("cri4j.proxy.backend.connect.failures").counter().count())
+                .isGreaterThanOrEqualTo(1);
+
+        backend = new TestBackend(dir.resolve("backend.sock"), false).start();
+        stub.version(VersionRequest.getDefaultInstance());
+        assertThat(registry.find("cri4j.proxy.backend.connections").gauge().value()).isEqualTo(1);
+
+        client.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        awaitValue(() -> registry.find("cri4j.proxy.backend.connections").gauge().value(), 0);
+        assertThat(registry.find("cri4j.proxy.backend.connections.lost").counter().count())
+                .as("closed by the proxy when its client left: not a loss")
+                .isEqualTo(1);
+    }
+
+    private static void awaitValue(java.util.function.DoubleSupplier v, double want)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (v.getAsDouble() != want && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(v.getAsDouble()).isEqualTo(want);
+    }
+
+    @Test
     void hookedCallsAndTheirHooksAreRecorded() throws Exception {
         Hook env =
                 new Hook() {

@@ -75,6 +75,16 @@ public final class StreamingServer implements AutoCloseable {
     private volatile InetSocketAddress address;
     private final AtomicInteger state = new AtomicInteger(); // 0 new, 1 started, 2 closed
 
+    /** Caches {@code request} for its URL; a full cache is recorded and fails. */
+    private String token(Object request) {
+        try {
+            return cache.insert(request);
+        } catch (io.grpc.StatusRuntimeException e) {
+            sessions.meters().tokenRejected("cache_full");
+            throw e;
+        }
+    }
+
     private StreamingServer(Builder b) {
         this.b = b;
         this.cache = new RequestCache(b.tokenTtl, b.maxInFlight);
@@ -296,7 +306,7 @@ public final class StreamingServer implements AutoCloseable {
             throw invalid("one of stdin, stdout, or stderr must be set");
         }
         return ExecResponse.newBuilder()
-                .setUrl(url(StreamKind.EXEC, cache.insert(requireRunning(req))))
+                .setUrl(url(StreamKind.EXEC, token(requireRunning(req))))
                 .build();
     }
 
@@ -313,7 +323,7 @@ public final class StreamingServer implements AutoCloseable {
             throw invalid("one of stdin, stdout, and stderr must be set");
         }
         return AttachResponse.newBuilder()
-                .setUrl(url(StreamKind.ATTACH, cache.insert(requireRunning(req))))
+                .setUrl(url(StreamKind.ATTACH, token(requireRunning(req))))
                 .build();
     }
 
@@ -329,7 +339,7 @@ public final class StreamingServer implements AutoCloseable {
             }
         }
         return PortForwardResponse.newBuilder()
-                .setUrl(url(StreamKind.PORT_FORWARD, cache.insert(requireRunning(req))))
+                .setUrl(url(StreamKind.PORT_FORWARD, token(requireRunning(req))))
                 .build();
     }
 
@@ -487,9 +497,11 @@ public final class StreamingServer implements AutoCloseable {
 
         /**
          * Records {@code cri4j_streaming_sessions_total{kind,transport,protocol}}, {@code
-         * cri4j_streaming_sessions_active}, {@code cri4j_streaming_sessions_rejected_total} (429) and
-         * {@code cri4j_streaming_tokens} into {@code registry}; without one nothing is recorded and
-         * Micrometer need not be on the class path.
+         * cri4j_streaming_sessions_active}, {@code cri4j_streaming_sessions_rejected_total} (429),
+         * {@code cri4j_streaming_tokens} and {@code cri4j_streaming_token_rejections_total{reason}}
+         * ({@code cache_full}: a {@code get*} refused; {@code unknown}: a request with a token not
+         * in the cache, 404) into {@code registry}; without one nothing is recorded and Micrometer
+         * need not be on the class path.
          */
         // Micrometer is an optional module (requires static): whoever calls this has it
         @SuppressWarnings("exports")

@@ -1,6 +1,7 @@
 package io.cri4j.streaming;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cri4j.cri.v1.AttachRequest;
 import io.cri4j.cri.v1.ExecRequest;
@@ -325,6 +326,48 @@ class StreamingServerAbuseIT {
                                     .count())
                     .isEqualTo(1);
             assertThat(registry.find("cri4j.streaming.sessions.active").gauge().value())
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
+    void refusedStreamingUrlsAreRecordedByReason() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        try (StreamingServer s =
+                StreamingServer.builder(new TestRuntime())
+                        .maxInFlight(1)
+                        .meterRegistry(registry)
+                        .build()
+                        .start()) {
+            URI first = exec(s, "cat");
+            assertThatThrownBy(() -> exec(s, "cat"))
+                    .isInstanceOf(io.grpc.StatusRuntimeException.class)
+                    .hasMessageContaining("RESOURCE_EXHAUSTED");
+            URI madeUp =
+                    URI.create(
+                            first.toString().substring(0, first.toString().lastIndexOf('/') + 1)
+                                    + "AAAAAAAAAAAAAAAAAAAAAA");
+            try (RawConn c = new RawConn(s.baseUrl())) {
+                c.request(
+                        "POST",
+                        madeUp,
+                        "Connection: Upgrade",
+                        "Upgrade: SPDY/3.1",
+                        "X-Stream-Protocol-Version: v4.channel.k8s.io");
+                assertThat(c.status).isEqualTo(404);
+            }
+            assertThat(
+                            registry.find("cri4j.streaming.token.rejections")
+                                    .tags("reason", "cache_full")
+                                    .counter()
+                                    .count())
+                    .isEqualTo(1);
+            assertThat(
+                            registry.find("cri4j.streaming.token.rejections")
+                                    .tags("reason", "unknown")
+                                    .counter()
+                                    .count())
                     .isEqualTo(1);
         }
     }

@@ -162,7 +162,12 @@ public final class FakeCriServer implements AutoCloseable {
                 b.hooks.isEmpty() && b.providers.isEmpty()
                         ? null
                         : new FakeNriHost(
-                                state, b.hooks, b.providers, b.runtimeName, b.runtimeVersion);
+                                state,
+                                b.hooks,
+                                b.providers,
+                                b.runtimeName,
+                                b.runtimeVersion,
+                                b.meterRegistry);
         this.runtimeService =
                 new FakeRuntimeService(
                         state,
@@ -420,6 +425,8 @@ public final class FakeCriServer implements AutoCloseable {
         private boolean contentService = true;
         private boolean containerProcesses = true;
 
+        private Object meterRegistry; // a MeterRegistry; typed Object so Micrometer stays optional
+
         private Builder() {}
 
         /**
@@ -452,6 +459,18 @@ public final class FakeCriServer implements AutoCloseable {
         /** Hosts a lifecycle hook that never blocks; see {@link #addHook(Hook)}. */
         public Builder addHook(AsyncHook hook) {
             hooks.add(Objects.requireNonNull(hook, "hook"));
+            return this;
+        }
+
+        /**
+         * Records the latency and outcome of the hooks the fake hosts ({@code cri4j_hook_duration_seconds},
+         * {@code cri4j_hook_chain_duration_seconds}, chain {@code fake-runtime-hooks}) into {@code registry};
+         * without one nothing is recorded and Micrometer need not be on the class path.
+         */
+        // Micrometer is an optional module (requires static): whoever calls this has it
+        @SuppressWarnings("exports")
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = java.util.Objects.requireNonNull(registry, "registry");
             return this;
         }
 

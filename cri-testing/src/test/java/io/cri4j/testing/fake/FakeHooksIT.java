@@ -175,6 +175,39 @@ class FakeHooksIT {
     // ---------------------------------------------------------------- adjustments land in the fake
 
     @Test
+    void givenARegistryTheFakeRecordsItsHooksLatencyAndOutcome() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        FakeCriServer server =
+                FakeCriServer.builder()
+                        .listen(CriEndpoint.unix(dir.resolve("metered.sock")))
+                        .addHook(new InjectingHook())
+                        .meterRegistry(registry)
+                        .build()
+                        .start();
+        servers.add(server);
+        server.runtime().addImage(IMAGE);
+        ManagedChannel ch = server.newChannel();
+        channels.add(ch);
+        var rt = RuntimeServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS);
+        String pod = runPod(rt, "metered");
+        create(rt, pod, "metered", "c1");
+        create(rt, pod, "metered", "c2");
+        io.micrometer.core.instrument.Timer t =
+                registry.find("cri4j.hook.duration")
+                        .tags(
+                                "chain",
+                                "fake-runtime-hooks",
+                                "event",
+                                "CreateContainer",
+                                "outcome",
+                                "adjusted")
+                        .timer();
+        assertThat(t).as("the hook's CreateContainer answers, as adjusted").isNotNull();
+        assertThat(t.count()).isEqualTo(2);
+    }
+
+    @Test
     void aHookUnderTheExtensionAdjustsPodAndContainerVisiblyInStatusExecAndConfig() {
         cri.fakeRuntime().addImage(IMAGE);
         RuntimeServiceGrpc.RuntimeServiceBlockingStub rt =

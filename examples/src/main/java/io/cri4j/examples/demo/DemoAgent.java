@@ -42,6 +42,14 @@ import io.cri4j.streaming.RemoteCommand;
 import io.cri4j.streaming.StreamingClient;
 import io.cri4j.testing.fake.FakeCriServer;
 import io.grpc.ManagedChannel;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -99,7 +107,81 @@ public final class DemoAgent {
             String execOutput,
             int execExitCode,
             String execProtocol,
-            Duration elapsed) {}
+            Duration elapsed,
+            DemoMetrics metrics) {}
+
+    /**
+     * What the demo's proxy recorded in its registry: calls through it (relayed as frames and
+     * intercepted), the hook's calls with their median and 99th percentile latency, and the
+     * hook's outcomes.
+     */
+    public record DemoMetrics(
+            long relayedCalls,
+            long interceptedCalls,
+            long hookCalls,
+            Duration hookP50,
+            Duration hookP99,
+            java.util.SortedMap<String, Long> hookOutcomes) {
+
+        /** Reads them from {@code registry}. */
+        static DemoMetrics of(MeterRegistry registry) {
+            long relayed = 0;
+            long intercepted = 0;
+            for (Counter c : registry.find("cri4j.proxy.calls").counters()) {
+                if ("intercepted".equals(c.getId().getTag("kind"))) {
+                    intercepted += (long) c.count();
+                } else {
+                    relayed += (long) c.count();
+                }
+            }
+            long hookCalls = 0;
+            double p50 = 0;
+            double p99 = 0;
+            java.util.SortedMap<String, Long> outcomes = new java.util.TreeMap<>();
+            for (Timer t : registry.find("cri4j.hook.duration").timers()) {
+                hookCalls += t.count();
+                outcomes.merge(t.getId().getTag("outcome"), t.count(), Long::sum);
+                for (ValueAtPercentile v : t.takeSnapshot().percentileValues()) {
+                    if (v.percentile() == 0.5) {
+                        p50 = Math.max(p50, v.value(TimeUnit.NANOSECONDS));
+                    } else if (v.percentile() == 0.99) {
+                        p99 = Math.max(p99, v.value(TimeUnit.NANOSECONDS));
+                    }
+                }
+            }
+            return new DemoMetrics(
+                    relayed,
+                    intercepted,
+                    hookCalls,
+                    Duration.ofNanos((long) p50),
+                    Duration.ofNanos((long) p99),
+                    java.util.Collections.unmodifiableSortedMap(outcomes));
+        }
+    }
+
+    /**
+     * A registry that also keeps the median and 99th percentile of each hook's latency, for the
+     * summary.
+     */
+    static SimpleMeterRegistry demoRegistry() {
+        SimpleMeterRegistry r = new SimpleMeterRegistry();
+        r.config()
+                .meterFilter(
+                        new MeterFilter() {
+                            @Override
+                            public DistributionStatisticConfig configure(
+                                    Meter.Id id, DistributionStatisticConfig config) {
+                                if (id.getName().equals("cri4j.hook.duration")) {
+                                    return DistributionStatisticConfig.builder()
+                                            .percentiles(0.5, 0.99)
+                                            .build()
+                                            .merge(config);
+                                }
+                                return config;
+                            }
+                        });
+        return r;
+    }
 
     private final PrintWriter out;
     private final Optional<CriEndpoint> runtime;
@@ -155,9 +237,11 @@ public final class DemoAgent {
                                         .map(a -> ", streaming on " + a)
                                         .orElse(""));
             }
+            SimpleMeterRegistry metrics = demoRegistry();
             try (PullObserver pulls = PullObserver.builder(backend).build();
                     CriProxy proxy =
                             CriProxy.builder()
+                                    .meterRegistry(metrics)
                                     .listen(CriEndpoint.unix(dir.resolve("proxy.sock")))
                                     .backend(backend)
                                     .addInterceptor(new PodStampInterceptor())
@@ -176,7 +260,7 @@ public final class DemoAgent {
                                 + " in-process hook 'demo-env-cpuset' at CreateContainer, following every image pull");
                 ManagedChannel channel = CriChannels.newChannel(front);
                 try {
-                    return drive(front, channel, pulls, t0);
+                    return drive(front, channel, pulls, t0, metrics);
                 } finally {
                     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 }
@@ -189,7 +273,12 @@ public final class DemoAgent {
         }
     }
 
-    private Summary drive(CriEndpoint front, ManagedChannel channel, PullObserver pulls, long t0)
+    private Summary drive(
+            CriEndpoint front,
+            ManagedChannel channel,
+            PullObserver pulls,
+            long t0,
+            MeterRegistry metrics)
             throws Exception {
         var rt = RuntimeServiceGrpc.newBlockingStub(channel);
         VersionResponse version =
@@ -368,7 +457,8 @@ public final class DemoAgent {
                             exec[0],
                             Integer.parseInt(exec[1]),
                             exec[2],
-                            elapsed);
+                            elapsed,
+                            DemoMetrics.of(metrics));
             printSummary(summary);
             return summary;
         } finally {
@@ -588,11 +678,31 @@ public final class DemoAgent {
                         + s.execExitCode()
                         + " over "
                         + s.execProtocol());
+        DemoMetrics m = s.metrics();
+        out.println(
+                "  metrics            "
+                        + (m.relayedCalls() + m.interceptedCalls())
+                        + " calls through the proxy ("
+                        + m.interceptedCalls()
+                        + " intercepted, "
+                        + m.relayedCalls()
+                        + " relayed as frames); hook calls "
+                        + m.hookCalls()
+                        + ", latency p50 "
+                        + millis(m.hookP50())
+                        + " p99 "
+                        + millis(m.hookP99())
+                        + ", outcomes "
+                        + m.hookOutcomes());
         out.println(
                 "  took               "
                         + String.format(
                                 java.util.Locale.ROOT, "%.1f s", s.elapsed().toMillis() / 1000.0));
         out.flush();
+    }
+
+    private static String millis(Duration d) {
+        return String.format(java.util.Locale.ROOT, "%.2f ms", d.toNanos() / 1e6);
     }
 
     private void step(String n, String text) {

@@ -43,6 +43,24 @@ class DemoAgentIT {
         assertThat(text.toString())
                 .contains("Summary")
                 .contains("100% docker.io/library/busybox:1.36 SUCCEEDED");
+        // the summary's figures come from the proxy's registry: the hook's Synchronize at the
+        // start and the one CreateContainer it adjusted; the calls the demo made through the proxy
+        DemoAgent.DemoMetrics m = s.metrics();
+        assertThat(m.hookCalls()).as("Synchronize at the start, CreateContainer").isEqualTo(2);
+        assertThat(m.hookOutcomes())
+                .containsExactly(
+                        java.util.Map.entry("adjusted", 1L), java.util.Map.entry("ok", 1L));
+        assertThat(m.hookP50()).isPositive();
+        assertThat(m.hookP99()).isGreaterThanOrEqualTo(m.hookP50());
+        assertThat(m.interceptedCalls())
+                .as("RunPodSandbox, CreateContainer and the pod and container lifecycle after")
+                .isGreaterThanOrEqualTo(4);
+        assertThat(m.relayedCalls()).as("Version, the pulls' status calls, ...").isPositive();
+        assertThat(text.toString())
+                .containsPattern(
+                        "metrics +\\d+ calls through the proxy \\(\\d+ intercepted, \\d+ relayed as"
+                                + " frames\\); hook calls 2, latency p50 \\d+\\.\\d\\d ms p99"
+                                + " \\d+\\.\\d\\d ms, outcomes \\{adjusted=1, ok=1\\}");
         // the fake downloads with byte progress: the bars move, and the proxy shows each layer's
         // bytes
         assertThat(text.toString())

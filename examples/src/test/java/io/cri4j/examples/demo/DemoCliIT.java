@@ -57,6 +57,8 @@ class DemoCliIT {
         assertThat(run.exitCode()).as(run.out()).isZero();
         // what the demo does is DemoAgentIT's; here: the jar runs it to the end
         assertThat(run.out()).contains("Summary", "(embedded fake)", "live exec");
+        // with the proxy's metrics read from its registry (micrometer-core in the jar)
+        assertThat(run.out()).containsPattern("metrics +\\d+ calls through the proxy");
     }
 
     @Test

@@ -798,6 +798,36 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         T parse(byte[] bytes) throws InvalidProtocolBufferException;
     }
 
+    private static final io.grpc.Metadata.Key<String> TRACEPARENT =
+            io.grpc.Metadata.Key.of("traceparent", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    private static final io.grpc.Metadata.Key<String> TRACESTATE =
+            io.grpc.Metadata.Key.of("tracestate", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+
+    /**
+     * The W3C trace context of the traced hook call this request is made in ({@code traceparent},
+     * {@code tracestate}), as ttrpc metadata; empty outside one.
+     */
+    private static List<io.cri4j.nri.internal.proto.KeyValue> traceMetadata() {
+        io.grpc.Metadata trace = io.cri4j.hook.internal.Tracing.TRACE_HEADERS.get();
+        if (trace == null || trace.get(TRACEPARENT) == null) {
+            return List.of();
+        }
+        List<io.cri4j.nri.internal.proto.KeyValue> out = new ArrayList<>(2);
+        out.add(kv("traceparent", trace.get(TRACEPARENT)));
+        String state = trace.get(TRACESTATE);
+        if (state != null) {
+            out.add(kv("tracestate", state));
+        }
+        return out;
+    }
+
+    private static io.cri4j.nri.internal.proto.KeyValue kv(String key, String value) {
+        return io.cri4j.nri.internal.proto.KeyValue.newBuilder()
+                .setKey(key)
+                .setValue(value)
+                .build();
+    }
+
     /**
      * Calls {@code method} on the plugin with its request timeout. A plugin that closes the
      * connection is dropped and the call fails; a missed deadline fails the call (and drops the
@@ -812,7 +842,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return out;
         }
         long start = System.nanoTime();
-        plugin.call(PluginService.SERVICE, method, request.toByteArray(), timeout)
+        plugin.call(PluginService.SERVICE, method, request.toByteArray(), timeout, traceMetadata())
                 .whenComplete(
                         (bytes, t) -> {
                             if (t == null) {

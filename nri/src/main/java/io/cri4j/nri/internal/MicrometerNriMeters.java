@@ -1,9 +1,15 @@
 package io.cri4j.nri.internal;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 
@@ -13,12 +19,23 @@ final class MicrometerNriMeters implements NriMeters {
     private final Counter disconnections;
     private final Counter rejections;
     private final AtomicInteger registered;
+    private final MeterRegistry registry;
+    private final Tags tags;
+    private final Map<String, Timer> requests = new ConcurrentHashMap<>();
+    private final DistributionSummary syncPods;
+    private final DistributionSummary syncContainers;
 
     private MicrometerNriMeters(
+            MeterRegistry registry,
+            Tags tags,
             Counter registrations,
             Counter disconnections,
             Counter rejections,
             AtomicInteger registered) {
+        this.registry = registry;
+        this.tags = tags;
+        this.syncPods = registered == null ? null : syncSize(registry, tags, "pod");
+        this.syncContainers = registered == null ? null : syncSize(registry, tags, "container");
         this.registrations = registrations;
         this.disconnections = disconnections;
         this.rejections = rejections;
@@ -35,6 +52,8 @@ final class MicrometerNriMeters implements NriMeters {
                 .strongReference(true) // a lambda: nothing else holds it
                 .register(r);
         return new MicrometerNriMeters(
+                r,
+                tags,
                 Counter.builder("cri4j.nri.plugin.registrations")
                         .description(
                                 "Times the NRI plugin registered with its runtime (the first, then each reconnection)")
@@ -57,6 +76,8 @@ final class MicrometerNriMeters implements NriMeters {
                 .strongReference(true) // a lambda: nothing else holds it
                 .register(r);
         return new MicrometerNriMeters(
+                r,
+                tags,
                 Counter.builder("cri4j.nri.host.registrations")
                         .description("NRI plugins that registered with the host")
                         .tags(tags)
@@ -85,6 +106,41 @@ final class MicrometerNriMeters implements NriMeters {
         disconnections.increment();
         if (registered != null) {
             registered.set(0);
+        }
+    }
+
+    private static DistributionSummary syncSize(MeterRegistry r, Tags tags, String kind) {
+        return DistributionSummary.builder("cri4j.nri.plugin.synchronize.size")
+                .description("Pods or containers in one Synchronize request of the runtime")
+                .baseUnit("objects")
+                .tags(tags)
+                .tag("kind", kind)
+                .register(r);
+    }
+
+    @Override
+    public void request(String method, long nanos, String outcome) {
+        requests.computeIfAbsent(
+                        method + '\0' + outcome,
+                        k ->
+                                Timer.builder("cri4j.nri.plugin.request.duration")
+                                        .description(
+                                                "Time the NRI plugin took to answer one request of the runtime")
+                                        .tags(tags)
+                                        .tag("method", method)
+                                        .tag("outcome", outcome)
+                                        .publishPercentileHistogram()
+                                        .minimumExpectedValue(Duration.ofNanos(100_000))
+                                        .maximumExpectedValue(Duration.ofSeconds(30))
+                                        .register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void synchronize(int pods, int containers) {
+        if (syncPods != null) {
+            syncPods.record(pods);
+            syncContainers.record(containers);
         }
     }
 

@@ -79,7 +79,9 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
             String pluginName,
             String pluginIndex,
             Duration registrationTimeout,
-            java.util.concurrent.atomic.AtomicBoolean versionSkewLogged) {
+            java.util.concurrent.atomic.AtomicBoolean versionSkewLogged,
+            io.cri4j.hook.internal.Tracing tracing,
+            NriMeters meters) {
         this.channel = channel;
         this.pluginName = pluginName;
         this.pluginIndex = pluginIndex;
@@ -138,7 +140,9 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                                         pluginIndex,
                                         pluginName);
                             }
-                        });
+                        },
+                        tracing,
+                        meters);
         this.plugin =
                 new TtrpcPeer(
                         "plugin service (mux connection 1)",

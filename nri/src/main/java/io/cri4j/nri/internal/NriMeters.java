@@ -53,4 +53,21 @@ public interface NriMeters {
 
     /** A connection was refused before it registered (host). */
     void rejected();
+
+    /** Whether anything is recorded (callers skip reading the clock otherwise). */
+    default boolean enabled() {
+        return this != NONE;
+    }
+
+    /**
+     * One request of the runtime answered by the plugin.
+     *
+     * @param method the NRI method ({@code CreateContainer}, {@code Synchronize}, ...)
+     * @param outcome {@code ok} or the failure's status code in lower case ({@code unknown},
+     *     {@code deadline_exceeded}, ...)
+     */
+    default void request(String method, long nanos, String outcome) {}
+
+    /** One {@code Synchronize} request's pods and containers (plugin). */
+    default void synchronize(int pods, int containers) {}
 }

@@ -78,7 +78,9 @@ public final class PluginRunner {
             boolean waitForRuntime,
             Duration registrationTimeout,
             Events events,
-            ExecutorService ownedWorker) {}
+            ExecutorService ownedWorker,
+            io.cri4j.hook.internal.Tracing tracing,
+            NriMeters meters) {}
 
     private final Settings s;
     private final HookPolicy policy;
@@ -247,7 +249,9 @@ public final class PluginRunner {
                 s.name(),
                 s.index(),
                 s.registrationTimeout(),
-                versionSkewLogged);
+                versionSkewLogged,
+                s.tracing(),
+                s.meters());
     }
 
     private String connectFailure(Throwable t) {

@@ -13,6 +13,7 @@ import io.cri4j.hook.HookRejectedException;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.HookTimeoutException;
 import io.cri4j.hook.RuntimeHandle;
+import io.cri4j.hook.internal.Tracing;
 import io.cri4j.nri.api.ConfigureRequest;
 import io.cri4j.nri.api.ConfigureResponse;
 import io.cri4j.nri.api.Container;
@@ -130,6 +131,8 @@ public final class PluginService implements TtrpcPeer.Service {
     private final Set<HookEvent> events;
     private final EventExecutor loop;
     private final Session session;
+    private final Tracing tracing;
+    private final NriMeters meters;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private final List<PodSandbox> syncPods = new ArrayList<>();
     private final List<Container> syncContainers = new ArrayList<>();
@@ -147,6 +150,25 @@ public final class PluginService implements TtrpcPeer.Service {
             Set<HookEvent> events,
             EventExecutor loop,
             Session session) {
+        this(hook, policy, events, loop, session, Tracing.NONE, NriMeters.NONE);
+    }
+
+    /**
+     * As {@link #PluginService(AsyncHook, HookPolicy, Set, EventExecutor, Session)}, recording a
+     * {@code SERVER} span of each request (its parent: the W3C trace context in the request's
+     * metadata, when the runtime sends one; the hook runs in it) and each request's time and
+     * outcome.
+     */
+    public PluginService(
+            AsyncHook hook,
+            HookPolicy policy,
+            Set<HookEvent> events,
+            EventExecutor loop,
+            Session session,
+            Tracing tracing,
+            NriMeters meters) {
+        this.tracing = tracing;
+        this.meters = meters;
         this.hook = hook;
         this.hookName = hook.name();
         this.policy = policy;
@@ -160,6 +182,9 @@ public final class PluginService implements TtrpcPeer.Service {
         if (!SERVICE.equals(call.service())) {
             return failed(Status.Code.UNIMPLEMENTED, "service " + call.service());
         }
+        if (tracing.enabled() || meters.enabled()) {
+            return observed(call);
+        }
         try {
             return dispatch(call).thenApply(Message::toByteArray);
         } catch (InvalidProtocolBufferException e) {
@@ -167,6 +192,66 @@ public final class PluginService implements TtrpcPeer.Service {
                     Status.Code.INVALID_ARGUMENT,
                     "cannot read the " + call.method() + " request: " + e.getMessage());
         }
+    }
+
+    /** {@link #handle} with a span and the request's time and outcome recorded. */
+    private CompletionStage<byte[]> observed(TtrpcPeer.Call call) {
+        long t0 = System.nanoTime();
+        Object span = null;
+        if (tracing.enabled()) {
+            Object parent = tracing.extract(k -> metadata(call, k));
+            span =
+                    tracing.start(
+                            parent,
+                            SERVICE + "/" + call.method(),
+                            Tracing.Kind.SERVER,
+                            "rpc.system",
+                            "ttrpc",
+                            "rpc.service",
+                            SERVICE,
+                            "rpc.method",
+                            call.method(),
+                            "cri4j.nri.plugin",
+                            hookName);
+        }
+        CompletionStage<? extends Message> answer;
+        Tracing.Scope scope = tracing.open(span);
+        try {
+            answer = dispatch(call);
+        } catch (InvalidProtocolBufferException e) {
+            answer =
+                    failed(
+                            Status.Code.INVALID_ARGUMENT,
+                            "cannot read the " + call.method() + " request: " + e.getMessage());
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        } finally {
+            scope.close();
+        }
+        Object traced = span;
+        return answer.whenComplete(
+                        (v, t) -> {
+                            String outcome =
+                                    t == null
+                                            ? "ok"
+                                            : Status.fromCodeValue(TtrpcStatus.toProto(t).getCode())
+                                                    .getCode()
+                                                    .name()
+                                                    .toLowerCase(java.util.Locale.ROOT);
+                            meters.request(call.method(), System.nanoTime() - t0, outcome);
+                            tracing.end(traced, t, "cri4j.nri.outcome", outcome);
+                        })
+                .thenApply(Message::toByteArray);
+    }
+
+    /** The value of metadata {@code key} of {@code call}, or null. */
+    private static String metadata(TtrpcPeer.Call call, String key) {
+        for (io.cri4j.nri.internal.proto.KeyValue kv : call.metadata()) {
+            if (kv.getKey().equals(key)) {
+                return kv.getValue();
+            }
+        }
+        return null;
     }
 
     private CompletionStage<? extends Message> dispatch(TtrpcPeer.Call c)
@@ -388,6 +473,7 @@ public final class PluginService implements TtrpcPeer.Service {
 
     private CompletionStage<SynchronizeResponse> synchronize(
             TtrpcPeer.Call c, SynchronizeRequest r) {
+        meters.synchronize(r.getPodsCount(), r.getContainersCount());
         syncPods.addAll(r.getPodsList());
         syncContainers.addAll(r.getContainersList());
         if (r.getMore()) {

@@ -146,9 +146,19 @@ public final class TtrpcPeer {
      */
     public CompletableFuture<byte[]> call(
             String service, String method, byte[] payload, Duration timeout) {
+        return call(service, method, payload, timeout, List.of());
+    }
+
+    /** {@link #call(String, String, byte[], Duration)} with request metadata. */
+    public CompletableFuture<byte[]> call(
+            String service,
+            String method,
+            byte[] payload,
+            Duration timeout,
+            List<KeyValue> metadata) {
         CompletableFuture<byte[]> result = new CompletableFuture<>();
         try {
-            onLoop(() -> startCall(service, method, payload, timeout, result));
+            onLoop(() -> startCall(service, method, payload, timeout, metadata, result));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             result.completeExceptionally(
                     TtrpcStatus.error(Status.Code.UNAVAILABLE, name + ": closed"));
@@ -161,6 +171,7 @@ public final class TtrpcPeer {
             String method,
             byte[] payload,
             Duration timeout,
+            List<KeyValue> metadata,
             CompletableFuture<byte[]> result) {
         if (result.isDone()) {
             return;
@@ -175,6 +186,7 @@ public final class TtrpcPeer {
                         .setMethod(method)
                         .setPayload(ByteString.copyFrom(payload))
                         .setTimeoutNano(timeout.toNanos())
+                        .addAllMetadata(metadata)
                         .build()
                         .toByteArray();
         byte[] frame;

@@ -38,6 +38,9 @@ final class BackendLeg extends RelayLeg {
     private String failure;
     private int nextId = 1;
 
+    /** Whether the proxy closes the connection (a loss is the runtime's doing otherwise). */
+    private boolean closing;
+
     /** Work that waits for the connection. */
     private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
 
@@ -143,6 +146,7 @@ final class BackendLeg extends RelayLeg {
             return;
         }
         state = READY;
+        conn.setup.metrics().backendConnected();
         Runnable r;
         while ((r = pending.poll()) != null) {
             r.run();
@@ -154,6 +158,7 @@ final class BackendLeg extends RelayLeg {
     /** The connection could not be made: what waits for it learns {@code why}. */
     void failed(String why) {
         LOG.debug("{}", why);
+        conn.setup.metrics().backendConnectFailed();
         failure = why;
         state = CLOSED;
         conn.pings.forget(this);
@@ -168,6 +173,9 @@ final class BackendLeg extends RelayLeg {
     private void lost() {
         if (state == CLOSED) {
             return;
+        }
+        if (state == READY || state == DRAINING) {
+            conn.setup.metrics().backendClosed(!closing);
         }
         if (failure == null) {
             failure = "connection to the runtime " + conn.setup.backendName() + " was lost";
@@ -189,6 +197,7 @@ final class BackendLeg extends RelayLeg {
     }
 
     void close() {
+        closing = true;
         if (ch != null) {
             ch.close();
         }

@@ -3,6 +3,7 @@ package io.cri4j.proxy.internal;
 import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.internal.BlockingInterceptor;
 import io.cri4j.hook.internal.Statuses;
+import io.cri4j.hook.internal.Tracing;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -39,6 +40,7 @@ import java.util.concurrent.ScheduledExecutorService;
 public final class InterceptedService {
     private static final AsyncCriInterceptor[] NONE = new AsyncCriInterceptor[0];
     private final Channel backend;
+    private final Tracing tracing;
     private final Map<AsciiString, MethodDescriptor<?, ?>> byPath = new HashMap<>();
 
     /** Each intercepted method's links, outermost first. */
@@ -93,7 +95,21 @@ public final class InterceptedService {
             Channel backend,
             List<AsyncCriInterceptor> interceptors,
             List<MethodDescriptor<?, ?>> methods) {
+        this(backend, interceptors, methods, Tracing.NONE);
+    }
+
+    /**
+     * As {@link #InterceptedService(Channel, List, List)}, recording a span of each unary call
+     * (parent: the client's W3C trace context) with its backend call under it, the links running
+     * in it.
+     */
+    public InterceptedService(
+            Channel backend,
+            List<AsyncCriInterceptor> interceptors,
+            List<MethodDescriptor<?, ?>> methods,
+            Tracing tracing) {
         this.backend = backend;
+        this.tracing = tracing;
         for (MethodDescriptor<?, ?> m : methods) {
             MethodDescriptor.MethodType t = m.getType();
             if (t != MethodDescriptor.MethodType.UNARY
@@ -138,24 +154,58 @@ public final class InterceptedService {
      * Runs a unary call through the chain, on the call's event loop. The outcome completes there.
      */
     CompletableFuture<Object> unary(MethodDescriptor<?, ?> m, Object req, AsyncCall call) {
-        return unaryFrom(0, chains.get(m).links(), m, req, call);
+        if (!tracing.enabled()) {
+            return unaryFrom(0, chains.get(m).links(), m, req, call, null);
+        }
+        Object span =
+                tracing.startFrom(
+                        call.metadata(),
+                        m.getFullMethodName(),
+                        Tracing.Kind.SERVER,
+                        rpcAttributes(m));
+        CompletableFuture<Object> out = unaryFrom(0, chains.get(m).links(), m, req, call, span);
+        out.whenComplete((v, e) -> tracing.end(span, e, "rpc.grpc.status_code", statusCode(e)));
+        return out;
+    }
+
+    private static String[] rpcAttributes(MethodDescriptor<?, ?> m) {
+        return new String[] {
+            "rpc.system", "grpc",
+            "rpc.service", m.getServiceName(),
+            "rpc.method", m.getBareMethodName()
+        };
+    }
+
+    private static String statusCode(Throwable e) {
+        return Integer.toString(e == null ? 0 : Status.fromThrowable(e).getCode().value());
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private CompletableFuture<Object> unaryFrom(
-            int i, AsyncCriInterceptor[] links, MethodDescriptor m, Object req, AsyncCall call) {
+            int i,
+            AsyncCriInterceptor[] links,
+            MethodDescriptor m,
+            Object req,
+            AsyncCall call,
+            Object span) {
         if (i == links.length) {
-            return backOnLoop(call.backend(req), call.loop());
+            return span == null
+                    ? backOnLoop(call.backend(req), call.loop())
+                    : tracedBackend(m, req, call, span);
         }
         AsyncCriInterceptor link = links[i];
         CompletionStage<Object> stage;
         Context.CancellableContext ctx = call.context();
         Context previous = ctx == null ? null : ctx.attach();
+        Tracing.Scope scope = span == null ? null : tracing.open(span);
         try {
-            stage = link.interceptUnaryAsync(new UnaryLink(i + 1, links, m, req, call));
+            stage = link.interceptUnaryAsync(new UnaryLink(i + 1, links, m, req, call, span));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
+            if (scope != null) {
+                scope.close();
+            }
             if (ctx != null) {
                 ctx.detach(previous);
             }
@@ -174,18 +224,21 @@ public final class InterceptedService {
         private final MethodDescriptor<Object, Object> method;
         private final Object request;
         private final AsyncCall call;
+        private final Object span;
 
         UnaryLink(
                 int next,
                 AsyncCriInterceptor[] links,
                 MethodDescriptor<Object, Object> method,
                 Object request,
-                AsyncCall call) {
+                AsyncCall call,
+                Object span) {
             this.next = next;
             this.links = links;
             this.method = method;
             this.request = request;
             this.call = call;
+            this.span = span;
         }
 
         @Override
@@ -212,17 +265,54 @@ public final class InterceptedService {
         public CompletionStage<Object> proceed(Object request) {
             EventLoop loop = call.loop();
             if (loop.inEventLoop()) {
-                return unaryFrom(next, links, method, request, call);
+                return unaryFrom(next, links, method, request, call, span);
             }
             LoopFuture out = new LoopFuture();
             onLoop(
                     loop,
                     () ->
-                            unaryFrom(next, links, method, request, call)
+                            unaryFrom(next, links, method, request, call, span)
                                     .whenComplete((v, e) -> complete(out, v, e)),
                     out);
             return out;
         }
+    }
+
+    /**
+     * The call to the backend as a span under the call's; its outcome completes the chain in the
+     * call's span, so what runs on it (a host's events after the runtime answered) is under it.
+     */
+    private CompletableFuture<Object> tracedBackend(
+            MethodDescriptor<?, ?> m, Object req, AsyncCall call, Object span) {
+        Object client =
+                tracing.start(span, m.getFullMethodName(), Tracing.Kind.CLIENT, rpcAttributes(m));
+        CompletableFuture<Object> answer;
+        try {
+            answer = call.backend(req);
+        } catch (RuntimeException e) {
+            tracing.end(client, e, "rpc.grpc.status_code", statusCode(e));
+            throw e;
+        }
+        LoopFuture out = new LoopFuture();
+        answer.whenComplete(
+                (v, e) -> {
+                    tracing.end(client, e, "rpc.grpc.status_code", statusCode(e));
+                    Runnable done =
+                            () -> {
+                                Tracing.Scope scope = tracing.open(span);
+                                try {
+                                    complete(out, v, e);
+                                } finally {
+                                    scope.close();
+                                }
+                            };
+                    if (call.loop().inEventLoop()) {
+                        done.run();
+                    } else {
+                        onLoop(call.loop(), done, out);
+                    }
+                });
+        return out;
     }
 
     /**

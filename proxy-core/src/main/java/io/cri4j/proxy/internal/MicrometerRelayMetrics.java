@@ -35,12 +35,28 @@ final class MicrometerRelayMetrics extends RelayMetrics {
     private final Map<MethodDescriptor<?, ?>, Method> byMethod = new ConcurrentHashMap<>();
     private final AtomicInteger inflight = new AtomicInteger();
     private final Method other;
+    private final AtomicInteger backendConnections = new AtomicInteger();
+    private final Counter backendConnectFailures;
+    private final Counter backendLost;
 
     private MicrometerRelayMetrics(MeterRegistry registry) {
         this.registry = registry;
         Gauge.builder("cri4j.proxy.calls.inflight", inflight, AtomicInteger::get)
                 .description("CRI calls the proxy is serving now")
                 .register(registry);
+        Gauge.builder("cri4j.proxy.backend.connections", backendConnections, AtomicInteger::get)
+                .description(
+                        "Relay connections to the runtime open now (one per client connection that made a call)")
+                .register(registry);
+        this.backendConnectFailures =
+                Counter.builder("cri4j.proxy.backend.connect.failures")
+                        .description("Relay connections to the runtime that could not be made")
+                        .register(registry);
+        this.backendLost =
+                Counter.builder("cri4j.proxy.backend.connections.lost")
+                        .description(
+                                "Relay connections to the runtime that the runtime ended (went away, or sent GOAWAY)")
+                        .register(registry);
         this.other = new Method("unknown", "other");
     }
 
@@ -93,6 +109,24 @@ final class MicrometerRelayMetrics extends RelayMetrics {
                 calls[k][c] = n;
             }
             n.increment();
+        }
+    }
+
+    @Override
+    void backendConnected() {
+        backendConnections.incrementAndGet();
+    }
+
+    @Override
+    void backendConnectFailed() {
+        backendConnectFailures.increment();
+    }
+
+    @Override
+    void backendClosed(boolean lost) {
+        backendConnections.decrementAndGet();
+        if (lost) {
+            backendLost.increment();
         }
     }
 

@@ -65,4 +65,18 @@ public abstract class RelayMetrics {
      * @param code its gRPC status code, or {@link #NO_STATUS}
      */
     abstract void ended(Object method, boolean intercepted, int code, long nanos);
+
+    /** A relay connection to the runtime was made (its HTTP/2 preface sent). */
+    void backendConnected() {}
+
+    /** A relay connection to the runtime could not be made. */
+    void backendConnectFailed() {}
+
+    /**
+     * A relay connection to the runtime that was made is closed.
+     *
+     * @param lost whether the runtime ended it (went away, or sent GOAWAY), else the proxy closed it
+     *     (its client left)
+     */
+    void backendClosed(boolean lost) {}
 }

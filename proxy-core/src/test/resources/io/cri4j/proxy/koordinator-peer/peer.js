@@ -4,8 +4,8 @@
 //
 //   node peer.js serve SOCKET PROTO
 //     Serves the hook service on the unix socket SOCKET. Writes one JSON object per line to stdout:
-//     {"event":"listening"}, then {"event":"call","method":M,"request":{...}} for every call,
-//     before it answers. Reads one JSON command per line from stdin, answered with
+//     {"event":"listening"}, then {"event":"call","method":M,"request":{...},"traceparent":T} for
+//     every call (T: its W3C traceparent metadata, or null), before it answers. Reads one JSON command per line from stdin, answered with
 //     {"event":"ok","seq":N} once in force:
 //       {"seq":N,"cmd":"plan","method":M,"response":{...},"echoEnvs":bool,
 //        "error":{"code":"UNAVAILABLE","message":"..."}}
@@ -38,7 +38,9 @@ function serve(socket, protoPath) {
   for (const method of Object.keys(svc.service)) {
     const name = svc.service[method].path.split('/').pop();
     handlers[method] = (call, callback) => {
-      emit({event: 'call', method: name, request: call.request});
+      const traceparent = call.metadata.get('traceparent');
+      emit({event: 'call', method: name, request: call.request,
+        traceparent: traceparent.length ? String(traceparent[0]) : null});
       const plan = plans[name] || {};
       if (plan.error) {
         callback({code: grpc.status[plan.error.code], details: plan.error.message});

@@ -45,6 +45,16 @@ final class MicrometerStreamingMeters implements StreamingMeters {
     }
 
     @Override
+    public void tokenRejected(String reason) {
+        Counter.builder("cri4j.streaming.token.rejections")
+                .description(
+                        "Streaming URLs refused: cache_full (too many outstanding), unknown (a used, expired or made-up token, 404)")
+                .tag("reason", reason)
+                .register(registry)
+                .increment();
+    }
+
+    @Override
     public void rejected(StreamKind kind, String transport) {
         Counter.builder("cri4j.streaming.sessions.rejected")
                 .description("Streaming sessions refused with 429: too many at once")

@@ -8,6 +8,11 @@ public final class SessionLimiter {
     private final AtomicInteger active = new AtomicInteger();
     private volatile StreamingMeters meters = StreamingMeters.NONE;
 
+    /** Where sessions (and streaming URLs) are recorded. */
+    public StreamingMeters meters() {
+        return meters;
+    }
+
     /** Where sessions started and refused are recorded. */
     public void meters(StreamingMeters m) {
         this.meters = m;

@@ -93,6 +93,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
         } else if (kind == StreamKind.PORT_FORWARD && cached instanceof PortForwardRequest p) {
             target = p.getPodSandboxId();
         } else {
+            ctx.sessions().meters().tokenRejected("unknown");
             HttpResponses.send(c, HttpResponseStatus.NOT_FOUND, "404 page not found");
             return;
         }

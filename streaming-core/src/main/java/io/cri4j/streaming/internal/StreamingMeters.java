@@ -35,6 +35,13 @@ public interface StreamingMeters {
     /** A session was upgraded ({@code transport}: {@code spdy} or {@code websocket}). */
     void started(StreamKind kind, String transport, String protocol);
 
+    /**
+     * A streaming URL was refused: {@code cache_full} when a {@code get*} call found too many URLs
+     * outstanding (RESOURCE_EXHAUSTED), {@code unknown} when a request came with a token that is
+     * not (or no longer) in the cache (404).
+     */
+    default void tokenRejected(String reason) {}
+
     /** A session was refused: too many at once (429). */
     void rejected(StreamKind kind, String transport);
 }

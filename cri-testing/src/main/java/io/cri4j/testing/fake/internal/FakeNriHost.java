@@ -95,14 +95,32 @@ public final class FakeNriHost implements AutoCloseable {
             List<HookProvider> providers,
             String runtimeName,
             String runtimeVersion) {
+        this(state, hooks, providers, runtimeName, runtimeVersion, null);
+    }
+
+    /**
+     * @param meterRegistry a {@code MeterRegistry} the hook chain records into ({@code chain}
+     *     {@code fake-runtime-hooks}), or null
+     */
+    public FakeNriHost(
+            FakeState state,
+            List<Object> hooks,
+            List<HookProvider> providers,
+            String runtimeName,
+            String runtimeVersion,
+            Object meterRegistry) {
         this.state = state;
         this.inProcess = List.copyOf(hooks);
         for (Object h : inProcess) {
             inProcessNames.add(h instanceof AsyncHook a ? a.name() : ((Hook) h).name());
         }
         this.providers = List.copyOf(providers);
-        this.chain =
-                HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks).build();
+        HookChain.Builder cb =
+                HookChain.builder().name("fake-runtime-hooks").source(this::currentHooks);
+        if (meterRegistry != null) {
+            Meters.bind(cb, meterRegistry);
+        }
+        this.chain = cb.build();
         this.runtimeName = runtimeName;
         this.runtimeVersion = runtimeVersion;
         this.host =
@@ -575,5 +593,12 @@ public final class FakeNriHost implements AutoCloseable {
     /** The status a call fails with. */
     public static Status status(Throwable t) {
         return io.cri4j.hook.host.HookStatuses.of(t);
+    }
+
+    /** Hands the registry to the chain; loaded only when there is one (Micrometer is optional). */
+    private static final class Meters {
+        static void bind(HookChain.Builder chain, Object registry) {
+            chain.meterRegistry((io.micrometer.core.instrument.MeterRegistry) registry);
+        }
     }
 }
