@@ -21,9 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * built on NRI v0.12's Go stub) against the two NRI hosts the command line ships: {@code ./cri4j
  * proxy --nri-socket} in front of containerd 1.6 (which has no NRI of its own) and {@code ./cri4j
  * fake-runtime --nri-socket}. Every spec containerd 2.3.4 passes on its own NRI socket ({@code
- * CritestNriContainerd23IT}) passes against both, but those through the proxy that it cannot pass
- * yet ({@link #PROXY_GAPS}). Two specs skip themselves ("spec discrepancy") on containerd and on
- * both hosts alike on some runs ({@link #SYNCHRONIZE_RACE}).
+ * CritestNriContainerd23IT}) passes against both ({@link #PROXY_GAPS} is empty). Two specs skip
+ * themselves ("spec discrepancy") on containerd and on both hosts alike on some runs ({@link
+ * #SYNCHRONIZE_RACE}).
  */
 class CritestNriIT {
 
@@ -31,19 +31,11 @@ class CritestNriIT {
     private static final int NRI_SPECS = 13;
 
     /**
-     * The specs the proxy does not pass yet, each for the reason given: they match NRI's {@code
-     * CreateContainer} event by the container's id, and the proxy calls the hooks before the
-     * runtime has chosen that id (CRI gives a client no way to choose it), so the event carries a
-     * provisional id. Listed so that any other failure stands out, and so that this list fails
-     * the test once one of them passes.
+     * The specs the proxy does not pass, each with its reason: none (the proxy names a container
+     * before its {@code CreateContainer} hooks run, so plugins see one id from then on). Any
+     * failure is named by the assertion.
      */
-    private static final List<String> PROXY_GAPS =
-            List.of(
-                    "[k8s.io] NRI container lifecycle (failed container) should receive"
-                            + " CreateContainer, StartContainer, StopContainer, and RemoveContainer"
-                            + " for a container that exits with a non-zero code",
-                    "[k8s.io] NRI plugin synchronization should synchronize a newly connected"
-                            + " plugin with existing pods and containers");
+    private static final List<String> PROXY_GAPS = List.of();
 
     /**
      * The specs that hold a late-joining plugin's Synchronize open for two seconds while they

@@ -153,7 +153,8 @@ class CriProxyIT extends ProxyTestBase {
                                                                                                     "mix-"
                                                                                                             + seed)))
                                                                             .getContainerId())
-                                                            .startsWith("ctr-");
+                                                            // the proxy's id, not the runtime's
+                                                            .matches("[0-9a-f]{64}");
                                             case 3 -> {
                                                 byte[] in = new byte[1 + rnd.nextInt(96 * 1024)];
                                                 rnd.nextBytes(in);

@@ -440,7 +440,9 @@ class KoordinatorFieldMappingIT extends ProxyTestBase {
                                         .build())
                         .getContainerId();
         CreateContainerRequest create = backend.received(CreateContainerRequest.class).get(0);
-        assertThat(create.getConfig().getAnnotationsMap()).isEqualTo(Map.of("c", "new"));
+        // the hook's annotation, and the proxy's id for the container (kept with it in the runtime)
+        assertThat(create.getConfig().getAnnotationsMap())
+                .isEqualTo(Map.of("c", "new", "io.cri4j.proxy/container-id", ctrId));
         assertThat(create.getConfig().getLinux().getResources()).isEqualTo(expected);
         assertThat(create.getConfig().getEnvsList())
                 .containsExactly(kv("ENV", "x"), kv("KEEP", "k"));

@@ -552,9 +552,11 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
      * @param podConfig the pod's config as the runtime has it (for a pod the runtime does not
      *     report, NRI's view of the pod is made from it)
      * @param config the container's config as requested
-     * @param id the container's id when the runtime has chosen it already, else null
+     * @param id the container's id as the hooks are to know it from this event on (the runtime's
+     *     when it has chosen it already, or one the adapter chose, as the proxy does), else null:
+     *     the {@code CreateContainer} hooks then see a provisional id
      * @param create the runtime's step, given the adjusted config
-     * @param idOf the new container's id in the runtime's answer
+     * @param idOf the new container's id in {@code create}'s answer
      */
     public <R> CompletionStage<R> createContainer(
             String podId,

@@ -60,6 +60,15 @@ public final class CheckpointStore {
 
     private final Map<String, Pod> pods = new ConcurrentHashMap<>();
     private final Map<String, Ctr> containers = new ConcurrentHashMap<>();
+    private final ContainerIds ids = new ContainerIds();
+
+    /**
+     * The proxy's container ids and the runtime's; the store's containers are keyed by the
+     * proxy's id.
+     */
+    public ContainerIds ids() {
+        return ids;
+    }
 
     public void putPod(Pod pod) {
         pods.put(pod.id(), pod);
@@ -77,14 +86,25 @@ public final class CheckpointStore {
         return Optional.ofNullable(containers.get(id));
     }
 
-    /** Removes a pod and its containers. */
+    /** Removes a pod and its containers (and their ids). */
     public void removePod(String id) {
         pods.remove(id);
-        containers.values().removeIf(c -> c.podId().equals(id));
+        containers
+                .values()
+                .removeIf(
+                        c -> {
+                            if (c.podId().equals(id)) {
+                                ids.remove(c.id());
+                                return true;
+                            }
+                            return false;
+                        });
     }
 
+    /** Removes a container and its id. */
     public void removeContainer(String id) {
         containers.remove(id);
+        ids.remove(id);
     }
 
     /** The pods, by id. */
@@ -113,8 +133,10 @@ public final class CheckpointStore {
      * Rebuilds the store from the backend: every pod from ListPodSandbox, every container from
      * ListContainers, each with the config from its verbose status ({@code info["info"].config},
      * containerd's layout); where that is missing, what the list tells (metadata, labels,
-     * annotations, image) and a container's resources from ContainerStatus. Entries are replaced,
-     * not cleared, so entries written concurrently stay.
+     * annotations, image) and a container's resources from ContainerStatus. A container with the
+     * annotation {@link ContainerIds#ANNOTATION} is recorded under the proxy's id it names (the
+     * annotation left out of its config, as hooks saw it), others under the runtime's. Entries
+     * are replaced, not cleared, so entries written concurrently stay.
      */
     public void rebuild(RuntimeServiceGrpc.RuntimeServiceBlockingStub backend) {
         RuntimeServiceGrpc.RuntimeServiceBlockingStub s =
@@ -148,6 +170,11 @@ public final class CheckpointStore {
         List<Container> ctrList =
                 s.listContainers(ListContainersRequest.getDefaultInstance()).getContainersList();
         for (Container c : ctrList) {
+            String proxyId = c.getAnnotationsMap().get(ContainerIds.ANNOTATION);
+            if (!ContainerIds.wellFormed(proxyId)) {
+                proxyId = c.getId();
+            }
+            ids.put(proxyId, c.getId());
             ContainerConfig.Builder config = ContainerConfig.newBuilder();
             JsonObject verbose = null;
             LinuxContainerResources status = null;
@@ -177,9 +204,9 @@ public final class CheckpointStore {
                     config.getLinuxBuilder().setResources(status);
                 }
             }
+            config.removeAnnotations(ContainerIds.ANNOTATION);
             containers.put(
-                    c.getId(),
-                    new Ctr(c.getId(), c.getPodSandboxId(), config.build(), c.getState()));
+                    proxyId, new Ctr(proxyId, c.getPodSandboxId(), config.build(), c.getState()));
         }
         LOG.info(
                 "checkpoint store rebuilt from the backend: {} pods, {} containers",

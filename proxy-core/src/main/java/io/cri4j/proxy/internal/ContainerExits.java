@@ -44,6 +44,7 @@ final class ContainerExits implements AutoCloseable {
     private final Channel backend;
     private final LifecycleHost host;
     private final Function<String, CompletionStage<Void>> exited;
+    private final ContainerIds ids;
     private final ScheduledExecutorService timer =
             Executors.newSingleThreadScheduledExecutor(
                     r -> {
@@ -57,10 +58,15 @@ final class ContainerExits implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param exited records an exit and has the host announce it
+     * @param exited records an exit (by the proxy's id) and has the host announce it
+     * @param ids the proxy's container ids for the runtime's the backend reports
      */
     ContainerExits(
-            Channel backend, LifecycleHost host, Function<String, CompletionStage<Void>> exited) {
+            Channel backend,
+            LifecycleHost host,
+            Function<String, CompletionStage<Void>> exited,
+            ContainerIds ids) {
+        this.ids = ids;
         this.backend = backend;
         this.host = host;
         this.exited = exited;
@@ -99,7 +105,7 @@ final class ContainerExits implements AutoCloseable {
                                         delivering = true;
                                         if (e.getContainerEventType()
                                                 == ContainerEventType.CONTAINER_STOPPED_EVENT) {
-                                            stopped(e.getContainerId(), RECHECKS);
+                                            stopped(ids.toClient(e.getContainerId()), RECHECKS);
                                         }
                                     }
 
@@ -167,8 +173,9 @@ final class ContainerExits implements AutoCloseable {
                                                                                             .CONTAINER_EXITED)))
                                             .build());
             list.getContainersList().stream()
-                    .filter(c -> running.contains(c.getId()))
-                    .forEach(c -> exited.apply(c.getId()));
+                    .map(c -> ids.toClient(c.getId()))
+                    .filter(running::contains)
+                    .forEach(exited::apply);
         } catch (RuntimeException e) {
             LOG.debug("ListContainers for exits failed: {}", e.toString());
         }

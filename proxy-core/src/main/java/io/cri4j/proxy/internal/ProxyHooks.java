@@ -1,6 +1,8 @@
 package io.cri4j.proxy.internal;
 
+import com.google.protobuf.Message;
 import io.cri4j.cri.internal.UnaryCalls;
+import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerState;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
@@ -40,6 +42,7 @@ import io.cri4j.nri.api.PodSandbox;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
+import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +65,10 @@ import org.slf4j.LoggerFactory;
  * proxy builds NRI's pod and container from the store ({@link NriFromCri}), hides a pod whose
  * {@code RunPodSandbox} hooks still run from {@code ListPodSandbox} and {@code PodSandboxStatus},
  * sends the updates and evictions hooks ask for to the backend ({@code UpdateContainerResources},
- * {@code StopContainer}), and reports the exits the backend reports ({@link ContainerExits}).
+ * {@code StopContainer}), and reports the exits the backend reports ({@link ContainerExits}). It
+ * names each container it creates itself before the hooks run ({@link ContainerIds}) and
+ * translates container ids between its own and the runtime's in every RuntimeService call that
+ * carries one ({@link #CARRYING_IDS}); hooks, the store and the host know only the proxy's.
  * Never blocks: a link of the proxy's asynchronous interceptor chain.
  */
 public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoCloseable {
@@ -88,6 +94,12 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                     "RemoveContainer",
                     "UpdateContainerResources");
 
+    /**
+     * The RuntimeService methods whose request or response can carry a container's id (any
+     * depth), by bare name: their ids are translated between the proxy's and the runtime's.
+     */
+    static final Set<String> CARRYING_IDS = carryingIds();
+
     private final LifecycleHost host;
     private final CheckpointStore store;
     private final Channel backend;
@@ -96,6 +108,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     private volatile CriAdjuster adjuster;
     private final Map<String, NriPod> nriPods = new ConcurrentHashMap<>();
     private final ContainerExits exits;
+    private final ContainerIds ids;
 
     /**
      * @param chain the hooks
@@ -115,6 +128,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
             RuntimeFeatures features,
             DeviceNodes devices) {
         this.store = store;
+        this.ids = store.ids();
         this.backend = backend;
         this.applies = applies;
         this.devices = devices;
@@ -128,7 +142,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                         .features(features)
                         .unhooked(p -> "true".equals(p.getLabelsMap().get(SKIP_LABEL)))
                         .build();
-        this.exits = new ContainerExits(backend, host, this::exited);
+        this.exits = new ContainerExits(backend, host, this::exited, ids);
     }
 
     /**
@@ -285,6 +299,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
         }
         String name = method.getBareMethodName();
         return METHODS.contains(name)
+                || CARRYING_IDS.contains(name)
                 || (svc.equals(V1)
                         && (name.equals("ListPodSandbox") || name.equals("PodSandboxStatus")));
     }
@@ -293,20 +308,69 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     @SuppressWarnings("unchecked")
     public <Q, R> CompletionStage<R> interceptUnaryAsync(AsyncUnaryChain<Q, R> call) {
         String name = call.method().getBareMethodName();
-        if (name.equals("ListPodSandbox") || name.equals("PodSandboxStatus")) {
-            return (CompletionStage<R>) visibleOnly(name, call);
-        }
+        // the runtime sees its container ids, the client and the hooks the proxy's
         Function<Object, CompletionStage<Object>> proceed =
-                r -> call.proceed((Q) r).thenApply(x -> (Object) x);
+                r -> call.proceed(ids.requestToBackend((Q) r)).thenApply(ids::responseToClient);
+        if (call.method().getServiceName().equals(V1)
+                && (name.equals("ListPodSandbox") || name.equals("PodSandboxStatus"))) {
+            return (CompletionStage<R>) visibleOnly(name, call, proceed);
+        }
+        if (!METHODS.contains(name)) {
+            return proceed.apply(call.request()).thenApply(r -> (R) r);
+        }
         return applies.apply(call.method())
                 .thenCompose(
                         hooked -> {
                             if (!hooked) {
-                                return (CompletionStage<Object>) call.proceed(call.request());
+                                return proceed.apply(call.request());
                             }
                             return guard(() -> lifecycle(name, call.request(), proceed));
                         })
                 .thenApply(r -> (R) r);
+    }
+
+    /**
+     * A server-streaming call ({@code GetContainerEvents}, {@code StreamContainers}, ...): the
+     * request's container ids as the runtime knows them, every response's as the client does.
+     */
+    @Override
+    public <Q, R> void interceptServerStreaming(StreamingChain<Q, R> call) {
+        StreamObserver<R> client = call.responses();
+        call.proceed(
+                ids.requestToBackend(call.request()),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(R r) {
+                        client.onNext(ids.responseToClient(r));
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        client.onError(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        client.onCompleted();
+                    }
+                });
+    }
+
+    /** The RuntimeService methods whose messages can carry a container's id. */
+    private static Set<String> carryingIds() {
+        Set<String> names = new java.util.TreeSet<>();
+        for (MethodDescriptor<?, ?> m : RuntimeServiceGrpc.getServiceDescriptor().getMethods()) {
+            if (carries(m.getRequestMarshaller()) || carries(m.getResponseMarshaller())) {
+                names.add(m.getBareMethodName());
+            }
+        }
+        return Set.copyOf(names);
+    }
+
+    private static boolean carries(MethodDescriptor.Marshaller<?> m) {
+        return m instanceof MethodDescriptor.PrototypeMarshaller<?> p
+                && p.getMessagePrototype() instanceof Message msg
+                && ContainerIds.carriesContainerIds(msg.getDescriptorForType());
     }
 
     /** One lifecycle call: the host's method for it, with the proxy's step. */
@@ -320,17 +384,17 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                     updatePodSandbox((UpdatePodSandboxResourcesRequest) req, proceed);
             case "CreateContainer" -> createContainer((CreateContainerRequest) req, proceed);
             case "StartContainer" -> {
-                String id = ((StartContainerRequest) req).getContainerId();
+                String id = canonical(((StartContainerRequest) req).getContainerId());
                 yield host.startContainer(
                         id, recorded(proceed, req, id, ContainerState.CONTAINER_RUNNING));
             }
             case "StopContainer" -> {
-                String id = ((StopContainerRequest) req).getContainerId();
+                String id = canonical(((StopContainerRequest) req).getContainerId());
                 yield host.stopContainer(
                         id, recorded(proceed, req, id, ContainerState.CONTAINER_EXITED));
             }
             case "RemoveContainer" -> {
-                String id = ((RemoveContainerRequest) req).getContainerId();
+                String id = canonical(((RemoveContainerRequest) req).getContainerId());
                 yield host.removeContainer(
                         id,
                         () ->
@@ -347,6 +411,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
         };
     }
 
+    /**
+     * The proxy's full id of the container a request names: by the proxy's id, a unique prefix of
+     * it, or the runtime's id.
+     */
+    private String canonical(String id) {
+        return ids.toClient(ids.toBackend(id));
+    }
+
     /** The relayed call, then container {@code id} recorded in state {@code s}. */
     private Supplier<CompletionStage<Object>> recorded(
             Function<Object, CompletionStage<Object>> proceed,
@@ -361,9 +433,12 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
      * RunPodSandbox} hooks still run (NotFound for the status of one).
      */
     @SuppressWarnings("unchecked")
-    private <Q, R> CompletionStage<?> visibleOnly(String name, AsyncUnaryChain<Q, R> call) {
+    private <Q, R> CompletionStage<?> visibleOnly(
+            String name,
+            AsyncUnaryChain<Q, R> call,
+            Function<Object, CompletionStage<Object>> proceed) {
         if (!host.anyPending()) {
-            return call.proceed(call.request());
+            return proceed.apply(call.request());
         }
         if (name.equals("PodSandboxStatus")) {
             String id = ((PodSandboxStatusRequest) call.request()).getPodSandboxId();
@@ -377,9 +452,9 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                                 + " running")
                                 .asException());
             }
-            return call.proceed(call.request());
+            return proceed.apply(call.request());
         }
-        return call.proceed(call.request())
+        return proceed.apply(call.request())
                 .thenApply(
                         r -> {
                             ListPodSandboxResponse list = (ListPodSandboxResponse) r;
@@ -499,33 +574,36 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
         // the runtime takes the pod's cgroup parent from the request: the pod as its hooks made it
         PodSandboxConfig podConfig =
                 stored.map(CheckpointStore.Pod::config).orElse(req.getSandboxConfig());
+        // the proxy names the container before its hooks run: hooks and client see this id from
+        // CreateContainer on, the runtime its own (kept in the container's annotation)
+        String id = ContainerIds.newId();
         return host.createContainer(
                 podId,
                 podConfig,
                 req.getConfig(),
-                null,
+                id,
                 config -> {
-                    CreateContainerRequest sending =
-                            config == req.getConfig() && podConfig == req.getSandboxConfig()
-                                    ? req
-                                    : req.toBuilder()
-                                            .setConfig(config)
-                                            .setSandboxConfig(podConfig)
-                                            .build();
-                    return proceed.apply(sending)
-                            .thenApply(
-                                    resp -> {
-                                        store.putContainer(
-                                                new CheckpointStore.Ctr(
-                                                        ((CreateContainerResponse) resp)
-                                                                .getContainerId(),
-                                                        podId,
-                                                        config,
-                                                        ContainerState.CONTAINER_CREATED));
-                                        return resp;
-                                    });
+                    CreateContainerRequest.Builder sending =
+                            req.toBuilder().setConfig(config).setSandboxConfig(podConfig);
+                    sending.getConfigBuilder().putAnnotations(ContainerIds.ANNOTATION, id);
+                    ids.creating(id);
+                    return proceed.apply(sending.build())
+                            .thenApply(resp -> created(id, podId, config, resp))
+                            .whenComplete((r, t) -> ids.createdOrFailed(id));
                 },
                 resp -> ((CreateContainerResponse) resp).getContainerId());
+    }
+
+    /**
+     * The runtime created container {@code id} under the id in {@code resp}: both recorded, the
+     * answer with the proxy's id.
+     */
+    private Object created(String id, String podId, ContainerConfig config, Object resp) {
+        String backendId = ((CreateContainerResponse) resp).getContainerId();
+        ids.put(id, backendId);
+        store.putContainer(
+                new CheckpointStore.Ctr(id, podId, config, ContainerState.CONTAINER_CREATED));
+        return CreateContainerResponse.newBuilder().setContainerId(id).build();
     }
 
     private Object state(String id, ContainerState s, Object resp) {
@@ -540,9 +618,13 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     }
 
     private CompletionStage<Object> updateContainer(
-            UpdateContainerResourcesRequest req,
+            UpdateContainerResourcesRequest asked,
             Function<Object, CompletionStage<Object>> proceed) {
-        String id = req.getContainerId();
+        String id = canonical(asked.getContainerId());
+        UpdateContainerResourcesRequest req =
+                id.equals(asked.getContainerId())
+                        ? asked
+                        : asked.toBuilder().setContainerId(id).build();
         // as containerd applies an update: the recorded resources with the request's set fields
         LinuxContainerResources requested =
                 store.container(id)
@@ -656,7 +738,11 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                                         .toList()));
             }
             all.add(
-                    backendCall(RuntimeServiceGrpc.getUpdateContainerResourcesMethod(), a.value())
+                    backendCall(
+                                    RuntimeServiceGrpc.getUpdateContainerResourcesMethod(),
+                                    a.value().toBuilder()
+                                            .setContainerId(ids.toBackend(u.getContainerId()))
+                                            .build())
                             .handle(
                                     (v, t) -> {
                                         if (t == null) {
@@ -680,7 +766,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
                     backendCall(
                                     RuntimeServiceGrpc.getStopContainerMethod(),
                                     StopContainerRequest.newBuilder()
-                                            .setContainerId(e.getContainerId())
+                                            .setContainerId(ids.toBackend(e.getContainerId()))
                                             .setTimeout(0)
                                             .build())
                             .handle(
