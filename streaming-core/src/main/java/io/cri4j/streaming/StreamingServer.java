@@ -500,8 +500,9 @@ public final class StreamingServer implements AutoCloseable {
          * cri4j_streaming_sessions_active}, {@code cri4j_streaming_sessions_rejected_total} (429),
          * {@code cri4j_streaming_tokens} and {@code cri4j_streaming_token_rejections_total{reason}}
          * ({@code cache_full}: a {@code get*} refused; {@code unknown}: a request with a token not
-         * in the cache, 404) into {@code registry}; without one nothing is recorded and Micrometer
-         * need not be on the class path.
+         * in the cache, 404) and {@code cri4j_streaming_bytes_total{kind,transport,direction}}
+         * (each session's bytes on the wire) into {@code registry}; without one nothing is recorded
+         * and Micrometer need not be on the class path.
          */
         // Micrometer is an optional module (requires static): whoever calls this has it
         @SuppressWarnings("exports")

@@ -331,6 +331,43 @@ class StreamingServerAbuseIT {
     }
 
     @Test
+    void aSessionsBytesAreCountedByTransportAndDirection() throws Exception {
+        TestRuntime rt = new TestRuntime();
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        int size = 1 << 20;
+        try (StreamingServer s =
+                StreamingServer.builder(rt).meterRegistry(registry).build().start()) {
+            for (StreamingClient.Transport t : StreamingClient.Transport.values()) {
+                try (StreamingClient client = StreamingClient.builder().transport(t).build();
+                        RemoteCommand cmd =
+                                client.exec(
+                                        exec(s, "big", Integer.toString(size)),
+                                        new CommandOptions(true, true, false, false))) {
+                    cmd.stdin().close();
+                    assertThat(cmd.stdout().readAllBytes()).hasSize(size);
+                    assertThat(cmd.exitCode().get(10, TimeUnit.SECONDS)).isZero();
+                }
+            }
+        }
+        for (String transport : List.of("spdy", "websocket")) {
+            double sent =
+                    registry.find("cri4j.streaming.bytes")
+                            .tags("kind", "exec", "transport", transport, "direction", "sent")
+                            .counter()
+                            .count();
+            double received =
+                    registry.find("cri4j.streaming.bytes")
+                            .tags("kind", "exec", "transport", transport, "direction", "received")
+                            .counter()
+                            .count();
+            // the output and its framing, at most a few percent more than the output itself
+            assertThat(sent).as(transport).isBetween((double) size, size * 1.05);
+            assertThat(received).as(transport).isPositive().isLessThan(size / 100.0);
+        }
+    }
+
+    @Test
     void refusedStreamingUrlsAreRecordedByReason() throws Exception {
         io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry();

@@ -63,4 +63,51 @@ final class MicrometerStreamingMeters implements StreamingMeters {
                 .register(registry)
                 .increment();
     }
+
+    @Override
+    public io.netty.channel.ChannelHandler bytes(StreamKind kind, String transport) {
+        return new ByteCounter(
+                bytesCounter(kind, transport, "received"), bytesCounter(kind, transport, "sent"));
+    }
+
+    private Counter bytesCounter(StreamKind kind, String transport, String direction) {
+        return Counter.builder("cri4j.streaming.bytes")
+                .description(
+                        "Bytes of upgraded streaming sessions on the wire, received from and sent to clients")
+                .baseUnit("bytes")
+                .tag("kind", kind(kind))
+                .tag("transport", transport)
+                .tag("direction", direction)
+                .register(registry);
+    }
+
+    /** Counts what one session's connection reads and writes; nothing allocated per buffer. */
+    private static final class ByteCounter extends io.netty.channel.ChannelDuplexHandler {
+        private final Counter received;
+        private final Counter sent;
+
+        ByteCounter(Counter received, Counter sent) {
+            this.received = received;
+            this.sent = sent;
+        }
+
+        @Override
+        public void channelRead(io.netty.channel.ChannelHandlerContext c, Object msg) {
+            if (msg instanceof io.netty.buffer.ByteBuf b) {
+                received.increment(b.readableBytes());
+            }
+            c.fireChannelRead(msg);
+        }
+
+        @Override
+        public void write(
+                io.netty.channel.ChannelHandlerContext c,
+                Object msg,
+                io.netty.channel.ChannelPromise promise) {
+            if (msg instanceof io.netty.buffer.ByteBuf b) {
+                sent.increment(b.readableBytes());
+            }
+            c.write(msg, promise);
+        }
+    }
 }

@@ -209,6 +209,7 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
             return;
         }
         Runnable release = once(ctx.sessions()::release);
+        countBytes(c.pipeline(), ctx.sessions().meters().bytes(kind, "spdy"));
         SpdySession session;
         SpdyRemoteCommand rc = null;
         io.cri4j.streaming.internal.portforward.SpdyPortForward pf = null;
@@ -305,5 +306,17 @@ public final class StreamingHttpHandler extends SimpleChannelInboundHandler<Full
     public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
         LOG.debug("HTTP connection {} failed: {}", c.channel().remoteAddress(), cause.toString());
         c.close();
+    }
+
+    /** Puts a session's byte counter at the front of its pipeline (after TLS), when there is one. */
+    static void countBytes(ChannelPipeline p, io.netty.channel.ChannelHandler counter) {
+        if (counter == null) {
+            return;
+        }
+        if (p.get("ssl") != null) {
+            p.addAfter("ssl", "bytes", counter);
+        } else {
+            p.addFirst("bytes", counter);
+        }
     }
 }

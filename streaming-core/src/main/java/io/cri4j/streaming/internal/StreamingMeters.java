@@ -44,4 +44,13 @@ public interface StreamingMeters {
 
     /** A session was refused: too many at once (429). */
     void rejected(StreamKind kind, String transport);
+
+    /**
+     * A handler that counts the bytes of an upgraded session's connection ({@code
+     * cri4j_streaming_bytes_total{kind,transport,direction}}: {@code received} from the client,
+     * {@code sent} to it, as on the wire after TLS), or null when nothing is recorded.
+     */
+    default io.netty.channel.ChannelHandler bytes(StreamKind kind, String transport) {
+        return null;
+    }
 }

@@ -143,6 +143,8 @@ final class WebSocketUpgrade {
             return;
         }
         Runnable release = StreamingHttpHandler.once(ctx.sessions()::release);
+        StreamingHttpHandler.countBytes(
+                c.pipeline(), ctx.sessions().meters().bytes(kind, "websocket"));
         String scheme = c.pipeline().get("ssl") != null ? "wss" : "ws";
         String host = req.headers().get("Host", "localhost");
         WebSocketServerHandshakerFactory f =
