@@ -23,7 +23,9 @@ import io.cri4j.cri.v1.StopContainerRequest;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.nri.NriHost;
+import io.cri4j.nri.NriPlugin;
 import io.cri4j.proxy.CriProxy;
+import io.cri4j.testing.fake.FakeCriServer;
 import io.cri4j.testing.real.LocalContainerd;
 import io.cri4j.testing.real.NriGoPlugin;
 import io.cri4j.testing.real.TestImage;
@@ -54,6 +56,11 @@ import java.util.concurrent.TimeUnit;
  *       {@code CONTAINERS} running containers, with {@code --nri-socket} (its NRI host follows
  *       container exits: containerd 1.6 has no event stream, so it polls) against without,
  *       alternating, twice each.
+ *
+ *   <li>{@code fake [ROUNDS] [PER_ROUND]}: the NRI host's own cost, with nothing slow behind it:
+ *       the proxy in front of cri-testing's fake runtime, {@code CreateContainer} + {@code
+ *       StartContainer} with {@code nri-logger} on the proxy's NRI socket against with no plugin,
+ *       alternating per round.
  * </ul>
  *
  * Run: {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.NriHostBenchmark
@@ -68,7 +75,8 @@ public final class NriHostBenchmark {
         switch (what) {
             case "latency" -> latency(arg(args, 1, 10), arg(args, 2, 10));
             case "idle" -> idle(Path.of(args[1]), arg(args, 2, 100), arg(args, 3, 30));
-            default -> throw new IllegalArgumentException("latency | idle, not " + what);
+            case "fake" -> fake(arg(args, 1, 10), arg(args, 2, 20));
+            default -> throw new IllegalArgumentException("latency | idle | fake, not " + what);
         }
         System.exit(0);
     }
@@ -295,6 +303,128 @@ public final class NriHostBenchmark {
                 .addArgs("3600")
                 .setLogPath(name + ".log")
                 .build();
+    }
+
+    // --- fake --------------------------------------------------------------------------------
+
+    static void fake(int rounds, int perRound) throws Exception {
+        Path work = Files.createTempDirectory("cri4j-nri-host-fake");
+        Semaphore registered = new Semaphore(0);
+        Path nri = work.resolve("nri.sock");
+        String image = "example.test/busybox:1";
+        try (FakeCriServer fake =
+                        FakeCriServer.builder()
+                                .listen(CriEndpoint.unix(work.resolve("fake.sock")))
+                                .pullRate(0)
+                                .build()
+                                .start();
+                CriProxy proxy =
+                        CriProxy.builder()
+                                .listen(work.resolve("proxy.sock"))
+                                .backend(fake.endpoint())
+                                .addHookProvider(
+                                        NriHost.builder(nri)
+                                                .listener(
+                                                        new NriHost.Listener() {
+                                                            @Override
+                                                            public void registered(
+                                                                    String name,
+                                                                    int index,
+                                                                    Set<HookEvent> events) {
+                                                                registered.release();
+                                                            }
+                                                        })
+                                                .build())
+                                .build()
+                                .start()) {
+            fake.runtime().addImage(image);
+            ManagedChannel ch = CriChannels.newChannel(proxy.listenEndpoint());
+            var rt = RuntimeServiceGrpc.newBlockingStub(ch);
+            PodSandboxConfig podConfig = pod("fake", work);
+            String podId =
+                    rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
+                            .getPodSandboxId();
+            Map<String, List<Long>> samples = new LinkedHashMap<>();
+            samples.put("none", new ArrayList<>());
+            samples.put("nri-logger", new ArrayList<>());
+            int n = 0;
+            for (int round = -1; round < rounds; round++) {
+                for (int k = 0; k < 2; k++) {
+                    boolean logger = (Math.max(round, 0) + k) % 2 == 1;
+                    AutoCloseable plugin = null;
+                    if (logger && Boolean.getBoolean("cri4j.bench.javaPlugin")) {
+                        plugin =
+                                NriPlugin.builder(new NriBenchmark.NoOpHook())
+                                        .socket(nri)
+                                        .index(20)
+                                        .build()
+                                        .start();
+                        if (!registered.tryAcquire(30, TimeUnit.SECONDS)) {
+                            plugin.close();
+                            throw new IllegalStateException("the no-op plugin did not register");
+                        }
+                    } else if (logger) {
+                        plugin =
+                                NriGoPlugin.launchV012(
+                                        nri,
+                                        work,
+                                        "nri-logger",
+                                        20,
+                                        "-events",
+                                        NriBenchmark.LOGGER_EVENT_NAMES);
+                        if (!registered.tryAcquire(30, TimeUnit.SECONDS)) {
+                            plugin.close();
+                            throw new IllegalStateException("nri-logger did not register");
+                        }
+                    }
+                    try {
+                        for (int i = 0; i < perRound; i++) {
+                            long t0 = System.nanoTime();
+                            String id =
+                                    rt.createContainer(
+                                                    CreateContainerRequest.newBuilder()
+                                                            .setPodSandboxId(podId)
+                                                            .setSandboxConfig(podConfig)
+                                                            .setConfig(
+                                                                    container("c" + (n++), image))
+                                                            .build())
+                                            .getContainerId();
+                            rt.startContainer(
+                                    StartContainerRequest.newBuilder().setContainerId(id).build());
+                            long t = System.nanoTime() - t0;
+                            if (round >= 0) {
+                                samples.get(logger ? "nri-logger" : "none").add(t);
+                            }
+                            rt.stopContainer(
+                                    StopContainerRequest.newBuilder()
+                                            .setContainerId(id)
+                                            .setTimeout(0)
+                                            .build());
+                            rt.removeContainer(
+                                    RemoveContainerRequest.newBuilder().setContainerId(id).build());
+                        }
+                    } finally {
+                        if (plugin != null) {
+                            plugin.close();
+                        }
+                    }
+                }
+            }
+            double none = NriBenchmark.median(samples.get("none"));
+            double withLogger = NriBenchmark.median(samples.get("nri-logger"));
+            System.out.printf(
+                    "proxy in front of the fake runtime, CreateContainer+StartContainer, %d rounds x %d:"
+                            + " no plugin p50 %.2f ms, nri-logger p50 %.2f ms (adds %.2f ms, mean"
+                            + " %.2f against %.2f ms)%n",
+                    rounds,
+                    perRound,
+                    none / 1e6,
+                    withLogger / 1e6,
+                    (withLogger - none) / 1e6,
+                    NriBenchmark.mean(samples.get("nri-logger")) / 1e6,
+                    NriBenchmark.mean(samples.get("none")) / 1e6);
+            ch.shutdownNow();
+        }
     }
 
     // --- idle ------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ package io.cri4j.nri;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookChain;
@@ -269,6 +270,56 @@ class NriHostJavaPluginIT {
                 .isEqualTo(Duration.ofMillis(700));
         assertThat(seen.get("plain").get(5, TimeUnit.SECONDS).requestTimeout())
                 .isEqualTo(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void aPluginGoneBeforeTheCallIsSkippedUnlessItIsRequired() throws Exception {
+        BlockingQueue<String> gone = new LinkedBlockingQueue<>();
+        NriHost.Listener listener =
+                new NriHost.Listener() {
+                    @Override
+                    public void registered(String name, int index, Set<HookEvent> events) {
+                        registered.add(name);
+                    }
+
+                    @Override
+                    public void disconnected(String name, Throwable cause) {
+                        gone.add(name);
+                    }
+                };
+        Hook adds =
+                new Hook() {
+                    @Override
+                    public HookResult createContainer(PodSandbox pod, Container c) {
+                        return HookResult.adjust(Adjustments.create().addEnv("K", "v").build());
+                    }
+                };
+        for (boolean required : new boolean[] {false, true}) {
+            String name = required ? "needed" : "optional";
+            NriHost.Builder b = NriHost.builder(dir.resolve(name + ".sock")).listener(listener);
+            if (required) {
+                b.requirePlugin(name);
+            }
+            NriHost nri = b.build();
+            toClose.add(0, nri);
+            nri.start(host);
+            NriPlugin p = plugin(nri, adds, name, 30);
+            // a chain that listed the plugin before its connection closed (a call racing a plugin
+            // going away)
+            List<AsyncHook> listed = List.copyOf(nri.hooks());
+            p.close();
+            assertThat(gone.poll(10, TimeUnit.SECONDS)).isEqualTo(name);
+            try (HookChain chain = HookChain.builder().source(() -> listed).build()) {
+                var result = chain.createContainer(pod(0), container(0, 1)).toCompletableFuture();
+                if (required) {
+                    assertThatThrownBy(result::join)
+                            .isInstanceOf(CompletionException.class)
+                            .hasMessageContaining("is disconnected");
+                } else {
+                    assertThat(result.join().adjustment().getEnvList()).isEmpty();
+                }
+            }
+        }
     }
 
     @Test

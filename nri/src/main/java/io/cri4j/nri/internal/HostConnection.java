@@ -829,16 +829,28 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Calls {@code method} on the plugin with its request timeout. A plugin that closes the
-     * connection is dropped and the call fails; a missed deadline fails the call (and drops the
-     * plugin once it missed {@code maxMissedDeadlines} in a row); a plugin's error status fails
-     * the call with its message.
+     * Calls {@code method} on the plugin with its request timeout. A plugin already gone when the
+     * call comes (a chain listed it before its connection closed) is skipped, as containerd skips
+     * closed plugins, with an empty answer; a required one fails the call. A plugin that closes the
+     * connection during the call is dropped and the call fails; a missed deadline fails the call
+     * (and drops the plugin once it missed {@code maxMissedDeadlines} in a row); a plugin's error
+     * status fails the call with its message.
      */
     private <T> CompletableFuture<T> call(
             HookEvent event, String method, Message request, Parser<T> parser) {
         CompletableFuture<T> out = new CompletableFuture<>();
         if (state != State.READY) {
-            out.completeExceptionally(new IllegalStateException(describe() + " is disconnected"));
+            if (required) {
+                out.completeExceptionally(
+                        new IllegalStateException(describe() + " is disconnected"));
+                return out;
+            }
+            LOG.debug("{} is gone; skipped for {}", describe(), method);
+            try {
+                out.complete(parser.parse(new byte[0]));
+            } catch (InvalidProtocolBufferException e) {
+                out.completeExceptionally(e);
+            }
             return out;
         }
         long start = System.nanoTime();
