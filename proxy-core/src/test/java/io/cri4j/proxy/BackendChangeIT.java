@@ -93,7 +93,22 @@ class BackendChangeIT {
                         }
                     }
                     assertThat(id).as("last refusal: %s", last).isNotNull();
-                    assertThat(upgraded.runtime().containerConfig(id).getCDIDevicesList())
+                    // the runtime knows the container by its own id, which the proxy keeps beside
+                    // the one it gave the client
+                    String proxyId = id;
+                    String runtimeId =
+                            upgraded.runtime().containerIds().stream()
+                                    .filter(
+                                            c ->
+                                                    proxyId.equals(
+                                                            upgraded.runtime()
+                                                                    .containerConfig(c)
+                                                                    .getAnnotationsMap()
+                                                                    .get(
+                                                                            "io.cri4j.proxy/container-id")))
+                                    .findFirst()
+                                    .orElseThrow();
+                    assertThat(upgraded.runtime().containerConfig(runtimeId).getCDIDevicesList())
                             .extracting(CDIDevice::getName)
                             .containsExactly("vendor.com/gpu=0");
                 }
