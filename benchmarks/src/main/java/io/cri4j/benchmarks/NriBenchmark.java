@@ -146,7 +146,8 @@ public final class NriBenchmark {
         return args.length > i ? Integer.parseInt(args[i]) : dflt;
     }
 
-    private static PodSandboxConfig pod(String name, Path logDir) {
+    /** A host-network pod (no CNI needed), its logs under {@code logDir}. */
+    static PodSandboxConfig pod(String name, Path logDir) {
         return PodSandboxConfig.newBuilder()
                 .setMetadata(
                         PodSandboxMetadata.newBuilder()
@@ -164,7 +165,8 @@ public final class NriBenchmark {
                 .build();
     }
 
-    private static ContainerConfig container(String name, String image) {
+    /** A container that sleeps an hour. */
+    static ContainerConfig container(String name, String image) {
         return ContainerConfig.newBuilder()
                 .setMetadata(ContainerMetadata.newBuilder().setName(name))
                 .setImage(ImageSpec.newBuilder().setImage(image))

@@ -2,17 +2,10 @@ package io.cri4j.benchmarks;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.CriEndpoint;
-import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.ImageSpec;
-import io.cri4j.cri.v1.LinuxPodSandboxConfig;
-import io.cri4j.cri.v1.LinuxSandboxSecurityContext;
-import io.cri4j.cri.v1.NamespaceMode;
-import io.cri4j.cri.v1.NamespaceOption;
 import io.cri4j.cri.v1.PodSandboxConfig;
-import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.PullImageRequest;
 import io.cri4j.cri.v1.RemoveContainerRequest;
 import io.cri4j.cri.v1.RemovePodSandboxRequest;
@@ -107,16 +100,7 @@ public final class NriHostBenchmark {
                                 .backend(ctrd16.endpoint())
                                 .addHookProvider(
                                         NriHost.builder(proxyNri)
-                                                .listener(
-                                                        new NriHost.Listener() {
-                                                            @Override
-                                                            public void registered(
-                                                                    String name,
-                                                                    int index,
-                                                                    Set<HookEvent> events) {
-                                                                proxyRegistered.release();
-                                                            }
-                                                        })
+                                                .listener(countingRegistrations(proxyRegistered))
                                                 .build())
                                 .build()
                                 .start()) {
@@ -208,7 +192,7 @@ public final class NriHostBenchmark {
                                     .setImage(ImageSpec.newBuilder().setImage(image))
                                     .build());
             Path logs = Files.createDirectories(work.resolve("logs-" + UUID.randomUUID()));
-            this.podConfig = pod("nri-host-bench", logs);
+            this.podConfig = NriBenchmark.pod("nri-host-bench", logs);
             this.podId =
                     rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
                             .getPodSandboxId();
@@ -225,7 +209,9 @@ public final class NriHostBenchmark {
                                             CreateContainerRequest.newBuilder()
                                                     .setPodSandboxId(podId)
                                                     .setSandboxConfig(podConfig)
-                                                    .setConfig(container("c" + (n++), image))
+                                                    .setConfig(
+                                                            NriBenchmark.container(
+                                                                    "c" + (n++), image))
                                                     .build())
                                     .getContainerId();
                     rt.startContainer(
@@ -277,32 +263,14 @@ public final class NriHostBenchmark {
         }
     }
 
-    private static PodSandboxConfig pod(String name, Path logDir) {
-        return PodSandboxConfig.newBuilder()
-                .setMetadata(
-                        PodSandboxMetadata.newBuilder()
-                                .setName(name)
-                                .setNamespace("bench")
-                                .setUid(UUID.randomUUID().toString()))
-                .setLogDirectory(logDir.toString())
-                .setLinux(
-                        LinuxPodSandboxConfig.newBuilder()
-                                .setSecurityContext(
-                                        LinuxSandboxSecurityContext.newBuilder()
-                                                .setNamespaceOptions(
-                                                        NamespaceOption.newBuilder()
-                                                                .setNetwork(NamespaceMode.NODE))))
-                .build();
-    }
-
-    private static ContainerConfig container(String name, String image) {
-        return ContainerConfig.newBuilder()
-                .setMetadata(ContainerMetadata.newBuilder().setName(name))
-                .setImage(ImageSpec.newBuilder().setImage(image))
-                .addCommand("sleep")
-                .addArgs("3600")
-                .setLogPath(name + ".log")
-                .build();
+    /** Releases {@code registered} once for each plugin the host lists. */
+    private static NriHost.Listener countingRegistrations(Semaphore registered) {
+        return new NriHost.Listener() {
+            @Override
+            public void registered(String name, int index, Set<HookEvent> events) {
+                registered.release();
+            }
+        };
     }
 
     // --- fake --------------------------------------------------------------------------------
@@ -324,23 +292,14 @@ public final class NriHostBenchmark {
                                 .backend(fake.endpoint())
                                 .addHookProvider(
                                         NriHost.builder(nri)
-                                                .listener(
-                                                        new NriHost.Listener() {
-                                                            @Override
-                                                            public void registered(
-                                                                    String name,
-                                                                    int index,
-                                                                    Set<HookEvent> events) {
-                                                                registered.release();
-                                                            }
-                                                        })
+                                                .listener(countingRegistrations(registered))
                                                 .build())
                                 .build()
                                 .start()) {
             fake.runtime().addImage(image);
             ManagedChannel ch = CriChannels.newChannel(proxy.listenEndpoint());
             var rt = RuntimeServiceGrpc.newBlockingStub(ch);
-            PodSandboxConfig podConfig = pod("fake", work);
+            PodSandboxConfig podConfig = NriBenchmark.pod("fake", work);
             String podId =
                     rt.runPodSandbox(RunPodSandboxRequest.newBuilder().setConfig(podConfig).build())
                             .getPodSandboxId();
@@ -386,7 +345,8 @@ public final class NriHostBenchmark {
                                                             .setPodSandboxId(podId)
                                                             .setSandboxConfig(podConfig)
                                                             .setConfig(
-                                                                    container("c" + (n++), image))
+                                                                    NriBenchmark.container(
+                                                                            "c" + (n++), image))
                                                             .build())
                                             .getContainerId();
                             rt.startContainer(
@@ -469,7 +429,7 @@ public final class NriHostBenchmark {
                                     PullImageRequest.newBuilder()
                                             .setImage(ImageSpec.newBuilder().setImage(image))
                                             .build());
-                    PodSandboxConfig podConfig = pod("idle" + run, dir);
+                    PodSandboxConfig podConfig = NriBenchmark.pod("idle" + run, dir);
                     String podId =
                             rt.runPodSandbox(
                                             RunPodSandboxRequest.newBuilder()
@@ -482,7 +442,9 @@ public final class NriHostBenchmark {
                                                 CreateContainerRequest.newBuilder()
                                                         .setPodSandboxId(podId)
                                                         .setSandboxConfig(podConfig)
-                                                        .setConfig(container("c" + i, image))
+                                                        .setConfig(
+                                                                NriBenchmark.container(
+                                                                        "c" + i, image))
                                                         .build())
                                         .getContainerId();
                         rt.startContainer(
