@@ -203,27 +203,7 @@ public final class NriHostBenchmark {
             try {
                 List<Long> times = new ArrayList<>();
                 for (int i = 0; i < count; i++) {
-                    long t0 = System.nanoTime();
-                    String id =
-                            rt.createContainer(
-                                            CreateContainerRequest.newBuilder()
-                                                    .setPodSandboxId(podId)
-                                                    .setSandboxConfig(podConfig)
-                                                    .setConfig(
-                                                            NriBenchmark.container(
-                                                                    "c" + (n++), image))
-                                                    .build())
-                                    .getContainerId();
-                    rt.startContainer(
-                            StartContainerRequest.newBuilder().setContainerId(id).build());
-                    times.add(System.nanoTime() - t0);
-                    rt.stopContainer(
-                            StopContainerRequest.newBuilder()
-                                    .setContainerId(id)
-                                    .setTimeout(0)
-                                    .build());
-                    rt.removeContainer(
-                            RemoveContainerRequest.newBuilder().setContainerId(id).build());
+                    times.add(createAndStart(rt, podId, podConfig, "c" + (n++), image));
                 }
                 return times;
             } finally {
@@ -261,6 +241,33 @@ public final class NriHostBenchmark {
                     RemovePodSandboxRequest.newBuilder().setPodSandboxId(podId).build());
             channel.shutdownNow();
         }
+    }
+
+    /**
+     * Creates and starts a sleeping container in the pod, then stops and removes it; the time of
+     * the create and start pair, in nanoseconds.
+     */
+    private static long createAndStart(
+            RuntimeServiceGrpc.RuntimeServiceBlockingStub rt,
+            String podId,
+            PodSandboxConfig podConfig,
+            String name,
+            String image) {
+        long t0 = System.nanoTime();
+        String id =
+                rt.createContainer(
+                                CreateContainerRequest.newBuilder()
+                                        .setPodSandboxId(podId)
+                                        .setSandboxConfig(podConfig)
+                                        .setConfig(NriBenchmark.container(name, image))
+                                        .build())
+                        .getContainerId();
+        rt.startContainer(StartContainerRequest.newBuilder().setContainerId(id).build());
+        long t = System.nanoTime() - t0;
+        rt.stopContainer(
+                StopContainerRequest.newBuilder().setContainerId(id).setTimeout(0).build());
+        rt.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(id).build());
+        return t;
     }
 
     /** Releases {@code registered} once for each plugin the host lists. */
@@ -338,30 +345,10 @@ public final class NriHostBenchmark {
                     }
                     try {
                         for (int i = 0; i < perRound; i++) {
-                            long t0 = System.nanoTime();
-                            String id =
-                                    rt.createContainer(
-                                                    CreateContainerRequest.newBuilder()
-                                                            .setPodSandboxId(podId)
-                                                            .setSandboxConfig(podConfig)
-                                                            .setConfig(
-                                                                    NriBenchmark.container(
-                                                                            "c" + (n++), image))
-                                                            .build())
-                                            .getContainerId();
-                            rt.startContainer(
-                                    StartContainerRequest.newBuilder().setContainerId(id).build());
-                            long t = System.nanoTime() - t0;
+                            long t = createAndStart(rt, podId, podConfig, "c" + (n++), image);
                             if (round >= 0) {
                                 samples.get(logger ? "nri-logger" : "none").add(t);
                             }
-                            rt.stopContainer(
-                                    StopContainerRequest.newBuilder()
-                                            .setContainerId(id)
-                                            .setTimeout(0)
-                                            .build());
-                            rt.removeContainer(
-                                    RemoveContainerRequest.newBuilder().setContainerId(id).build());
                         }
                     } finally {
                         if (plugin != null) {
