@@ -55,8 +55,28 @@ final class SocketWatcher implements AutoCloseable {
         return w;
     }
 
-    /** The directory watched now: the socket's, or its nearest existing ancestor. */
+    /**
+     * Watches the socket's directory, or its nearest existing ancestor, and returns it. A
+     * directory nearer the socket that appears while the watch is being set up would send its
+     * event to nobody, so the nearest directory is looked up again once the watch is in place
+     * and the watch moves down until the two agree.
+     */
     private Path register() throws IOException {
+        while (true) {
+            Path dir = nearestDirectory();
+            WatchKey key =
+                    dir.register(
+                            service,
+                            StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_DELETE);
+            if (nearestDirectory().equals(dir)) {
+                return dir;
+            }
+            key.cancel();
+        }
+    }
+
+    private Path nearestDirectory() throws IOException {
         Path dir = socket.getParent();
         while (dir != null && !Files.isDirectory(dir)) {
             dir = dir.getParent();
@@ -64,10 +84,6 @@ final class SocketWatcher implements AutoCloseable {
         if (dir == null) {
             throw new IOException("no existing directory above " + socket);
         }
-        dir.register(
-                service,
-                StandardWatchEventKinds.ENTRY_CREATE,
-                StandardWatchEventKinds.ENTRY_DELETE);
         return dir;
     }
 
