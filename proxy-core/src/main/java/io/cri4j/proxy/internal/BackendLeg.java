@@ -52,10 +52,11 @@ final class BackendLeg extends RelayLeg {
 
     @Override
     boolean mustDecode(int streamId) {
-        // a collected answer's trailers (its first block only if it cannot go on as it came)
+        // a collected answer's trailers (its first block only if it cannot go on as it came); a
+        // relayed call's blocks never: its status, when metrics are recorded, is read from the
+        // bytes of the block that ends it (onHeadersRead)
         Pair p = byUp.get(streamId);
-        // the status of each relayed call, when metrics are recorded
-        return p != null && (p.capture != null ? p.capture.gotHeaders : p.metric != null);
+        return p != null && p.capture != null && p.capture.gotHeaders;
     }
 
     @Override
@@ -303,8 +304,13 @@ final class BackendLeg extends RelayLeg {
             RelayConnection.release(block);
             return;
         }
-        if (endOfStream) {
-            conn.callEnded(p, RelayConnection.grpcStatus(headers));
+        if (endOfStream && p.metric != null) {
+            // a block kept to relay refers to no table entry: its status is read from its bytes
+            conn.callEnded(
+                    p,
+                    block != null
+                            ? HeaderBlocks.grpcStatus(block)
+                            : RelayConnection.grpcStatus(headers));
         }
         p.responseStarted = true;
         conn.down.flow.sendHeaders(p, block != null ? block : conn.encode(headers), endOfStream);

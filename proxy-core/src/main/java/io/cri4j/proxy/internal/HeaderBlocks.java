@@ -44,6 +44,9 @@ final class HeaderBlocks implements Http2HeadersDecoder {
     private ByteBuf kept;
     private Object known;
 
+    /** Blocks handed to the HPACK decoder so far. */
+    int decoded;
+
     /**
      * @param mustDecode the streams whose blocks are decoded even when they can be relayed as they
      *     are; null: every block
@@ -86,6 +89,7 @@ final class HeaderBlocks implements Http2HeadersDecoder {
             }
         }
         if (!stateless || before > 0 || mustDecode == null || mustDecode.test(streamId)) {
+            decoded++;
             return decoder.decodeHeaders(streamId, block);
         }
         return EmptyHttp2Headers.INSTANCE;
@@ -170,6 +174,136 @@ final class HeaderBlocks implements Http2HeadersDecoder {
     @Override
     public Configuration configuration() {
         return decoder.configuration();
+    }
+
+    /** {@code grpc-status} as a string literal's bytes, Huffman-coded (RFC 7541 appendix B). */
+    private static final byte[] GRPC_STATUS_HUFFMAN = {
+        (byte) 0x9a, (byte) 0xca, (byte) 0xc8, (byte) 0xb2, 0x12, 0x34, (byte) 0xda, (byte) 0x8f
+    };
+
+    private static final byte[] GRPC_STATUS = {
+        'g', 'r', 'p', 'c', '-', 's', 't', 'a', 't', 'u', 's'
+    };
+
+    /**
+     * The {@code grpc-status} of a block that refers to no dynamic-table entry (one {@link #take}
+     * handed out), read from its bytes without decoding them: no header is built, nothing is
+     * allocated. HPACK's static table has no {@code grpc-status}, so in such a block it is a
+     * literal with a literal name, plain or Huffman-coded. {@link RelayMetrics#NO_STATUS} when
+     * the block has none, its value is not a decimal number, or the block is malformed.
+     */
+    static int grpcStatus(ByteBuf b) {
+        int i = b.readerIndex();
+        int end = b.writerIndex();
+        while (i < end) {
+            int c = b.getUnsignedByte(i);
+            int prefix = (c & 0x80) != 0 ? 7 : (c & 0x40) != 0 ? 6 : (c & 0x20) != 0 ? 5 : 4;
+            long v = integer(b, i, end, prefix);
+            if (v < 0) {
+                return RelayMetrics.NO_STATUS;
+            }
+            i = (int) (v >>> 32);
+            if (prefix == 7 || prefix == 5) {
+                continue; // an indexed field or a table size update
+            }
+            boolean named = false;
+            if ((int) v == 0) {
+                int nameAt = i;
+                i = skipString(b, i, end);
+                if (i < 0) {
+                    return RelayMetrics.NO_STATUS;
+                }
+                named = isGrpcStatus(b, nameAt, i);
+            }
+            int valueAt = i;
+            i = skipString(b, i, end);
+            if (i < 0) {
+                return RelayMetrics.NO_STATUS;
+            }
+            if (named) {
+                return decimal(b, valueAt, i);
+            }
+        }
+        return RelayMetrics.NO_STATUS;
+    }
+
+    /** Whether the string literal from {@code at} to {@code end} is {@code grpc-status}. */
+    private static boolean isGrpcStatus(ByteBuf b, int at, int end) {
+        byte[] name = (b.getByte(at) & 0x80) != 0 ? GRPC_STATUS_HUFFMAN : GRPC_STATUS;
+        int from = (int) (integer(b, at, end, 7) >>> 32);
+        if (end - from != name.length) {
+            return false;
+        }
+        for (int k = 0; k < name.length; k++) {
+            if (b.getByte(from + k) != name[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The decimal number a string literal holds (plain, or Huffman-coded: digits are codes of 5
+     * and 6 bits), or {@link RelayMetrics#NO_STATUS}.
+     */
+    private static int decimal(ByteBuf b, int at, int end) {
+        boolean huffman = (b.getByte(at) & 0x80) != 0;
+        int from = (int) (integer(b, at, end, 7) >>> 32);
+        int n = 0;
+        int digits = 0;
+        if (!huffman) {
+            for (int k = from; k < end; k++) {
+                int d = b.getByte(k) - '0';
+                if (d < 0 || d > 9 || ++digits > 9) {
+                    return RelayMetrics.NO_STATUS;
+                }
+                n = n * 10 + d;
+            }
+            return digits == 0 ? RelayMetrics.NO_STATUS : n;
+        }
+        long bits = 0;
+        int have = 0;
+        int k = from;
+        while (true) {
+            while (have < 6 && k < end) {
+                bits = bits << 8 | b.getUnsignedByte(k++);
+                have += 8;
+            }
+            if (have == 0) {
+                break;
+            }
+            int d = -1;
+            int used = 0;
+            if (have >= 5) {
+                int five = (int) (bits >>> (have - 5)) & 0x1f;
+                if (five <= 2) { // '0' 00000, '1' 00001, '2' 00010
+                    d = five;
+                    used = 5;
+                }
+            }
+            if (d < 0 && have >= 6) {
+                int six = (int) (bits >>> (have - 6)) & 0x3f;
+                if (six >= 0x19 && six <= 0x1f) { // '3' 011001 .. '9' 011111
+                    d = six - 0x19 + 3;
+                    used = 6;
+                }
+            }
+            if (d < 0) {
+                // the padding: fewer than 8 bits, all ones (the start of EOS), and at the end
+                int mask = (1 << have) - 1;
+                if (k == end && have < 8 && ((int) bits & mask) == mask) {
+                    break;
+                }
+                return RelayMetrics.NO_STATUS;
+            }
+            have -= used;
+            bits &= (1L << have) - 1;
+            if (++digits > 9) {
+                return RelayMetrics.NO_STATUS;
+            }
+            n = n * 10 + d;
+        }
+        return digits == 0 ? RelayMetrics.NO_STATUS : n;
     }
 
     /**

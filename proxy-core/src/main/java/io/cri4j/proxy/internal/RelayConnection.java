@@ -228,7 +228,7 @@ final class RelayConnection {
     }
 
     void writeDownHeaders(Pair p, Http2Headers headers, boolean endOfStream) {
-        if (endOfStream) {
+        if (endOfStream && p.metric != null) {
             callEnded(p, grpcStatus(headers));
         }
         p.responseStarted = true;

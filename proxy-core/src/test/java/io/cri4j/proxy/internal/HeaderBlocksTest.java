@@ -187,4 +187,56 @@ class HeaderBlocksTest {
         blocks.drop();
         other.release();
     }
+
+    private static int status(byte[] block) {
+        return HeaderBlocks.grpcStatus(Unpooled.wrappedBuffer(block));
+    }
+
+    @Test
+    void readsGrpcStatusFromTheBytesOfABlockAsAnyEncoderWritesIt() {
+        // plain, after other fields, as Netty (grpc-java) writes it
+        for (int code : new int[] {0, 1, 9, 10, 16, 123456789}) {
+            byte[] block =
+                    Wire.block(
+                            Wire.response()
+                                    .add("grpc-message", "grpc-status: 5")
+                                    .add("grpc-status", Integer.toString(code)));
+            assertThat(status(block)).as("status %d", code).isEqualTo(code);
+        }
+        // Huffman-coded name and value, as grpc-go writes what is shorter so; "0" is 00000 and
+        // EOS' 111; "12" is 00001 00010 and 111111; "789" is 011101 011110 011111 and 111111
+        assertThat(status(RelayMetricsStatusTest.huffmanStatus(0x07))).isZero();
+        assertThat(status(RelayMetricsStatusTest.huffmanStatus(0x08, 0xbf))).isEqualTo(12);
+        byte[] b789 = RelayMetricsStatusTest.huffmanStatus(0x75, 0xe7, 0xff);
+        assertThat(Wire.decode(b789).get("grpc-status")).hasToString("789");
+        assertThat(status(b789)).isEqualTo(789);
+        // the same literal with incremental indexing (0x40) and never-indexed (0x10)
+        byte[] indexing = RelayMetricsStatusTest.huffmanStatus(0x08, 0xbf);
+        indexing[0] = 0x40;
+        assertThat(status(indexing)).isEqualTo(12);
+        indexing[0] = 0x10;
+        assertThat(status(indexing)).isEqualTo(12);
+    }
+
+    @Test
+    void aBlockWithoutANumericGrpcStatusHasNone() {
+        assertThat(status(Wire.block(Wire.response()))).isEqualTo(RelayMetrics.NO_STATUS);
+        assertThat(status(Wire.block(Wire.response().add("grpc-statuses", "3"))))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        assertThat(status(Wire.block(Wire.trailers(0).set("grpc-status", "x1"))))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        assertThat(status(Wire.block(Wire.trailers(0).set("grpc-status", ""))))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        assertThat(status(Wire.block(Wire.trailers(0).set("grpc-status", "1234567890"))))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        // Huffman "a" (00011) is no digit; "0" with padding that is not EOS' ones
+        assertThat(status(RelayMetricsStatusTest.huffmanStatus(0x1f)))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        assertThat(status(RelayMetricsStatusTest.huffmanStatus(0x06)))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+        // a value that runs past the end of the block
+        byte[] cut = RelayMetricsStatusTest.huffmanStatus(0x08, 0xbf);
+        assertThat(status(java.util.Arrays.copyOf(cut, cut.length - 1)))
+                .isEqualTo(RelayMetrics.NO_STATUS);
+    }
 }

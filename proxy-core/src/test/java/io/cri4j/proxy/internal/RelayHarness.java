@@ -59,11 +59,19 @@ final class RelayHarness implements AutoCloseable {
         this(new InterceptedService(null, interceptors, methods), Dial.CONNECT);
     }
 
+    /** A relay that intercepts nothing and records into {@code metrics}. */
+    RelayHarness(RelayMetrics metrics) {
+        this(new InterceptedService(null, List.of(), List.of()), Dial.CONNECT, metrics);
+    }
+
     private RelayHarness(InterceptedService service, Dial first) {
+        this(service, first, RelayMetrics.NONE);
+    }
+
+    private RelayHarness(InterceptedService service, Dial first, RelayMetrics metrics) {
         dial = first;
         RelayConnection.Setup setup =
-                new RelayConnection.Setup(
-                        service, 4 << 20, "test-runtime", this::connect, RelayMetrics.NONE);
+                new RelayConnection.Setup(service, 4 << 20, "test-runtime", this::connect, metrics);
         RelayConnection[] made = new RelayConnection[1];
         EmbeddedChannel ch =
                 new EmbeddedChannel(
