@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * relayed as frames, and {@code CreateContainer} with an in-process {@code AsyncHook}. Allocation
  * is every thread's allocated bytes (the JVM's per-thread counters) over blocks of calls of one
  * series, per call; the client and the backend allocate alike in both series, so the difference
- * on against off is what the metrics allocate. Run: {@code java -cp benchmarks/target/benchmarks.jar
+ * on against off is what the metrics allocate. The same is counted for the proxies' I/O threads
+ * alone (the relay's; only the proxy of the block's series works then). Run: {@code java -cp benchmarks/target/benchmarks.jar
  * io.cri4j.benchmarks.ProxyMetricsOverhead [calls]}.
  */
 public final class ProxyMetricsOverhead {
@@ -110,12 +111,16 @@ public final class ProxyMetricsOverhead {
             int block = 1000;
             int blocks = Math.max(1, n / block / 2);
             long[] allocated = new long[calls.length];
+            long[] proxyAllocated = new long[calls.length];
+            long[] proxyThreads = proxyThreads();
             for (int b = 0; b < blocks; b++) {
                 for (int k = 0; k < calls.length; k++) {
                     long a0 = allocatedBytes();
+                    long p0 = allocatedBytes(proxyThreads);
                     for (int i = 0; i < block; i++) {
                         calls[k].run();
                     }
+                    proxyAllocated[k] += allocatedBytes(proxyThreads) - p0;
                     allocated[k] += allocatedBytes() - a0;
                 }
             }
@@ -127,14 +132,22 @@ public final class ProxyMetricsOverhead {
                     n, calls.length, seconds, loadBefore, load());
             for (int k = 0; k < calls.length; k++) {
                 System.out.printf(
-                        "%-40s p50 %6.1f us  p90 %6.1f us  %7.0f B allocated a call (all threads)%n",
+                        "%-40s p50 %6.1f us  p90 %6.1f us  %7.0f B allocated a call (all threads),"
+                                + " %6.0f B by the proxies' I/O threads%n",
                         names[k],
                         p(t[k], 0.5),
                         p(t[k], 0.9),
-                        allocated[k] / (double) (blocks * block));
+                        allocated[k] / (double) (blocks * block),
+                        proxyAllocated[k] / (double) (blocks * block));
             }
             ratios("Version", t[0], t[1], t[2], allocated[1], allocated[2], blocks * block);
             ratios("CreateContainer", t[3], t[4], t[5], allocated[4], allocated[5], blocks * block);
+            System.out.printf(
+                    "the proxies' I/O threads, on − off: Version %+.0f B a call, CreateContainer"
+                            + " %+.0f B a call (%d threads)%n",
+                    (proxyAllocated[2] - proxyAllocated[1]) / (double) (blocks * block),
+                    (proxyAllocated[5] - proxyAllocated[4]) / (double) (blocks * block),
+                    proxyThreads.length);
             System.out.printf("scraped text: %d bytes%n", registry.scrape().length());
         } finally {
             for (ManagedChannel m : channels) {
@@ -178,6 +191,30 @@ public final class ProxyMetricsOverhead {
     private static double p(long[] sorted, double q) {
         return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))]
                 / 1000.0;
+    }
+
+    /**
+     * The ids of the proxies' I/O threads (their event loops, {@code cri4j-proxy-io-*}), where
+     * the relay runs: while a block of one series runs, the others' are idle.
+     */
+    private static long[] proxyThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(th -> th.getName().startsWith("cri4j-proxy-io"))
+                .mapToLong(Thread::getId)
+                .toArray();
+    }
+
+    /** Bytes allocated so far by the threads {@code ids} (those still alive). */
+    private static long allocatedBytes(long[] ids) {
+        com.sun.management.ThreadMXBean mx =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (long a : mx.getThreadAllocatedBytes(ids)) {
+            if (a > 0) {
+                sum += a;
+            }
+        }
+        return sum;
     }
 
     /** Bytes allocated so far by every live thread of this JVM. */
