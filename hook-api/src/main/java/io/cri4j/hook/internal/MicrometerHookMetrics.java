@@ -19,8 +19,15 @@ final class MicrometerHookMetrics implements HookMetrics {
     static final String IGNORED = "cri4j.hook.ignored";
 
     private final MeterRegistry registry;
-    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+    /** Meters by chain, then hook or event, ...: a record looks its meter up without a key object. */
+    private final Map<String, Map<String, Map<String, Map<String, Timer>>>> hookTimers =
+            new ConcurrentHashMap<>();
+
+    private final Map<String, Map<String, Map<String, Timer>>> chainTimers =
+            new ConcurrentHashMap<>();
+    private final Map<String, Map<String, Map<String, Map<String, Counter>>>> ignoredCounters =
+            new ConcurrentHashMap<>();
 
     private MicrometerHookMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -30,6 +37,12 @@ final class MicrometerHookMetrics implements HookMetrics {
         return new MicrometerHookMetrics((MeterRegistry) registry);
     }
 
+    /** The map under {@code key}, made on first use. */
+    private static <V> Map<String, V> level(Map<String, Map<String, V>> m, String key) {
+        Map<String, V> v = m.get(key);
+        return v != null ? v : m.computeIfAbsent(key, k -> new ConcurrentHashMap<>());
+    }
+
     @Override
     public boolean enabled() {
         return true;
@@ -37,48 +50,62 @@ final class MicrometerHookMetrics implements HookMetrics {
 
     @Override
     public void hook(String chain, String hook, String event, long nanos, String outcome) {
-        String key = chain + '\0' + hook + '\0' + event + '\0' + outcome;
-        timers.computeIfAbsent(
-                        key,
-                        k ->
-                                timer(HOOK, "Latency of one hook's answer to one event")
-                                        .tag("chain", chain)
-                                        .tag("hook", hook)
-                                        .tag("event", event)
-                                        .tag("outcome", outcome)
-                                        .register(registry))
-                .record(nanos, TimeUnit.NANOSECONDS);
+        Map<String, Timer> byOutcome = level(level(level(hookTimers, chain), hook), event);
+        Timer t = byOutcome.get(outcome);
+        if (t == null) {
+            t =
+                    byOutcome.computeIfAbsent(
+                            outcome,
+                            o ->
+                                    timer(HOOK, "Latency of one hook's answer to one event")
+                                            .tag("chain", chain)
+                                            .tag("hook", hook)
+                                            .tag("event", event)
+                                            .tag("outcome", o)
+                                            .register(registry));
+        }
+        t.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
     public void chain(String chain, String event, long nanos, String outcome) {
-        String key = chain + '\0' + event + '\0' + outcome;
-        timers.computeIfAbsent(
-                        key,
-                        k ->
-                                timer(CHAIN, "Latency of one event through every hook of a chain")
-                                        .tag("chain", chain)
-                                        .tag("event", event)
-                                        .tag("outcome", outcome)
-                                        .register(registry))
-                .record(nanos, TimeUnit.NANOSECONDS);
+        Map<String, Timer> byOutcome = level(level(chainTimers, chain), event);
+        Timer t = byOutcome.get(outcome);
+        if (t == null) {
+            t =
+                    byOutcome.computeIfAbsent(
+                            outcome,
+                            o ->
+                                    timer(
+                                                    CHAIN,
+                                                    "Latency of one event through every hook of a chain")
+                                            .tag("chain", chain)
+                                            .tag("event", event)
+                                            .tag("outcome", o)
+                                            .register(registry));
+        }
+        t.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
     public void ignored(String chain, String hook, String event, String outcome) {
-        String key = "ignored\0" + chain + '\0' + hook + '\0' + event + '\0' + outcome;
-        counters.computeIfAbsent(
-                        key,
-                        k ->
-                                Counter.builder(IGNORED)
-                                        .description(
-                                                "Hook failures the hook's Ignore policy let the event go on without")
-                                        .tag("chain", chain)
-                                        .tag("hook", hook)
-                                        .tag("event", event)
-                                        .tag("outcome", outcome)
-                                        .register(registry))
-                .increment();
+        Map<String, Counter> byOutcome = level(level(level(ignoredCounters, chain), hook), event);
+        Counter c = byOutcome.get(outcome);
+        if (c == null) {
+            c =
+                    byOutcome.computeIfAbsent(
+                            outcome,
+                            o ->
+                                    Counter.builder(IGNORED)
+                                            .description(
+                                                    "Hook failures the hook's Ignore policy let the event go on without")
+                                            .tag("chain", chain)
+                                            .tag("hook", hook)
+                                            .tag("event", event)
+                                            .tag("outcome", o)
+                                            .register(registry));
+        }
+        c.increment();
     }
 
     static Timer.Builder timer(String name, String description) {
