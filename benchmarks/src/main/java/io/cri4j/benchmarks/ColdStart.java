@@ -37,7 +37,7 @@ public final class ColdStart {
         Path jar = Path.of(args[0]).toAbsolutePath();
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         Map<String, List<String>> settings = new LinkedHashMap<>();
-        for (String name : System.getProperties().stringPropertyNames()) {
+        for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
             if (name.startsWith("set.")) {
                 settings.put(name.substring(4), split(System.getProperty(name)));
             }
