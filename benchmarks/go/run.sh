@@ -8,13 +8,20 @@
 #                                                  (JAVA_OPTS=-Dnri=false leaves it out)
 #   benchmarks/go/run.sh runtime SOCKET [ROUNDS]   Version against a runtime (e.g. containerd):
 #                                                  direct, bare byte relays, the proxy
+#   benchmarks/go/run.sh jvm SOCKET|fake ROUNDS NAME="JVM FLAGS"...
+#                                                  Version against a runtime (fake: a `cri4j
+#                                                  fake-runtime` with the JVM's defaults), direct and
+#                                                  through one `cri4j proxy` process (the CLI jar) per
+#                                                  setting (`defaults`: ./cri4j's defaults= line), all
+#                                                  interleaved; then each proxy's VmRSS
+#                                                  (CLI_JAR=FILE: another CLI jar)
 #
 # Needs Debian's golang-go and golang-google-grpc-dev (installed when missing, as root).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 mode="${1:?builtin or runtime SOCKET}"
-if [[ "$mode" == runtime ]]; then
+if [[ "$mode" == runtime || "$mode" == jvm ]]; then
   socket="${2:?the unix socket path of the runtime}"
   rounds="${3:-20}"
 else
@@ -30,9 +37,52 @@ cp "$root/cri-testing/src/main/resources/io/cri4j/testing/real/grpcgo/main.go" \
   "$here/target/src/grpcgolatency/main.go"
 (cd "$here/target/src/grpcgolatency" && GO111MODULE=off GOPATH="$here/target:/usr/share/gocode" \
   GOCACHE="$here/target/gocache" go build -o "$here/target/grpcgolatency" .)
+bench_dir="$here/target"
 jar="$root/benchmarks/target/benchmarks.jar"
-if [[ ! -f "$jar" ]]; then
+if [[ "$mode" != jvm && ! -f "$jar" ]]; then
   (cd "$root" && mvn -B -q -pl benchmarks -am package -DskipTests >&2)
+fi
+
+if [[ "$mode" == jvm ]]; then
+  cli="${CLI_JAR:-$root/cli/target/cri4j-cli.jar}"
+  [[ -f "$cli" ]] || (cd "$root" && mvn -B -q -pl cli -am package -DskipTests >&2)
+  dir="$(mktemp -d)"
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$dir"' EXIT
+  up() { # SOCKET PID: polls until the socket answers Version
+    for _ in $(seq 600); do
+      "$here/target/grpcgolatency" -rounds 1 -calls 1 -warmup 0 "x=$1" >/dev/null 2>&1 && return 0
+      kill -0 "$2" 2>/dev/null || return 1
+      sleep 0.1
+    done
+    return 1
+  }
+  if [[ "$socket" == fake ]]; then
+    socket="$dir/fake.sock"
+    java -jar "$cli" fake-runtime --listen "unix://$socket" >"$dir/fake.log" 2>&1 &
+    pids+=($!)
+    up "$socket" "$!" || { cat "$dir/fake.log" >&2; exit 1; }
+  fi
+  series=("direct=$socket")
+  names=()
+  for setting in "${@:4}"; do
+    name="${setting%%=*}" flags="${setting#*=}"
+    if [[ "$flags" == defaults ]]; then
+      flags="$(sed -n 's/^defaults="\(.*\)"$/\1/p' "$root/cri4j")"
+    fi
+    # shellcheck disable=SC2086 # FLAGS: several options
+    MALLOC_ARENA_MAX=2 java $flags -jar "$cli" proxy --listen "unix://$dir/$name.sock" \
+      --backend "unix://$socket" >"$dir/$name.log" 2>&1 &
+    pids+=($!)
+    names+=("$name=$!")
+    up "$dir/$name.sock" "$!" || { cat "$dir/$name.log" >&2; exit 1; }
+    series+=("$name=$dir/$name.sock")
+  done
+  "$bench_dir/grpcgolatency" -rounds "$rounds" "${series[@]}"
+  for n in "${names[@]}"; do
+    echo "${n%%=*}: VmRSS $(awk '/VmRSS/ {printf "%.1f MiB", $2/1024}' "/proc/${n#*=}/status")"
+  done
+  exit 0
 fi
 
 out="$(mktemp)"

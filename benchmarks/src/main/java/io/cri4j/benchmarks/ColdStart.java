@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ColdStart cli/target/cri4j-cli.jar [rounds]}
  * (default 10), with the settings as system properties {@code -Dset.NAME="flags..."} (default:
  * {@code ./cri4j}'s {@code defaults=} line as "cri4j", plus its archive flag when {@code
- * -Dcds=FILE} names an AppCDS archive).
+ * -Dcds=FILE} names an AppCDS archive). {@code -Djar.NAME=FILE} starts setting NAME from another
+ * CLI jar (e.g. the build before a change, in the same run).
  */
 public final class ColdStart {
     private ColdStart() {}
@@ -36,7 +37,7 @@ public final class ColdStart {
         Path jar = Path.of(args[0]).toAbsolutePath();
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         Map<String, List<String>> settings = new LinkedHashMap<>();
-        for (String name : System.getProperties().stringPropertyNames()) {
+        for (String name : new java.util.TreeSet<>(System.getProperties().stringPropertyNames())) {
             if (name.startsWith("set.")) {
                 settings.put(name.substring(4), split(System.getProperty(name)));
             }
@@ -61,7 +62,9 @@ public final class ColdStart {
         List<String> names = new ArrayList<>(settings.keySet());
         Map<String, double[]> start = new LinkedHashMap<>();
         Map<String, double[]> floor = new LinkedHashMap<>();
+        Map<String, double[]> cpu = new LinkedHashMap<>();
         for (String n : names) {
+            cpu.put(n, new double[rounds]);
             start.put(n, new double[rounds]);
             floor.put(n, new double[rounds]);
         }
@@ -72,8 +75,11 @@ public final class ColdStart {
                     String n = names.get((Math.max(r, 0) + k) % names.size());
                     List<String> flags = settings.get(n);
                     double f = javaVersion(java, flags);
-                    double s = proxyStart(java, flags, jar, dir);
+                    Path j = Path.of(System.getProperty("jar." + n, jar.toString()));
+                    double[] c = new double[1];
+                    double s = proxyStart(java, flags, j.toAbsolutePath(), dir, c);
                     if (r >= 0) {
+                        cpu.get(n)[r] = c[0];
                         floor.get(n)[r] = f;
                         start.get(n)[r] = s;
                     }
@@ -84,19 +90,34 @@ public final class ColdStart {
             fake.waitFor(30, TimeUnit.SECONDS);
         }
         System.out.printf(
-                "%d rounds; ms from exec to the first answered Version, median (min..max)%n",
+                "%d rounds; ms from exec to the first answered Version, median (min..max); the"
+                        + " proxy's CPU time (user + system) until then; ratio: median of the"
+                        + " per-round ratios to the first setting%n",
                 rounds);
+        double[] first = start.get(names.get(0));
         for (String n : names) {
+            double[] ratio = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                ratio[r] = start.get(n)[r] / first[r];
+            }
             System.out.printf(
-                    "%-12s proxy %6.0f (%4.0f..%4.0f)   java -version %4.0f (%4.0f..%4.0f)   flags: %s%n",
+                    "%-12s proxy %6.0f (%4.0f..%4.0f) ratio %.2f  CPU %5.0f (%4.0f..%4.0f)   java"
+                            + " -version %4.0f (%4.0f..%4.0f)   flags: %s%n",
                     n,
                     q(start.get(n), .5),
                     q(start.get(n), 0),
                     q(start.get(n), 1),
+                    q(ratio, .5),
+                    q(cpu.get(n), .5),
+                    q(cpu.get(n), 0),
+                    q(cpu.get(n), 1),
                     q(floor.get(n), .5),
                     q(floor.get(n), 0),
                     q(floor.get(n), 1),
-                    String.join(" ", settings.get(n)));
+                    String.join(" ", settings.get(n))
+                            + (System.getProperty("jar." + n) == null
+                                    ? ""
+                                    : " (jar " + System.getProperty("jar." + n) + ")"));
         }
     }
 
@@ -116,7 +137,8 @@ public final class ColdStart {
         return (System.nanoTime() - t0) / 1e6;
     }
 
-    private static double proxyStart(String java, List<String> flags, Path jar, Path dir)
+    private static double proxyStart(
+            String java, List<String> flags, Path jar, Path dir, double[] cpuMillis)
             throws Exception {
         Path sock = dir.resolve("proxy.sock");
         Files.deleteIfExists(sock);
@@ -129,13 +151,23 @@ public final class ColdStart {
         drain(p.getInputStream());
         try {
             answer(sock, 60_000);
-            return (System.nanoTime() - t0) / 1e6;
+            double wall = (System.nanoTime() - t0) / 1e6;
+            cpuMillis[0] = cpuMillis(p.pid());
+            return wall;
         } finally {
             p.destroy();
             if (!p.waitFor(30, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** User + system CPU time of a process so far, from /proc (10 ms ticks). */
+    private static double cpuMillis(long pid) throws Exception {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12]))
+                * 10.0; // utime, stime (fields 14, 15)
     }
 
     /** Polls until a Version through {@code sock} is answered. */

@@ -1,6 +1,8 @@
 package io.cri4j.cli;
 
 import io.cri4j.cri.internal.IoErrors;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -10,17 +12,26 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "cri4j 0.1.0-SNAPSHOT",
         description =
-                "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.",
-        subcommands = {
-            VersionCommand.class,
-            FakeRuntimeCommand.class,
-            ProxyCommand.class,
-            NriPluginCommand.class,
-            PullCommand.class,
-            PullsCommand.class,
-            CommandLine.HelpCommand.class
-        })
+                "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.")
 public final class Cri4jCli {
+
+    /**
+     * The subcommands by name, in the order of the usage help. A command line naming one of them
+     * first builds only that one's model: picocli builds a command's model by reflection over its
+     * class and every option's type, which costs a start of {@code proxy} more than the proxy's
+     * own work before it listens when done for all of them.
+     */
+    private static final Map<String, Class<?>> SUBCOMMANDS = new LinkedHashMap<>();
+
+    static {
+        SUBCOMMANDS.put("version", VersionCommand.class);
+        SUBCOMMANDS.put("fake-runtime", FakeRuntimeCommand.class);
+        SUBCOMMANDS.put("proxy", ProxyCommand.class);
+        SUBCOMMANDS.put("nri-plugin", NriPluginCommand.class);
+        SUBCOMMANDS.put("pull", PullCommand.class);
+        SUBCOMMANDS.put("pulls", PullsCommand.class);
+        SUBCOMMANDS.put("help", CommandLine.HelpCommand.class);
+    }
 
     private Cri4jCli() {}
 
@@ -49,7 +60,10 @@ public final class Cri4jCli {
         }
         keepFrameLoggersQuiet();
         JulLogging.toSlf4j(); // gRPC logs through java.util.logging: one line each, like ours
-        CommandLine cli = commandLine();
+        CommandLine cli =
+                moreCommands.length == 0
+                        ? commandLine(args.length == 0 ? null : args[0])
+                        : commandLine();
         for (Object command : moreCommands) {
             cli.addSubcommand(command);
         }
@@ -74,10 +88,26 @@ public final class Cri4jCli {
         }
     }
 
-    /** @return the configured command line (also used by tests) */
+    /** @return the configured command line with every subcommand (also used by tests) */
     public static CommandLine commandLine() {
-        return new CommandLine(new Cri4jCli())
-                .setParameterExceptionHandler(Cri4jCli::usageError)
+        return commandLine(null);
+    }
+
+    /**
+     * The command line for arguments that start with {@code first}: with that subcommand alone
+     * when {@code first} names one other than {@code help} (what it runs and how it reports an
+     * error are the same as with all of them), else with every subcommand.
+     */
+    static CommandLine commandLine(String first) {
+        CommandLine cli = new CommandLine(new Cri4jCli());
+        Class<?> only = "help".equals(first) ? null : SUBCOMMANDS.get(first);
+        if (only != null) {
+            cli.addSubcommand(first, only);
+        } else {
+            SUBCOMMANDS.forEach(cli::addSubcommand);
+        }
+        // after the subcommands: picocli hands these settings to the subcommands present
+        return cli.setParameterExceptionHandler(Cri4jCli::usageError)
                 .setExecutionExceptionHandler(
                         (e, cmd, parseResult) -> {
                             cmd.getErr()
