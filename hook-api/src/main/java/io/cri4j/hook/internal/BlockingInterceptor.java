@@ -1,7 +1,7 @@
 package io.cri4j.hook.internal;
 
-import io.cri4j.hook.AsyncCriInterceptor;
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.cri.AsyncCriInterceptor;
+import io.cri4j.hook.cri.CriInterceptor;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
