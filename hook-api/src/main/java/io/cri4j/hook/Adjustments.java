@@ -1,6 +1,5 @@
 package io.cri4j.hook;
 
-import io.cri4j.hook.internal.Keys;
 import io.cri4j.hook.nri.v1alpha1.CDIDevice;
 import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
 import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
@@ -543,12 +542,13 @@ public final class Adjustments {
         requireKey(pageSize, "hugepage size");
         LinuxResources.Builder r = res();
         HugepageLimit l = HugepageLimit.newBuilder().setPageSize(pageSize).setLimit(limit).build();
-        Keys.replaceOrAdd(
-                r.getHugepageLimitsCount(),
-                i -> r.getHugepageLimits(i).getPageSize(),
-                pageSize,
-                i -> r.setHugepageLimits(i, l),
-                () -> r.addHugepageLimits(l));
+        for (int i = 0; i < r.getHugepageLimitsCount(); i++) {
+            if (r.getHugepageLimits(i).getPageSize().equals(pageSize)) {
+                r.setHugepageLimits(i, l);
+                return this;
+            }
+        }
+        r.addHugepageLimits(l);
         return this;
     }
 
