@@ -1,6 +1,5 @@
-package io.cri4j.hook.internal;
+package io.cri4j.hook.host;
 
-import io.cri4j.hook.host.DeviceNodes;
 import java.io.IOException;
 import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
@@ -20,9 +19,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link DeviceNodes} over a directory like {@code /dev}: reads a node's type and number from
  * its {@code unix:mode} and {@code unix:rdev} attributes (Linux's {@code dev_t} encoding).
  */
-public final class DevDirectory implements DeviceNodes {
+final class DevDirectory implements DeviceNodes {
     /** The host's {@code /dev}. */
-    public static final DevDirectory SYSTEM = new DevDirectory(Path.of("/dev"));
+    static final DevDirectory SYSTEM = new DevDirectory(Path.of("/dev"));
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
@@ -33,7 +32,7 @@ public final class DevDirectory implements DeviceNodes {
     private final Map<String, Path> cache = new ConcurrentHashMap<>();
 
     /** Lookups under {@code root}. */
-    public DevDirectory(Path root) {
+    DevDirectory(Path root) {
         this.root = root;
     }
 

@@ -1,4 +1,4 @@
-package io.cri4j.hook.internal;
+package io.cri4j.hook.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
