@@ -1,6 +1,5 @@
 package io.cri4j.hook.cri;
 
-import io.cri4j.hook.internal.BlockingInterceptor;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;

@@ -1,7 +1,7 @@
 package io.cri4j.proxy.internal.interception;
 
 import io.cri4j.hook.cri.AsyncCriInterceptor;
-import io.cri4j.hook.internal.BlockingInterceptor;
+import io.cri4j.hook.internal.BlockingAdapters;
 import io.cri4j.hook.internal.Statuses;
 import io.cri4j.hook.internal.Tracing;
 import io.grpc.CallOptions;
@@ -121,7 +121,7 @@ public final class InterceptedService {
             for (AsyncCriInterceptor i : interceptors) {
                 if (i.intercepts(m)) {
                     wanting.add(i);
-                    blocking |= i instanceof BlockingInterceptor;
+                    blocking |= BlockingAdapters.isBlocking(i);
                 }
             }
             if (!wanting.isEmpty()) {

@@ -1,7 +1,6 @@
-package io.cri4j.hook.internal;
+package io.cri4j.hook.cri;
 
-import io.cri4j.hook.cri.AsyncCriInterceptor;
-import io.cri4j.hook.cri.CriInterceptor;
+import io.cri4j.hook.internal.Statuses;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -20,17 +19,17 @@ import java.util.concurrent.RejectedExecutionException;
  * gRPC context current when it was handed over; its {@code proceed} calls the rest of the chain
  * and waits for it there. See {@link CriInterceptor#async}.
  */
-public final class BlockingInterceptor implements AsyncCriInterceptor {
+final class BlockingInterceptor implements AsyncCriInterceptor {
     private final CriInterceptor interceptor;
     private final Executor worker;
 
-    public BlockingInterceptor(CriInterceptor interceptor, Executor worker) {
+    BlockingInterceptor(CriInterceptor interceptor, Executor worker) {
         this.interceptor = interceptor;
         this.worker = worker;
     }
 
     /** The adapted interceptor. */
-    public CriInterceptor interceptor() {
+    CriInterceptor interceptor() {
         return interceptor;
     }
 
