@@ -1,8 +1,5 @@
-package io.cri4j.testing.fake.internal;
+package io.cri4j.testing.fake;
 
-import io.cri4j.testing.fake.ExecContext;
-import io.cri4j.testing.fake.ExecHandler;
-import io.cri4j.testing.fake.ExecResult;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** Runs ExecSync commands as host processes; output goes to temp files so no reader threads are needed. */
-public final class HostProcessExecHandler implements ExecHandler {
+final class HostProcessExecHandler implements ExecHandler {
 
     /** containerd caps ExecSync output; we keep each stream below the 16 MiB gRPC message limit together. */
     static final int MAX_OUTPUT_BYTES = 7 * 1024 * 1024;
