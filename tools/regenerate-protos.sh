@@ -31,5 +31,5 @@ generate $cri/v1/api.proto $facts/cri-runtime-v1.facts io.cri4j.cri.v1 CriApiV1 
 generate $cri/v1alpha2/api.proto $facts/cri-runtime-v1alpha2.facts io.cri4j.cri.v1alpha2 CriApiV1alpha2 \
   --comments $cri/v1/api.comments
 generate hook-api/src/main/proto/nri/pkg/api/v1alpha1/api.proto \
-  hook-api/src/test/resources/wire-facts/nri-api-v0.12.2.facts io.cri4j.nri.api Api
+  hook-api/src/test/resources/wire-facts/nri-api-v0.12.2.facts io.cri4j.hook.nri.v1alpha1 Api
 exit $status

@@ -22,10 +22,12 @@ module io.cri4j.hook {
     requires static io.opentelemetry.context;
 
     exports io.cri4j.hook;
+    exports io.cri4j.hook.cri;
+    exports io.cri4j.hook.koordinator;
     exports io.cri4j.hook.host;
     exports io.cri4j.hook.koordinator.v1alpha1;
     exports io.cri4j.hook.extended.v1alpha1;
-    exports io.cri4j.nri.api;
+    exports io.cri4j.hook.nri.v1alpha1;
 
     // how an interceptor's failure becomes a status, and the blocking-interceptor adapter, which
     // the proxy's chain runner uses; the spans the proxy and the NRI module record (Tracing)

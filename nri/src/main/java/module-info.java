@@ -1,6 +1,6 @@
 /**
  * {@link io.cri4j.nri.NriPlugin}: a hook served as an NRI plugin of containerd and CRI-O. The NRI
- * messages are {@code io.cri4j.nri.api}, in {@code io.cri4j.hook}.
+ * messages are {@code io.cri4j.hook.nri.v1alpha1}, in module {@code io.cri4j.hook}.
  */
 module io.cri4j.nri {
     requires transitive io.cri4j.hook;

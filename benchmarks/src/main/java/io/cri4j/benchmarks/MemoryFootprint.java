@@ -5,7 +5,7 @@ import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.hook.Hook;
-import io.cri4j.hook.HookServer;
+import io.cri4j.hook.koordinator.HookServer;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -157,7 +157,8 @@ public final class MemoryFootprint {
 
                     @Override
                     public io.cri4j.hook.HookResult createContainer(
-                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod,
+                            io.cri4j.hook.nri.v1alpha1.Container c) {
                         return io.cri4j.hook.HookResult.none();
                     }
                 };

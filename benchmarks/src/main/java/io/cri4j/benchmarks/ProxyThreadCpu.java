@@ -65,7 +65,7 @@ public final class ProxyThreadCpu {
             case "async" -> b.addInterceptor(new ProxyBenchmark.AsyncAnnotateInterceptor());
             case "remote" -> {
                 owned.add(
-                        io.cri4j.hook.HookServer.start(
+                        io.cri4j.hook.koordinator.HookServer.start(
                                 dir.resolve("hook.sock"),
                                 List.of(new ProxyBenchmark.AnnotateHook())));
                 b.addHook(ProxyLatencyRatio.remoteAnnotateHook(dir.resolve("hook.sock")));

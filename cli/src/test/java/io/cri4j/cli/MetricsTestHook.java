@@ -5,8 +5,8 @@ import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.time.Duration;
 
 /**

@@ -3,8 +3,8 @@ package io.cri4j.cli;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 
 /** A hook with a pod-level adjustment NRI has no event for; packed into a jar by a test. */
 public final class PodLevelHook implements Hook {

@@ -30,10 +30,12 @@ class HookApiReadmeSnippetsTest {
             String.join(
                     "\n",
                     "import io.cri4j.hook.*;",
+                    "import io.cri4j.hook.cri.*;",
+                    "import io.cri4j.hook.koordinator.*;",
                     "import io.cri4j.hook.Hook;",
                     "import io.cri4j.hook.Hooks;",
                     "import io.cri4j.hook.host.*;",
-                    "import io.cri4j.nri.api.*;",
+                    "import io.cri4j.hook.nri.v1alpha1.*;",
                     "import io.cri4j.cri.v1.ContainerEventResponse;",
                     "import io.cri4j.cri.v1.CreateContainerRequest;",
                     "import io.cri4j.cri.v1.CreateContainerResponse;",

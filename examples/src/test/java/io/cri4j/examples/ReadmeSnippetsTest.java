@@ -29,6 +29,8 @@ class ReadmeSnippetsTest {
                     "import io.cri4j.cri.*;",
                     "import io.cri4j.cri.v1.*;",
                     "import io.cri4j.hook.*;",
+                    "import io.cri4j.hook.cri.*;",
+                    "import io.cri4j.hook.koordinator.*;",
                     "import io.cri4j.nri.NriPlugin;",
                     "import io.cri4j.proxy.*;",
                     "import io.cri4j.streaming.*;",

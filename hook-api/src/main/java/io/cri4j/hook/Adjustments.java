@@ -1,31 +1,30 @@
 package io.cri4j.hook;
 
-import io.cri4j.hook.internal.Keys;
-import io.cri4j.nri.api.CDIDevice;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.HugepageLimit;
-import io.cri4j.nri.api.IOPrioClass;
-import io.cri4j.nri.api.KeyValue;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxDeviceCgroup;
-import io.cri4j.nri.api.LinuxIOPriority;
-import io.cri4j.nri.api.LinuxNamespace;
-import io.cri4j.nri.api.LinuxNetDevice;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.LinuxScheduler;
-import io.cri4j.nri.api.LinuxSeccomp;
-import io.cri4j.nri.api.Mount;
-import io.cri4j.nri.api.MpolFlag;
-import io.cri4j.nri.api.MpolMode;
-import io.cri4j.nri.api.OptionalBool;
-import io.cri4j.nri.api.OptionalFileMode;
-import io.cri4j.nri.api.OptionalInt;
-import io.cri4j.nri.api.OptionalInt64;
-import io.cri4j.nri.api.OptionalRepeatedString;
-import io.cri4j.nri.api.OptionalString;
-import io.cri4j.nri.api.OptionalUInt64;
-import io.cri4j.nri.api.POSIXRlimit;
+import io.cri4j.hook.nri.v1alpha1.CDIDevice;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
+import io.cri4j.hook.nri.v1alpha1.IOPrioClass;
+import io.cri4j.hook.nri.v1alpha1.KeyValue;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxDeviceCgroup;
+import io.cri4j.hook.nri.v1alpha1.LinuxIOPriority;
+import io.cri4j.hook.nri.v1alpha1.LinuxNamespace;
+import io.cri4j.hook.nri.v1alpha1.LinuxNetDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.LinuxScheduler;
+import io.cri4j.hook.nri.v1alpha1.LinuxSeccomp;
+import io.cri4j.hook.nri.v1alpha1.Mount;
+import io.cri4j.hook.nri.v1alpha1.MpolFlag;
+import io.cri4j.hook.nri.v1alpha1.MpolMode;
+import io.cri4j.hook.nri.v1alpha1.OptionalBool;
+import io.cri4j.hook.nri.v1alpha1.OptionalFileMode;
+import io.cri4j.hook.nri.v1alpha1.OptionalInt;
+import io.cri4j.hook.nri.v1alpha1.OptionalInt64;
+import io.cri4j.hook.nri.v1alpha1.OptionalRepeatedString;
+import io.cri4j.hook.nri.v1alpha1.OptionalString;
+import io.cri4j.hook.nri.v1alpha1.OptionalUInt64;
+import io.cri4j.hook.nri.v1alpha1.POSIXRlimit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -206,8 +205,8 @@ public final class Adjustments {
     }
 
     /** Adds OCI hooks (prestart, createRuntime, ... poststop) to the container. */
-    public Adjustments addHooks(io.cri4j.nri.api.Hooks hooks) {
-        io.cri4j.nri.api.Hooks.Builder h = b.getHooksBuilder();
+    public Adjustments addHooks(io.cri4j.hook.nri.v1alpha1.Hooks hooks) {
+        io.cri4j.hook.nri.v1alpha1.Hooks.Builder h = b.getHooksBuilder();
         h.addAllPrestart(hooks.getPrestartList())
                 .addAllCreateRuntime(hooks.getCreateRuntimeList())
                 .addAllCreateContainer(hooks.getCreateContainerList())
@@ -543,12 +542,13 @@ public final class Adjustments {
         requireKey(pageSize, "hugepage size");
         LinuxResources.Builder r = res();
         HugepageLimit l = HugepageLimit.newBuilder().setPageSize(pageSize).setLimit(limit).build();
-        Keys.replaceOrAdd(
-                r.getHugepageLimitsCount(),
-                i -> r.getHugepageLimits(i).getPageSize(),
-                pageSize,
-                i -> r.setHugepageLimits(i, l),
-                () -> r.addHugepageLimits(l));
+        for (int i = 0; i < r.getHugepageLimitsCount(); i++) {
+            if (r.getHugepageLimits(i).getPageSize().equals(pageSize)) {
+                r.setHugepageLimits(i, l);
+                return this;
+            }
+        }
+        r.addHugepageLimits(l);
         return this;
     }
 

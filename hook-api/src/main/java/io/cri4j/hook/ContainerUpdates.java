@@ -1,11 +1,11 @@
 package io.cri4j.hook;
 
 import io.cri4j.hook.internal.Keys;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.HugepageLimit;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.OptionalBool;
-import io.cri4j.nri.api.OptionalString;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.OptionalBool;
+import io.cri4j.hook.nri.v1alpha1.OptionalString;
 import java.util.Objects;
 
 /**

@@ -1,10 +1,10 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import java.util.List;
 import java.util.Set;
 
@@ -21,7 +21,7 @@ import java.util.Set;
  * <p>In-process hooks are found with {@link java.util.ServiceLoader}: list the class in {@code
  * META-INF/services/io.cri4j.hook.Hook}; it needs a public no-argument constructor.
  *
- * <p>The pod and container arguments are NRI's messages ({@code io.cri4j.nri.api}), immutable;
+ * <p>The pod and container arguments are NRI's messages ({@code io.cri4j.hook.nri.v1alpha1}), immutable;
  * answers are {@link HookResult}s and {@link PodSandboxAdjustment}s.
  */
 public interface Hook {

@@ -1,6 +1,6 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.Event;
+import io.cri4j.hook.nri.v1alpha1.Event;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.Optional;

@@ -1,8 +1,8 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.ContainerEviction;
-import io.cri4j.nri.api.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

@@ -1,10 +1,10 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;

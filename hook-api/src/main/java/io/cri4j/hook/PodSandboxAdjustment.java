@@ -1,6 +1,6 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;

@@ -1,7 +1,7 @@
 package io.cri4j.hook;
 
-import io.cri4j.nri.api.ContainerEviction;
-import io.cri4j.nri.api.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 

@@ -3,19 +3,19 @@ package io.cri4j.hook;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.IOPrioClass;
-import io.cri4j.nri.api.KeyValue;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxDeviceCgroup;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.LinuxScheduler;
-import io.cri4j.nri.api.LinuxSchedulerPolicy;
-import io.cri4j.nri.api.LinuxSeccomp;
-import io.cri4j.nri.api.Mount;
-import io.cri4j.nri.api.MpolFlag;
-import io.cri4j.nri.api.MpolMode;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.IOPrioClass;
+import io.cri4j.hook.nri.v1alpha1.KeyValue;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxDeviceCgroup;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.LinuxScheduler;
+import io.cri4j.hook.nri.v1alpha1.LinuxSchedulerPolicy;
+import io.cri4j.hook.nri.v1alpha1.LinuxSeccomp;
+import io.cri4j.hook.nri.v1alpha1.Mount;
+import io.cri4j.hook.nri.v1alpha1.MpolFlag;
+import io.cri4j.hook.nri.v1alpha1.MpolMode;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -138,15 +138,19 @@ class AdjustmentsTest {
 
     @Test
     void ociHooksAndRlimitsAppend() {
-        io.cri4j.nri.api.Hook h = io.cri4j.nri.api.Hook.newBuilder().setPath("/bin/true").build();
+        io.cri4j.hook.nri.v1alpha1.Hook h =
+                io.cri4j.hook.nri.v1alpha1.Hook.newBuilder().setPath("/bin/true").build();
         ContainerAdjustment a =
                 Adjustments.create()
                         .addHooks(
-                                io.cri4j.nri.api.Hooks.newBuilder()
+                                io.cri4j.hook.nri.v1alpha1.Hooks.newBuilder()
                                         .addPrestart(h)
                                         .addPoststop(h)
                                         .build())
-                        .addHooks(io.cri4j.nri.api.Hooks.newBuilder().addPrestart(h).build())
+                        .addHooks(
+                                io.cri4j.hook.nri.v1alpha1.Hooks.newBuilder()
+                                        .addPrestart(h)
+                                        .build())
                         .addRlimit("RLIMIT_NOFILE", 4096, 1024)
                         .addRlimit("RLIMIT_NOFILE", 8192, 2048)
                         .addRlimit("RLIMIT_NPROC", 100, 100)

@@ -3,15 +3,15 @@ package io.cri4j.hook;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.Field;
-import io.cri4j.nri.api.LinuxContainer;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.Mount;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.Field;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainer;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.Mount;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -52,9 +52,11 @@ class HookChainTest {
                                     .setResources(
                                             LinuxResources.newBuilder()
                                                     .setCpu(
-                                                            io.cri4j.nri.api.LinuxCPU.newBuilder()
+                                                            io.cri4j.hook.nri.v1alpha1.LinuxCPU
+                                                                    .newBuilder()
                                                                     .setShares(
-                                                                            io.cri4j.nri.api
+                                                                            io.cri4j.hook.nri
+                                                                                    .v1alpha1
                                                                                     .OptionalUInt64
                                                                                     .newBuilder()
                                                                                     .setValue(
@@ -287,7 +289,8 @@ class HookChainTest {
         assertThat(out.owner(Field.CPUSetCPUs)).contains("first");
         assertThat(out.owner(Field.Mounts, "/cache")).contains("first");
         // NRI's owners message says the same as the lookups
-        io.cri4j.nri.api.FieldOwners owners = out.owners().getOwnersMap().get(CTR.getId());
+        io.cri4j.hook.nri.v1alpha1.FieldOwners owners =
+                out.owners().getOwnersMap().get(CTR.getId());
         assertThat(owners.getCompoundMap().get(Field.Env.getNumber()).getOwnersMap())
                 .containsExactly(Map.entry("A", "first"), Map.entry("B", "second"));
         assertThat(owners.getSimpleMap()).containsEntry(Field.CPUSetCPUs.getNumber(), "first");
@@ -465,7 +468,8 @@ class HookChainTest {
 
     @Test
     void argsOciHooksAndResourcesMerge() throws Exception {
-        io.cri4j.nri.api.Hook oci = io.cri4j.nri.api.Hook.newBuilder().setPath("/bin/true").build();
+        io.cri4j.hook.nri.v1alpha1.Hook oci =
+                io.cri4j.hook.nri.v1alpha1.Hook.newBuilder().setPath("/bin/true").build();
         HookChain c =
                 chain(
                         creating(
@@ -476,7 +480,8 @@ class HookChainTest {
                                                 Adjustments.create()
                                                         .setArgs("sleep", "1")
                                                         .addHooks(
-                                                                io.cri4j.nri.api.Hooks.newBuilder()
+                                                                io.cri4j.hook.nri.v1alpha1.Hooks
+                                                                        .newBuilder()
                                                                         .addPrestart(oci)
                                                                         .build())
                                                         .setLinuxMemoryLimit(100)
@@ -489,7 +494,8 @@ class HookChainTest {
                                                 Adjustments.create()
                                                         .updateArgs(List.of("sleep", "2"))
                                                         .addHooks(
-                                                                io.cri4j.nri.api.Hooks.newBuilder()
+                                                                io.cri4j.hook.nri.v1alpha1.Hooks
+                                                                        .newBuilder()
                                                                         .addPoststop(oci)
                                                                         .build())
                                                         .addLinuxHugepageLimit("1GB", 2)

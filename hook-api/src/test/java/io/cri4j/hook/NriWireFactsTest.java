@@ -2,8 +2,8 @@ package io.cri4j.hook;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cri4j.nri.api.Api;
-import io.cri4j.nri.api.Event;
+import io.cri4j.hook.nri.v1alpha1.Api;
+import io.cri4j.hook.nri.v1alpha1.Event;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

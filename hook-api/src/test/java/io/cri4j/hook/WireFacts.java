@@ -22,11 +22,11 @@ import java.util.Optional;
  * enum value and RPC signature) made from a compiled descriptor, and read from the upstream facts
  * files kept in the test resources.
  */
-final class WireFacts {
+public final class WireFacts {
     private WireFacts() {}
 
     /** The sorted facts of the upstream file {@code name} kept in {@code /wire-facts/}. */
-    static List<String> upstream(String name) throws IOException {
+    public static List<String> upstream(String name) throws IOException {
         try (InputStream in = WireFacts.class.getResourceAsStream("/wire-facts/" + name)) {
             return Arrays.stream(new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n"))
                     .filter(l -> !l.isBlank())
@@ -50,7 +50,7 @@ final class WireFacts {
     }
 
     /** The sorted facts of {@code file}. */
-    static List<String> of(FileDescriptor file) {
+    public static List<String> of(FileDescriptor file) {
         List<String> out = new ArrayList<>();
         for (Descriptor d : file.getMessageTypes()) {
             message(d, out);

@@ -572,7 +572,8 @@ public final class NriHost implements HookProvider {
 
         @Override
         public java.util.concurrent.CompletionStage<io.cri4j.hook.HookResult> createContainer(
-                io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container container) {
+                io.cri4j.hook.nri.v1alpha1.PodSandbox pod,
+                io.cri4j.hook.nri.v1alpha1.Container container) {
             return CompletableFuture.failedFuture(
                     new IllegalStateException(
                             "required NRI plugin \""

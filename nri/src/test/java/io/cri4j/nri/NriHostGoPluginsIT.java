@@ -11,11 +11,11 @@ import io.cri4j.hook.HookFailedException;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.HookTimeoutException;
 import io.cri4j.hook.host.RuntimeSnapshot;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.KeyValue;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.KeyValue;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.NriGoPlugin;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -452,7 +452,7 @@ class NriHostGoPluginsIT {
                                 .putLabels("io.kubernetes.container.name", "c" + c)
                                 .putAnnotations("io.kubernetes.container.restartCount", "0")
                                 .addMounts(
-                                        io.cri4j.nri.api.Mount.newBuilder()
+                                        io.cri4j.hook.nri.v1alpha1.Mount.newBuilder()
                                                 .setDestination("/data")
                                                 .setSource("/srv/" + p)
                                                 .setType("bind")

@@ -12,13 +12,13 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookRejectedException;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.host.RuntimeSnapshot;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerEviction;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxCPU;
-import io.cri4j.nri.api.LinuxContainerUpdate;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxCPU;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,7 +120,8 @@ class NriHostJavaPluginIT {
                         .setLinux(
                                 LinuxContainerUpdate.newBuilder()
                                         .setResources(
-                                                io.cri4j.nri.api.LinuxResources.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.LinuxResources
+                                                        .newBuilder()
                                                         .setCpu(
                                                                 LinuxCPU.newBuilder()
                                                                         .setCpus("0"))))
@@ -362,11 +363,13 @@ class NriHostJavaPluginIT {
                         .setLinux(
                                 LinuxContainerUpdate.newBuilder()
                                         .setResources(
-                                                io.cri4j.nri.api.LinuxResources.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.LinuxResources
+                                                        .newBuilder()
                                                         .setCpu(
                                                                 LinuxCPU.newBuilder()
                                                                         .setShares(
-                                                                                io.cri4j.nri.api
+                                                                                io.cri4j.hook.nri
+                                                                                        .v1alpha1
                                                                                         .OptionalUInt64
                                                                                         .newBuilder()
                                                                                         .setValue(
@@ -383,8 +386,8 @@ class NriHostJavaPluginIT {
                     @Override
                     public void updatePodSandbox(
                             PodSandbox pod,
-                            io.cri4j.nri.api.LinuxResources overhead,
-                            io.cri4j.nri.api.LinuxResources resources) {
+                            io.cri4j.hook.nri.v1alpha1.LinuxResources overhead,
+                            io.cri4j.hook.nri.v1alpha1.LinuxResources resources) {
                         seen.add("UpdatePodSandbox " + resources.getCpu().getCpus());
                     }
 
@@ -405,7 +408,9 @@ class NriHostJavaPluginIT {
 
                     @Override
                     public HookResult updateContainer(
-                            PodSandbox pod, Container c, io.cri4j.nri.api.LinuxResources r) {
+                            PodSandbox pod,
+                            Container c,
+                            io.cri4j.hook.nri.v1alpha1.LinuxResources r) {
                         seen.add("UpdateContainer " + r.getCpu().getCpus());
                         return HookResult.builder()
                                 .addUpdate(other)
@@ -441,15 +446,18 @@ class NriHostJavaPluginIT {
                 },
                 "all-events",
                 10);
-        io.cri4j.nri.api.LinuxResources cpus =
-                io.cri4j.nri.api.LinuxResources.newBuilder()
+        io.cri4j.hook.nri.v1alpha1.LinuxResources cpus =
+                io.cri4j.hook.nri.v1alpha1.LinuxResources.newBuilder()
                         .setCpu(LinuxCPU.newBuilder().setCpus("1"))
                         .build();
         PodSandbox pod = pod(0);
         Container ctr = container(0, 1);
         try (HookChain chain = HookChain.builder().source(nri::hooks).build()) {
             chain.runPodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);
-            chain.updatePodSandbox(pod, io.cri4j.nri.api.LinuxResources.getDefaultInstance(), cpus)
+            chain.updatePodSandbox(
+                            pod,
+                            io.cri4j.hook.nri.v1alpha1.LinuxResources.getDefaultInstance(),
+                            cpus)
                     .toCompletableFuture()
                     .get(5, TimeUnit.SECONDS);
             chain.postUpdatePodSandbox(pod).toCompletableFuture().get(5, TimeUnit.SECONDS);

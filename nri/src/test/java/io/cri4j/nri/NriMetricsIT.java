@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.CreateContainerRequest;
-import io.cri4j.nri.api.CreateContainerResponse;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.RegisterPluginRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.CreateContainerRequest;
+import io.cri4j.hook.nri.v1alpha1.CreateContainerResponse;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.RegisterPluginRequest;
 import io.cri4j.nri.internal.TtrpcFrame;
 import io.cri4j.nri.internal.proto.Response;
 import io.grpc.Status;
@@ -225,7 +225,7 @@ class NriPluginBadPeerIT {
             Response badPayload =
                     host.call(
                             "CreateContainer",
-                            io.cri4j.nri.api.Empty.newBuilder().build().toBuilder()
+                            io.cri4j.hook.nri.v1alpha1.Empty.newBuilder().build().toBuilder()
                                     .build()); // an empty CreateContainerRequest is valid protobuf
             assertThat(badPayload.hasStatus()).isFalse();
             Response garbagePayload =

@@ -7,8 +7,8 @@ import com.google.gson.JsonObject;
 import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.LocalContainerd;
 import java.lang.management.ManagementFactory;
@@ -245,13 +245,14 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.APPLIED,
                                 a ->
                                         a.addDevice(
-                                                io.cri4j.nri.api.LinuxDevice.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.LinuxDevice.newBuilder()
                                                         .setPath("/dev/cri4j-zero")
                                                         .setType("c")
                                                         .setMajor(1)
                                                         .setMinor(5)
                                                         .setFileMode(
-                                                                io.cri4j.nri.api.OptionalFileMode
+                                                                io.cri4j.hook.nri.v1alpha1
+                                                                        .OptionalFileMode
                                                                         .newBuilder()
                                                                         .setValue(0666))
                                                         .build()),
@@ -270,9 +271,10 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.APPLIED,
                                 a ->
                                         a.addHooks(
-                                                io.cri4j.nri.api.Hooks.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.Hooks.newBuilder()
                                                         .addCreateRuntime(
-                                                                io.cri4j.nri.api.Hook.newBuilder()
+                                                                io.cri4j.hook.nri.v1alpha1.Hook
+                                                                        .newBuilder()
                                                                         .setPath("/bin/sh")
                                                                         .addAllArgs(
                                                                                 List.of(
@@ -306,7 +308,9 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.SPEC,
                                 a ->
                                         a.setLinuxIoPriority(
-                                                io.cri4j.nri.api.IOPrioClass.IOPRIO_CLASS_BE, 3),
+                                                io.cri4j.hook.nri.v1alpha1.IOPrioClass
+                                                        .IOPRIO_CLASS_BE,
+                                                3),
                                 sp -> sp.contains("ioPriority"),
                                 null),
                         new Kind(
@@ -314,7 +318,7 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.APPLIED,
                                 a ->
                                         a.setLinuxSeccompPolicy(
-                                                io.cri4j.nri.api.LinuxSeccomp.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.LinuxSeccomp.newBuilder()
                                                         .setDefaultAction("SCMP_ACT_ALLOW")
                                                         .build()),
                                 sp -> sp.contains("SCMP_ACT_ALLOW"),
@@ -324,9 +328,10 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.SPEC,
                                 a ->
                                         a.setLinuxScheduler(
-                                                io.cri4j.nri.api.LinuxScheduler.newBuilder()
+                                                io.cri4j.hook.nri.v1alpha1.LinuxScheduler
+                                                        .newBuilder()
                                                         .setPolicy(
-                                                                io.cri4j.nri.api
+                                                                io.cri4j.hook.nri.v1alpha1
                                                                         .LinuxSchedulerPolicy
                                                                         .SCHED_BATCH)
                                                         .build()),
@@ -337,7 +342,8 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 Lands.SPEC,
                                 a ->
                                         a.setLinuxMemoryPolicy(
-                                                io.cri4j.nri.api.MpolMode.MPOL_PREFERRED, "0"),
+                                                io.cri4j.hook.nri.v1alpha1.MpolMode.MPOL_PREFERRED,
+                                                "0"),
                                 sp -> sp.contains("MPOL_PREFERRED"),
                                 null),
                         new Kind(
@@ -403,7 +409,8 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
                                 sp -> true,
                                 null));
         assertThat(kinds).hasSize(25);
-        Map<String, io.cri4j.nri.api.ContainerAdjustment> byName = new java.util.HashMap<>();
+        Map<String, io.cri4j.hook.nri.v1alpha1.ContainerAdjustment> byName =
+                new java.util.HashMap<>();
         for (Kind k : kinds) {
             io.cri4j.hook.Adjustments a = io.cri4j.hook.Adjustments.create();
             k.adjust().accept(a);
@@ -418,8 +425,9 @@ class NriPluginContainerd23IT extends NriPluginRuntimeCases {
 
                     @Override
                     public io.cri4j.hook.HookResult createContainer(
-                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
-                        io.cri4j.nri.api.ContainerAdjustment a = byName.get(c.getName());
+                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod,
+                            io.cri4j.hook.nri.v1alpha1.Container c) {
+                        io.cri4j.hook.nri.v1alpha1.ContainerAdjustment a = byName.get(c.getName());
                         return a == null
                                 ? io.cri4j.hook.HookResult.none()
                                 : io.cri4j.hook.HookResult.adjust(a);

@@ -43,8 +43,8 @@ class NriPluginReconnectLogIT {
 
                                     @Override
                                     public io.cri4j.hook.HookResult createContainer(
-                                            io.cri4j.nri.api.PodSandbox pod,
-                                            io.cri4j.nri.api.Container c) {
+                                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod,
+                                            io.cri4j.hook.nri.v1alpha1.Container c) {
                                         return io.cri4j.hook.HookResult.none();
                                     }
                                 })
@@ -98,8 +98,8 @@ class NriPluginReconnectLogIT {
 
                                     @Override
                                     public io.cri4j.hook.HookResult createContainer(
-                                            io.cri4j.nri.api.PodSandbox pod,
-                                            io.cri4j.nri.api.Container c) {
+                                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod,
+                                            io.cri4j.hook.nri.v1alpha1.Container c) {
                                         return io.cri4j.hook.HookResult.none();
                                     }
                                 })

@@ -3,9 +3,9 @@ package io.cri4j.nri;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.hook.Hook;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import java.nio.file.Path;
 import java.util.HashSet;

@@ -2,7 +2,7 @@ package io.cri4j.nri;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.cri4j.nri.api.RegisterPluginRequest;
+import io.cri4j.hook.nri.v1alpha1.RegisterPluginRequest;
 import io.cri4j.nri.internal.TtrpcFrame;
 import io.cri4j.nri.internal.proto.Request;
 import io.cri4j.nri.internal.proto.Response;

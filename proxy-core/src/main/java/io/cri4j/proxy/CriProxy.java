@@ -8,25 +8,25 @@ import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
 import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
-import io.cri4j.hook.AsyncCriInterceptor;
 import io.cri4j.hook.AsyncHook;
-import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookChain;
-import io.cri4j.hook.HookConfigDirectory;
 import io.cri4j.hook.Hooks;
-import io.cri4j.hook.RemoteRuntimeHook;
+import io.cri4j.hook.cri.AsyncCriInterceptor;
+import io.cri4j.hook.cri.CriInterceptor;
 import io.cri4j.hook.host.DeviceNodes;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.hook.host.RuntimeFeatures;
 import io.cri4j.hook.internal.Tracing;
+import io.cri4j.hook.koordinator.HookConfigDirectory;
+import io.cri4j.hook.koordinator.RemoteRuntimeHook;
 import io.cri4j.imagepull.PullObserver;
-import io.cri4j.proxy.internal.CheckpointStore;
-import io.cri4j.proxy.internal.InterceptedService;
-import io.cri4j.proxy.internal.ProxyHooks;
-import io.cri4j.proxy.internal.ProxyTransport;
-import io.cri4j.proxy.internal.PullObserving;
-import io.cri4j.proxy.internal.RelayMetrics;
+import io.cri4j.proxy.internal.hooks.CheckpointStore;
+import io.cri4j.proxy.internal.hooks.ProxyHooks;
+import io.cri4j.proxy.internal.hooks.PullObserving;
+import io.cri4j.proxy.internal.interception.InterceptedService;
+import io.cri4j.proxy.internal.relay.ProxyTransport;
+import io.cri4j.proxy.internal.relay.RelayMetrics;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -263,10 +263,10 @@ public final class CriProxy implements AutoCloseable {
                         .source(source::hold, source::release)
                         .provided(new ProvidedHooks(providers, fixed, configDir));
         if (config.meterRegistry != null) {
-            io.cri4j.proxy.internal.MeterRegistries.bind(chain, config.meterRegistry);
+            io.cri4j.proxy.internal.hooks.MeterRegistries.bind(chain, config.meterRegistry);
         }
         if (config.openTelemetry != null) {
-            io.cri4j.proxy.internal.MeterRegistries.bindTracing(chain, config.openTelemetry);
+            io.cri4j.proxy.internal.hooks.MeterRegistries.bindTracing(chain, config.openTelemetry);
         }
         HookChain hookChain = chain.build();
         features = backendFeatures();

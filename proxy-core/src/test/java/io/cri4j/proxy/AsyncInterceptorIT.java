@@ -14,11 +14,11 @@ import io.cri4j.cri.v1.StartContainerResponse;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.Adjustments;
-import io.cri4j.hook.AsyncCriInterceptor;
-import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookResult;
+import io.cri4j.hook.cri.AsyncCriInterceptor;
+import io.cri4j.hook.cri.CriInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -477,7 +477,7 @@ class AsyncInterceptorIT extends ProxyTestBase {
                 .as("the hook sees the interceptor's change")
                 .singleElement()
                 .isInstanceOfSatisfying(
-                        io.cri4j.nri.api.Container.class,
+                        io.cri4j.hook.nri.v1alpha1.Container.class,
                         q -> assertThat(q.getAnnotationsMap()).containsEntry("interceptor", "yes"));
         assertThat(annotate.threads).singleElement().asString().startsWith(IO_THREAD);
         assertThat(hook.threads)

@@ -36,8 +36,8 @@ import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.Hooks;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.TestImage;
@@ -484,9 +484,11 @@ class ContainerdProxyIT {
         java.nio.file.Files.createDirectories(hooks);
         Path hookSocket = dir.resolve("hook.sock");
         RemoteLabelHook hook = new RemoteLabelHook();
-        io.cri4j.hook.HookServer server = io.cri4j.hook.HookServer.start(hookSocket, List.of(hook));
-        java.util.concurrent.LinkedBlockingQueue<io.cri4j.hook.HookConfigDirectory.Snapshot> snaps =
-                new java.util.concurrent.LinkedBlockingQueue<>();
+        io.cri4j.hook.koordinator.HookServer server =
+                io.cri4j.hook.koordinator.HookServer.start(hookSocket, List.of(hook));
+        java.util.concurrent.LinkedBlockingQueue<
+                        io.cri4j.hook.koordinator.HookConfigDirectory.Snapshot>
+                snaps = new java.util.concurrent.LinkedBlockingQueue<>();
         try (CriProxy remote =
                 CriProxy.builder()
                         .listen(dir.resolve("remote-proxy.sock"))
@@ -573,7 +575,9 @@ class ContainerdProxyIT {
     }
 
     private static void awaitPolicy(
-            java.util.concurrent.BlockingQueue<io.cri4j.hook.HookConfigDirectory.Snapshot> snaps,
+            java.util.concurrent.BlockingQueue<
+                            io.cri4j.hook.koordinator.HookConfigDirectory.Snapshot>
+                    snaps,
             FailurePolicy policy)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -700,7 +704,9 @@ class ContainerdProxyIT {
                                                     .getValue())
                                     .isEqualTo(64L << 20);
                             assertThat(r.getState())
-                                    .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_CREATED);
+                                    .isEqualTo(
+                                            io.cri4j.hook.nri.v1alpha1.ContainerState
+                                                    .CONTAINER_CREATED);
                         });
         assertThat(pods)
                 .singleElement()

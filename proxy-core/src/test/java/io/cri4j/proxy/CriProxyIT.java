@@ -24,15 +24,15 @@ import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.AsyncHook;
-import io.cri4j.hook.CriInterceptor;
 import io.cri4j.hook.FailurePolicy;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.cri.CriInterceptor;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -677,7 +677,7 @@ class CriProxyIT extends ProxyTestBase {
         assertThat(atStart.getEnvList()).contains("B=two", "D=4");
         assertThat(hook.seen).hasSize(3); // start + post start
         assertThat(((Container) hook.seen.get(2)).getState())
-                .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_RUNNING);
+                .isEqualTo(io.cri4j.hook.nri.v1alpha1.ContainerState.CONTAINER_RUNNING);
         // where the hook ran: a hook worker, or the proxy's I/O thread (no hand-off at all)
         assertThat(hook.threads)
                 .allSatisfy(t -> assertThat(t).startsWith(inline ? "cri4j-proxy-io" : WORKER));
@@ -978,7 +978,9 @@ class CriProxyIT extends ProxyTestBase {
                         c -> {
                             assertThat(c.getId()).isEqualTo(ctr);
                             assertThat(c.getState())
-                                    .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_STOPPED);
+                                    .isEqualTo(
+                                            io.cri4j.hook.nri.v1alpha1.ContainerState
+                                                    .CONTAINER_STOPPED);
                             assertThat(c.getLinux().getResources().getCpu().getShares().getValue())
                                     .isEqualTo(1024);
                         });

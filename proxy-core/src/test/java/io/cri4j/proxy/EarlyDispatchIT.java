@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
-import io.cri4j.hook.AsyncCriInterceptor;
+import io.cri4j.hook.cri.AsyncCriInterceptor;
 import io.grpc.MethodDescriptor;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

@@ -26,7 +26,7 @@ import io.cri4j.cri.v1.StartContainerRequest;
 import io.cri4j.cri.v1.StopContainerRequest;
 import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.hook.FailurePolicy;
-import io.cri4j.hook.HookConfigDirectory;
+import io.cri4j.hook.koordinator.HookConfigDirectory;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
 import io.cri4j.testing.real.TestPods;

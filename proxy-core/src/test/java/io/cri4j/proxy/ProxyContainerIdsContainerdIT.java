@@ -32,7 +32,7 @@ import io.cri4j.cri.v1.StopPodSandboxRequest;
 import io.cri4j.cri.v1.UpdateContainerResourcesRequest;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.LocalRegistry;
 import io.cri4j.testing.real.TestImage;
@@ -245,26 +245,28 @@ class ProxyContainerIdsContainerdIT {
 
         @Override
         public CompletionStage<HookResult> createContainer(
-                PodSandbox pod, io.cri4j.nri.api.Container c) {
+                PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
             created.add(c.getId());
             return CompletableFuture.completedFuture(HookResult.none());
         }
 
         @Override
-        public CompletionStage<Void> startContainer(PodSandbox pod, io.cri4j.nri.api.Container c) {
+        public CompletionStage<Void> startContainer(
+                PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
             started.add(c.getId());
             return CompletableFuture.completedFuture(null);
         }
 
         @Override
         public CompletionStage<HookResult> stopContainer(
-                PodSandbox pod, io.cri4j.nri.api.Container c) {
+                PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
             stopped.add(c.getId());
             return CompletableFuture.completedFuture(HookResult.none());
         }
 
         @Override
-        public CompletionStage<Void> removeContainer(PodSandbox pod, io.cri4j.nri.api.Container c) {
+        public CompletionStage<Void> removeContainer(
+                PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
             removed.add(c.getId());
             return CompletableFuture.completedFuture(null);
         }

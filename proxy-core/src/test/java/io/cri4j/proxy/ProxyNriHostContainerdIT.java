@@ -29,9 +29,9 @@ import io.cri4j.hook.HookResult;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.hook.host.RuntimeSnapshot;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.real.ContainerdExtension;
 import io.cri4j.testing.real.TestImage;
 import io.cri4j.testing.real.TestPods;
@@ -474,7 +474,9 @@ class ProxyNriHostContainerdIT {
                         c -> {
                             assertThat(c.getId()).isEqualTo(ctr);
                             assertThat(c.getState())
-                                    .isEqualTo(io.cri4j.nri.api.ContainerState.CONTAINER_RUNNING);
+                                    .isEqualTo(
+                                            io.cri4j.hook.nri.v1alpha1.ContainerState
+                                                    .CONTAINER_RUNNING);
                             assertThat(c.getEnvList()).contains("A=1");
                         });
 

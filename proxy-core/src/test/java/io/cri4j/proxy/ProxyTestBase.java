@@ -2,7 +2,7 @@ package io.cri4j.proxy;
 
 import io.cri4j.cri.CriChannels;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.cri.CriInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;

@@ -8,7 +8,7 @@ import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
-import io.cri4j.hook.CriInterceptor;
+import io.cri4j.hook.cri.CriInterceptor;
 import io.grpc.CallOptions;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;

@@ -8,10 +8,10 @@ import io.cri4j.cri.v1.KeyValue;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.hook.Hook;
-import io.cri4j.hook.HookConfigDirectory;
-import io.cri4j.hook.HookServer;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.koordinator.HookConfigDirectory;
+import io.cri4j.hook.koordinator.HookServer;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Remote hooks: a cri4j hook served by {@link HookServer} over Koordinator's protocol on a unix
  * socket, configured through the watched hook config directory of a running proxy (so called by
- * the proxy through {@link io.cri4j.hook.RemoteRuntimeHook}, the Koordinator adapter both ways);
+ * the proxy through {@link io.cri4j.hook.koordinator.RemoteRuntimeHook}, the Koordinator adapter both ways);
  * and in-process hooks found with ServiceLoader.
  */
 class RemoteHooksIT extends ProxyTestBase {

@@ -1,7 +1,5 @@
 package io.cri4j.testing.fake;
 
-import io.cri4j.testing.fake.internal.HostProcessExecHandler;
-
 /**
  * Runs the command of an {@code ExecSync} call for the fake runtime.
  *

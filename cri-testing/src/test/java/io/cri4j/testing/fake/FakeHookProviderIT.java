@@ -20,13 +20,13 @@ import io.cri4j.hook.HookResult;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.hook.host.RuntimeSnapshot;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerEviction;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.LinuxCPU;
-import io.cri4j.nri.api.LinuxContainerUpdate;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxCPU;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import io.cri4j.testing.conformance.ContainerInfo;
 import io.grpc.ManagedChannel;
 import java.nio.charset.StandardCharsets;
@@ -175,7 +175,7 @@ class FakeHookProviderIT {
                                 c -> {
                                     assertThat(c.getState())
                                             .isEqualTo(
-                                                    io.cri4j.nri.api.ContainerState
+                                                    io.cri4j.hook.nri.v1alpha1.ContainerState
                                                             .CONTAINER_RUNNING);
                                     assertThat(c.getEnvList()).contains("FROM_PLUGIN=plugin-a");
                                 });

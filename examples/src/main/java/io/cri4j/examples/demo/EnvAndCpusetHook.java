@@ -3,8 +3,8 @@ package io.cri4j.examples.demo;
 import io.cri4j.hook.Adjustments;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.HookResult;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 

@@ -2,7 +2,7 @@ package io.cri4j.examples.demo;
 
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxResponse;
-import io.cri4j.hook.ForwardingAsyncCriInterceptor;
+import io.cri4j.hook.cri.ForwardingAsyncCriInterceptor;
 import java.util.concurrent.CompletionStage;
 
 /**

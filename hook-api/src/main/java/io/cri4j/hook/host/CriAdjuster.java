@@ -17,21 +17,21 @@ import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.PodSandboxAdjustment;
 import io.cri4j.hook.host.DeviceNodes.DeviceNode;
 import io.cri4j.hook.internal.Keys;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.Field;
-import io.cri4j.nri.api.FieldOwners;
-import io.cri4j.nri.api.HugepageLimit;
-import io.cri4j.nri.api.KeyValueOrBuilder;
-import io.cri4j.nri.api.LinuxCPU;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxMemory;
-import io.cri4j.nri.api.LinuxNamespace;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.Mount;
-import io.cri4j.nri.api.OwningPlugins;
-import io.cri4j.nri.api.POSIXRlimit;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.Field;
+import io.cri4j.hook.nri.v1alpha1.FieldOwners;
+import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
+import io.cri4j.hook.nri.v1alpha1.KeyValueOrBuilder;
+import io.cri4j.hook.nri.v1alpha1.LinuxCPU;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxMemory;
+import io.cri4j.hook.nri.v1alpha1.LinuxNamespace;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.Mount;
+import io.cri4j.hook.nri.v1alpha1.OwningPlugins;
+import io.cri4j.hook.nri.v1alpha1.POSIXRlimit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -163,7 +163,7 @@ public final class CriAdjuster {
             }
         }
 
-        for (io.cri4j.nri.api.CDIDevice d : a.getCDIDevicesList()) {
+        for (io.cri4j.hook.nri.v1alpha1.CDIDevice d : a.getCDIDevicesList()) {
             if (!features.cdiDevices()) {
                 out.add(
                         new UnsupportedAdjustment(
@@ -176,7 +176,7 @@ public final class CriAdjuster {
             }
         }
 
-        if (!a.getHooks().equals(io.cri4j.nri.api.Hooks.getDefaultInstance())) {
+        if (!a.getHooks().equals(io.cri4j.hook.nri.v1alpha1.Hooks.getDefaultInstance())) {
             for (String hook : owner.simple(Field.OciHooks).split(",")) {
                 out.add(new UnsupportedAdjustment(hook, "OciHooks", "CRI has no OCI hooks"));
             }
@@ -524,7 +524,7 @@ public final class CriAdjuster {
     /** The rules as {@code runc} and the cgroup files spell them, e.g. {@code [allow c 1:3 rwm]}. */
     private static String rules(LinuxResources r) {
         List<String> out = new ArrayList<>();
-        for (io.cri4j.nri.api.LinuxDeviceCgroup d : r.getDevicesList()) {
+        for (io.cri4j.hook.nri.v1alpha1.LinuxDeviceCgroup d : r.getDevicesList()) {
             out.add(
                     (d.getAllow() ? "allow " : "deny ")
                             + (d.getType().isEmpty() ? "a" : d.getType())
@@ -691,7 +691,7 @@ public final class CriAdjuster {
 
                 @Override
                 String compound(Field f, String key) {
-                    io.cri4j.nri.api.CompoundFieldOwners c =
+                    io.cri4j.hook.nri.v1alpha1.CompoundFieldOwners c =
                             owners.getCompoundMap().get(f.getNumber());
                     return c == null
                             ? ""

@@ -1,6 +1,5 @@
 package io.cri4j.hook.host;
 
-import io.cri4j.hook.internal.DevDirectory;
 import java.nio.file.Path;
 import java.util.Optional;
 

@@ -1,7 +1,7 @@
 package io.cri4j.hook.host;
 
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.util.List;
 
 /**

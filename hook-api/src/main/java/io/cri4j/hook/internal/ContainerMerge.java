@@ -5,22 +5,22 @@ import io.cri4j.hook.HookConflictException;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.internal.ResourceMerge.Claim;
-import io.cri4j.nri.api.CDIDevice;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.ContainerEviction;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.Hooks;
-import io.cri4j.nri.api.KeyValue;
-import io.cri4j.nri.api.LinuxContainer;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxNamespace;
-import io.cri4j.nri.api.LinuxNetDevice;
-import io.cri4j.nri.api.LinuxRdt;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.Mount;
-import io.cri4j.nri.api.POSIXRlimit;
+import io.cri4j.hook.nri.v1alpha1.CDIDevice;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.Hooks;
+import io.cri4j.hook.nri.v1alpha1.KeyValue;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainer;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxNamespace;
+import io.cri4j.hook.nri.v1alpha1.LinuxNetDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxRdt;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.Mount;
+import io.cri4j.hook.nri.v1alpha1.POSIXRlimit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -280,7 +280,7 @@ public final class ContainerMerge {
                     ContainerUpdate.newBuilder()
                             .setContainerId(requestedId)
                             .setLinux(
-                                    io.cri4j.nri.api.LinuxContainerUpdate.newBuilder()
+                                    io.cri4j.hook.nri.v1alpha1.LinuxContainerUpdate.newBuilder()
                                             .setResources(requestedResources))
                             .setIgnoreFailure(requestedIgnoreFailure)
                             .build());

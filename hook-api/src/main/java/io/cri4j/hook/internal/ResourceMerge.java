@@ -1,9 +1,9 @@
 package io.cri4j.hook.internal;
 
-import io.cri4j.nri.api.HugepageLimit;
-import io.cri4j.nri.api.LinuxCPU;
-import io.cri4j.nri.api.LinuxMemory;
-import io.cri4j.nri.api.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
+import io.cri4j.hook.nri.v1alpha1.LinuxCPU;
+import io.cri4j.hook.nri.v1alpha1.LinuxMemory;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -25,14 +25,14 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.IOPrioClass;
-import io.cri4j.nri.api.LinuxScheduler;
-import io.cri4j.nri.api.LinuxSeccomp;
-import io.cri4j.nri.api.MpolMode;
-import io.cri4j.nri.api.OwningPlugins;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.IOPrioClass;
+import io.cri4j.hook.nri.v1alpha1.LinuxScheduler;
+import io.cri4j.hook.nri.v1alpha1.LinuxSeccomp;
+import io.cri4j.hook.nri.v1alpha1.MpolMode;
+import io.cri4j.hook.nri.v1alpha1.OwningPlugins;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -188,7 +188,8 @@ class CriAdjusterTest {
                                 .addDevice(
                                         Adjustments.device("/dev/owned", "c", 1, 5).toBuilder()
                                                 .setUid(
-                                                        io.cri4j.nri.api.OptionalUInt32.newBuilder()
+                                                        io.cri4j.hook.nri.v1alpha1.OptionalUInt32
+                                                                .newBuilder()
                                                                 .setValue(4242))
                                                 .build()));
         assertThat(a.value().getDevicesList())
@@ -257,10 +258,11 @@ class CriAdjusterTest {
                                                 .addEnv("OK", "1")
                                                 .addRlimit("RLIMIT_NOFILE", 10, 10)
                                                 .addHooks(
-                                                        io.cri4j.nri.api.Hooks.newBuilder()
+                                                        io.cri4j.hook.nri.v1alpha1.Hooks
+                                                                .newBuilder()
                                                                 .addPrestart(
-                                                                        io.cri4j.nri.api.Hook
-                                                                                .newBuilder()
+                                                                        io.cri4j.hook.nri.v1alpha1
+                                                                                .Hook.newBuilder()
                                                                                 .setPath(
                                                                                         "/bin/true"))
                                                                 .build())
@@ -284,10 +286,11 @@ class CriAdjusterTest {
                                                 .setLinuxRdtClosId("gold")
                                                 .setLinuxMemoryPolicy(MpolMode.MPOL_BIND, "0")
                                                 .addHooks(
-                                                        io.cri4j.nri.api.Hooks.newBuilder()
+                                                        io.cri4j.hook.nri.v1alpha1.Hooks
+                                                                .newBuilder()
                                                                 .addPoststop(
-                                                                        io.cri4j.nri.api.Hook
-                                                                                .newBuilder()
+                                                                        io.cri4j.hook.nri.v1alpha1
+                                                                                .Hook.newBuilder()
                                                                                 .setPath(
                                                                                         "/bin/true"))
                                                                 .build())))

@@ -23,12 +23,12 @@ import io.cri4j.cri.v1.PodSandboxConfig;
 import io.cri4j.cri.v1.PodSandboxMetadata;
 import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.SecurityProfile;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerState;
-import io.cri4j.nri.api.LinuxDevice;
-import io.cri4j.nri.api.LinuxNamespace;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerState;
+import io.cri4j.hook.nri.v1alpha1.LinuxDevice;
+import io.cri4j.hook.nri.v1alpha1.LinuxNamespace;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -207,7 +207,7 @@ class NriFromCriTest {
                 .extracting(LinuxNamespace::getType)
                 .containsExactly("pid", "ipc", "mount");
         assertThat(c.getLinux().getSeccompProfile().getProfileType())
-                .isEqualTo(io.cri4j.nri.api.SecurityProfile.ProfileType.LOCALHOST);
+                .isEqualTo(io.cri4j.hook.nri.v1alpha1.SecurityProfile.ProfileType.LOCALHOST);
         assertThat(c.getLinux().getSeccompProfile().getLocalhostRef()).isEqualTo("profiles/x.json");
         assertThat(c.getUser().getUid()).isEqualTo(1000);
         assertThat(c.getUser().getGid()).isEqualTo(2000);

@@ -3,12 +3,12 @@ package io.cri4j.hook.host;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cri4j.cri.v1.ContainerConfig;
-import io.cri4j.nri.api.CDIDevice;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.HugepageLimit;
-import io.cri4j.nri.api.LinuxContainerAdjustment;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.OwningPlugins;
+import io.cri4j.hook.nri.v1alpha1.CDIDevice;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.HugepageLimit;
+import io.cri4j.hook.nri.v1alpha1.LinuxContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.OwningPlugins;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

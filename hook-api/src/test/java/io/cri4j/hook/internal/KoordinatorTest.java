@@ -19,14 +19,14 @@ import io.cri4j.hook.koordinator.v1alpha1.HugepageLimit;
 import io.cri4j.hook.koordinator.v1alpha1.LinuxContainerResources;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookRequest;
 import io.cri4j.hook.koordinator.v1alpha1.PodSandboxHookResponse;
-import io.cri4j.nri.api.CompoundFieldOwners;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.Field;
-import io.cri4j.nri.api.FieldOwners;
-import io.cri4j.nri.api.LinuxResources;
-import io.cri4j.nri.api.OwningPlugins;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.CompoundFieldOwners;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.Field;
+import io.cri4j.hook.nri.v1alpha1.FieldOwners;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.OwningPlugins;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -196,7 +196,7 @@ class KoordinatorTest {
                         .putAnnotations("a", "1")
                         .setRuntimeHandler("runc")
                         .setLinux(
-                                io.cri4j.nri.api.LinuxPodSandbox.newBuilder()
+                                io.cri4j.hook.nri.v1alpha1.LinuxPodSandbox.newBuilder()
                                         .setCgroupParent("/kubepods"))
                         .build();
         PodSandboxHookRequest sent = Koordinator.podRequest(pod);

@@ -2,7 +2,7 @@ package com.example.modular;
 
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.PodSandboxAdjustment;
-import io.cri4j.nri.api.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
 
 /** Annotates every pod with its {@value #LABEL} label; found by the proxy with ServiceLoader. */
 public final class TeamAnnotationHook implements Hook {

@@ -131,7 +131,7 @@ class ModulePathTest {
 
                     @Override
                     public HookResult createContainer(
-                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
                         return HookResult.none();
                     }
                 };

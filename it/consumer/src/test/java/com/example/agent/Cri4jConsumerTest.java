@@ -19,7 +19,7 @@ import io.cri4j.cri.v1.RunPodSandboxRequest;
 import io.cri4j.cri.v1.RunPodSandboxResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
-import io.cri4j.hook.ForwardingCriInterceptor;
+import io.cri4j.hook.cri.ForwardingCriInterceptor;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookResult;
 import io.cri4j.imagepull.CriImagePullBackend;
@@ -224,7 +224,7 @@ class Cri4jConsumerTest {
 
                     @Override
                     public HookResult createContainer(
-                            io.cri4j.nri.api.PodSandbox pod, io.cri4j.nri.api.Container c) {
+                            io.cri4j.hook.nri.v1alpha1.PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
                         return HookResult.none();
                     }
                 };

@@ -3,7 +3,7 @@ package io.cri4j.nri.internal;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
-import io.cri4j.nri.api.ConfigureRequest;
+import io.cri4j.hook.nri.v1alpha1.ConfigureRequest;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;

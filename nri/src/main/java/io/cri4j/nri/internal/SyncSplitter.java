@@ -1,9 +1,9 @@
 package io.cri4j.nri.internal;
 
 import com.google.protobuf.CodedOutputStream;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.SynchronizeRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeRequest;
 import java.util.ArrayList;
 import java.util.List;
 

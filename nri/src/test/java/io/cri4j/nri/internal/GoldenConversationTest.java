@@ -3,11 +3,11 @@ package io.cri4j.nri.internal;
 import static io.cri4j.nri.internal.Bytes.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cri4j.nri.api.ConfigureRequest;
-import io.cri4j.nri.api.ConfigureResponse;
-import io.cri4j.nri.api.RegisterPluginRequest;
-import io.cri4j.nri.api.SynchronizeRequest;
-import io.cri4j.nri.api.SynchronizeResponse;
+import io.cri4j.hook.nri.v1alpha1.ConfigureRequest;
+import io.cri4j.hook.nri.v1alpha1.ConfigureResponse;
+import io.cri4j.hook.nri.v1alpha1.RegisterPluginRequest;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeRequest;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeResponse;
 import io.cri4j.nri.internal.proto.Request;
 import io.cri4j.nri.internal.proto.Response;
 import io.netty.buffer.ByteBufUtil;

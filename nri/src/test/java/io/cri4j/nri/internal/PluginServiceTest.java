@@ -10,21 +10,21 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.RuntimeHandle;
-import io.cri4j.nri.api.ConfigureRequest;
-import io.cri4j.nri.api.ConfigureResponse;
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
-import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.CreateContainerRequest;
-import io.cri4j.nri.api.CreateContainerResponse;
-import io.cri4j.nri.api.Event;
-import io.cri4j.nri.api.KeyValue;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.StateChangeEvent;
-import io.cri4j.nri.api.SynchronizeRequest;
-import io.cri4j.nri.api.SynchronizeResponse;
-import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
-import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
+import io.cri4j.hook.nri.v1alpha1.ConfigureRequest;
+import io.cri4j.hook.nri.v1alpha1.ConfigureResponse;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.CreateContainerRequest;
+import io.cri4j.hook.nri.v1alpha1.CreateContainerResponse;
+import io.cri4j.hook.nri.v1alpha1.Event;
+import io.cri4j.hook.nri.v1alpha1.KeyValue;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.StateChangeEvent;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeRequest;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeResponse;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
+import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentResponse;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -298,7 +298,7 @@ class PluginServiceTest {
                                         .setEvent(Event.REMOVE_POD_SANDBOX)
                                         .setPod(PodSandbox.newBuilder().setId("p"))
                                         .build())),
-                io.cri4j.nri.api.Empty.parser());
+                io.cri4j.hook.nri.v1alpha1.Empty.parser());
         assertThat(calls).as("the placeholder event does not reach the hook").isEmpty();
     }
 
@@ -569,7 +569,8 @@ class PluginServiceTest {
     @Test
     void reportsShutdownAndRefusesUnknownMethods() {
         Recorder hook = new Recorder(ALL, HookPolicy.DEFAULT);
-        service(hook).handle(call("Shutdown", io.cri4j.nri.api.Empty.getDefaultInstance()));
+        service(hook)
+                .handle(call("Shutdown", io.cri4j.hook.nri.v1alpha1.Empty.getDefaultInstance()));
         assertThat(calls).containsExactly("shutdownRequested");
         StatusRuntimeException e =
                 error(
@@ -577,7 +578,8 @@ class PluginServiceTest {
                                 .handle(
                                         call(
                                                 "Frobnicate",
-                                                io.cri4j.nri.api.Empty.getDefaultInstance())));
+                                                io.cri4j.hook.nri.v1alpha1.Empty
+                                                        .getDefaultInstance())));
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
     }
 

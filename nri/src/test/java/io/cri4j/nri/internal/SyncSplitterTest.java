@@ -3,9 +3,9 @@ package io.cri4j.nri.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.SynchronizeRequest;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.SynchronizeRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
