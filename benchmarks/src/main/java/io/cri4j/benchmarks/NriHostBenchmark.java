@@ -43,7 +43,9 @@ import java.util.concurrent.TimeUnit;
  *       the CRI client through the proxy (in process, its {@link NriHost} on a socket of its own)
  *       in front of containerd 1.6, and straight to containerd 2.3.4 (its own NRI, v0.12), each
  *       with NRI's Go {@code nri-logger} v0.12 on the NRI socket and with no plugin: four series,
- *       each round runs them all in a rotating order.
+ *       each round runs them all in a rotating order. {@code -Dcri4j.bench.loggerEvents=LIST}
+ *       subscribes the logger to other events than its default (e.g. {@code removepodsandbox}: a
+ *       plugin attached that no create or start reaches, to tell its presence from its events).
  *   <li>{@code idle CLI_JAR [CONTAINERS] [SECONDS]}: the CPU time (user + system, from {@code
  *       /proc/PID/stat}) of an idle {@code cri4j proxy} process in front of containerd 1.6 with
  *       {@code CONTAINERS} running containers, with {@code --nri-socket} (its NRI host follows
@@ -87,6 +89,10 @@ public final class NriHostBenchmark {
             Path nriSocket,
             Semaphore registered,
             LocalContainerd containerd) {}
+
+    /** The events the logger subscribes to in {@code latency}. */
+    private static final String LATENCY_LOGGER_EVENTS =
+            System.getProperty("cri4j.bench.loggerEvents", NriBenchmark.LOGGER_EVENT_NAMES);
 
     static void latency(int rounds, int perRound) throws Exception {
         Path work = Files.createTempDirectory("cri4j-nri-host-bench");
@@ -217,7 +223,7 @@ public final class NriHostBenchmark {
         private NriGoPlugin startLogger(Path work) throws Exception {
             if (target.registered() == null) {
                 return NriGoPlugin.logger(
-                        target.containerd(), 20, "-events", NriBenchmark.LOGGER_EVENT_NAMES);
+                        target.containerd(), 20, "-events", LATENCY_LOGGER_EVENTS);
             }
             NriGoPlugin p =
                     NriGoPlugin.launchV012(
@@ -226,7 +232,7 @@ public final class NriHostBenchmark {
                             "nri-logger",
                             20,
                             "-events",
-                            NriBenchmark.LOGGER_EVENT_NAMES);
+                            LATENCY_LOGGER_EVENTS);
             if (!target.registered().tryAcquire(30, TimeUnit.SECONDS)) {
                 p.close();
                 throw new IllegalStateException("nri-logger did not register with the proxy");
