@@ -224,7 +224,7 @@ public final class NriBenchmark {
                             };
                     try {
                         for (int i = 0; i < perRound; i++) {
-                            String name = "c" + (n++);
+                            String name = "c" + n++;
                             long t0 = System.nanoTime();
                             String id =
                                     rt.createContainer(

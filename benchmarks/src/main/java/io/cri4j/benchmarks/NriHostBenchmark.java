@@ -209,7 +209,7 @@ public final class NriHostBenchmark {
             try {
                 List<Long> times = new ArrayList<>();
                 for (int i = 0; i < count; i++) {
-                    times.add(createAndStart(rt, podId, podConfig, "c" + (n++), image));
+                    times.add(createAndStart(rt, podId, podConfig, "c" + n++, image));
                 }
                 return times;
             } finally {
@@ -351,7 +351,7 @@ public final class NriHostBenchmark {
                     }
                     try {
                         for (int i = 0; i < perRound; i++) {
-                            long t = createAndStart(rt, podId, podConfig, "c" + (n++), image);
+                            long t = createAndStart(rt, podId, podConfig, "c" + n++, image);
                             if (round >= 0) {
                                 samples.get(logger ? "nri-logger" : "none").add(t);
                             }

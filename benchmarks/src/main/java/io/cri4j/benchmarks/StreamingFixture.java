@@ -54,18 +54,21 @@ final class StreamingFixture implements AutoCloseable {
                     public int exec(String containerId, List<String> cmd, RemoteCommandStreams s)
                             throws Exception {
                         switch (cmd.get(0)) {
-                            case "write":
+                            case "write" -> {
                                 copy(Long.parseLong(cmd.get(1)), s.stdout().orElseThrow());
                                 return 0;
-                            case "idle":
+                            }
+                            case "idle" -> {
                                 InputStream in = s.stdin().orElseThrow();
                                 byte[] b = new byte[64];
                                 while (in.read(b) >= 0) {
                                     // discard
                                 }
                                 return 0;
-                            default:
+                            }
+                            default -> {
                                 return 127;
+                            }
                         }
                     }
                 };

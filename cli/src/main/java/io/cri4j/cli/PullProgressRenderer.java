@@ -3,6 +3,7 @@ package io.cri4j.cli;
 import io.cri4j.imagepull.LayerProgress;
 import io.cri4j.imagepull.PullJob;
 import io.cri4j.imagepull.PullProgress;
+import java.io.Console;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,12 +27,31 @@ final class PullProgressRenderer {
         return switch (progressMode) {
             case "tty" -> true;
             case "plain" -> false;
-            case "auto" -> System.console() != null;
+            case "auto" -> onTerminal();
             default ->
                     throw new CommandLine.ParameterException(
                             spec.commandLine(),
                             "--progress must be auto, tty or plain, not '" + progressMode + "'");
         };
+    }
+
+    /**
+     * Whether standard input and output are a terminal: System.console() alone says so up to JDK
+     * 21; from JDK 22 it returns a console without a terminal too, and Console.isTerminal() tells.
+     */
+    @SuppressWarnings("SystemConsoleNull") // isTerminal() is asked for below, where the JDK has it
+    private static boolean onTerminal() {
+        Console console = System.console();
+        if (console == null) {
+            return false;
+        }
+        try {
+            return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+        } catch (NoSuchMethodException e) {
+            return true; // before JDK 22: a console is a terminal
+        } catch (ReflectiveOperationException e) {
+            return false;
+        }
     }
 
     private static final int BAR = 24;

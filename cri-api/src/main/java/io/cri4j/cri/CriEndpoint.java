@@ -57,26 +57,26 @@ public final class CriEndpoint {
         }
         String scheme = s.substring(0, colon);
         String rest = s.substring(colon + 3);
-        switch (scheme) {
-            case "unix":
+        return switch (scheme) {
+            case "unix" -> {
                 if (!rest.startsWith("/")) {
                     throw new IllegalArgumentException(
                             "CRI endpoint '"
                                     + s
                                     + "' must name an absolute socket path after unix:// (unix:///path)");
                 }
-                return unix(Path.of(rest));
-            case "tcp":
-                return parseTcp(s, rest);
-            default:
-                throw new IllegalArgumentException(
-                        "CRI endpoint '"
-                                + s
-                                + "' has unsupported scheme '"
-                                + scheme
-                                + "': "
-                                + FORMS);
-        }
+                yield unix(Path.of(rest));
+            }
+            case "tcp" -> parseTcp(s, rest);
+            default ->
+                    throw new IllegalArgumentException(
+                            "CRI endpoint '"
+                                    + s
+                                    + "' has unsupported scheme '"
+                                    + scheme
+                                    + "': "
+                                    + FORMS);
+        };
     }
 
     private static CriEndpoint parseTcp(String original, String rest) {

@@ -602,7 +602,7 @@ public final class Adjustments {
             throw new IllegalArgumentException(
                     "device cgroup rule access must combine r, w and m, got \"" + access + "\"");
         }
-        if (major != null && major < 0 || minor != null && minor < 0) {
+        if ((major != null && major < 0) || (minor != null && minor < 0)) {
             throw new IllegalArgumentException(
                     "device numbers must not be negative (null means all), got "
                             + major

@@ -423,7 +423,7 @@ public final class HookChain implements AsyncHook, AutoCloseable {
             if (s != null && now == s.source && extra == s.provided) {
                 return s.entries;
             }
-            Map<Object, Entry> known = new IdentityHashMap<>();
+            IdentityHashMap<Object, Entry> known = new IdentityHashMap<>();
             if (s != null) {
                 s.entries.forEach(e -> known.put(e.source, e));
             }
@@ -455,7 +455,8 @@ public final class HookChain implements AsyncHook, AutoCloseable {
         }
     }
 
-    private Entry entry(Map<Object, Entry> known, Object h, boolean isProvided, Set<String> names) {
+    private Entry entry(
+            IdentityHashMap<Object, Entry> known, Object h, boolean isProvided, Set<String> names) {
         Entry e = known.remove(h);
         if (e == null || e.provided != isProvided) {
             e = newEntry(h, isProvided);
@@ -552,6 +553,8 @@ public final class HookChain implements AsyncHook, AutoCloseable {
      * Calls one hook, bounded by its timeout: completes with the answer or with a {@link
      * HookFailedException} / {@link HookTimeoutException}; never blocks.
      */
+    @SuppressWarnings(
+            "CollectionUndefinedEquality") // inflight's keys: each call's own future, by identity
     private <T> CompletableFuture<T> call(
             Entry e, String operation, HookEvent event, Supplier<CompletionStage<T>> invoke) {
         CompletableFuture<T> out = new CompletableFuture<>();

@@ -102,7 +102,11 @@ public record PullPolicy(
                 attemptTimeout, backoffLimit, Optional.of(deadline), initialBackoff, maxBackoff);
     }
 
-    /** @param initial first wait @param max cap @return a copy with that back-off */
+    /**
+     * @param initial first wait
+     * @param max cap
+     * @return a copy with that back-off
+     */
     public PullPolicy withBackoff(Duration initial, Duration max) {
         return new PullPolicy(attemptTimeout, backoffLimit, activeDeadline, initial, max);
     }

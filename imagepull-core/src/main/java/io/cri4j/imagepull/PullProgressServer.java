@@ -117,7 +117,12 @@ public final class PullProgressServer implements AutoCloseable {
     /** Configures a {@link PullProgressServer}. */
     public static final class Builder {
         private final PullObserver observer;
+
+        // an IP literal: nothing is looked up, so there is no choice among a name's addresses to
+        // make
+        @SuppressWarnings("AddressSelection")
         private InetSocketAddress bindAddress = new InetSocketAddress("127.0.0.1", 0);
+
         private boolean allowRemote;
         private StreamAuthorizer authorizer;
         private Duration requestTimeout = Duration.ofSeconds(30);

@@ -103,6 +103,7 @@ public final class PullProgressService extends PullProgressGrpc.PullProgressImpl
      * @return its message
      */
     public static ImagePullProgress toMessage(PullProgress p) {
+        Instant at = p.at();
         ImagePullProgress.Builder b =
                 ImagePullProgress.newBuilder()
                         .setImage(p.image())
@@ -117,8 +118,8 @@ public final class PullProgressService extends PullProgressGrpc.PullProgressImpl
                                 })
                         .setAt(
                                 Timestamp.newBuilder()
-                                        .setSeconds(p.at().getEpochSecond())
-                                        .setNanos(p.at().getNano()));
+                                        .setSeconds(at.getEpochSecond())
+                                        .setNanos(at.getNano()));
         if (p.phase() == PullProgress.Phase.FAILED || p.phase() == PullProgress.Phase.CANCELLED) {
             b.setError(p.message());
         } else {

@@ -448,10 +448,11 @@ public final class NriPlugin implements AutoCloseable {
         if (name == null || name.isEmpty()) {
             throw new IllegalArgumentException("NRI plugin name is empty");
         }
-        for (char c : name.toCharArray()) {
-            if (!(c >= 'a' && c <= 'z'
-                    || c >= 'A' && c <= 'Z'
-                    || c >= '0' && c <= '9'
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!((c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
                     || c == '-'
                     || c == '_'
                     || c == '.'

@@ -440,6 +440,7 @@ public final class LocalRegistry implements AutoCloseable {
         return b.toString();
     }
 
+    @SuppressWarnings("AddressSelection") // HOST is an IP literal: nothing is looked up
     private static int freePort() {
         // A kernel-chosen free port rather than a fixed 5000, so parallel runs do not clash; the
         // small race until the registry binds it is retried in firstStart().

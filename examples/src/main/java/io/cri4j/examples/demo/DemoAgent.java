@@ -393,7 +393,7 @@ public final class DemoAgent {
                                                             "sh",
                                                             "-c",
                                                             "echo $" + EnvAndCpusetHook.ENV_NAME))
-                                            .setTimeout((int) Math.max(1, timeout.toSeconds()))
+                                            .setTimeout(Math.max(1, timeout.toSeconds()))
                                             .build());
             String hooked = env.getStdout().toStringUtf8().strip();
             out.println(

@@ -80,6 +80,8 @@ public final class LifecycleHost implements HookHost, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LifecycleHost.class);
 
     /** What the host asks of the runtime behind it, besides the step of the call in progress. */
+    @SuppressWarnings(
+            "JavaLangClash") // named only as LifecycleHost.Runtime; renaming would break users
     public interface Runtime {
         /** NRI's view of pod {@code id} as the runtime holds it now; empty when unknown. */
         Optional<PodSandbox> pod(String id);

@@ -489,7 +489,7 @@ public final class ContainerMerge {
     }
 
     private ContainerAdjustment adjustment() {
-        if (created == null || unapplied == null && adjustedBuilt == null) {
+        if (created == null || (unapplied == null && adjustedBuilt == null)) {
             return ContainerAdjustment.getDefaultInstance();
         }
         ContainerAdjustment.Builder b = ContainerAdjustment.newBuilder();

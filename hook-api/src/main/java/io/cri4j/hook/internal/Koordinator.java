@@ -230,7 +230,7 @@ public final class Koordinator {
             }
             long oom = r.getContainerResources().getOomScoreAdj();
             if (oom != 0 && oom != sent.getContainerResources().getOomScoreAdj()) {
-                l.setOomScoreAdj(OptionalInt.newBuilder().setValue((int) oom));
+                l.setOomScoreAdj(OptionalInt.newBuilder().setValue(oom));
             }
             if (!l.build().equals(LinuxContainerAdjustment.getDefaultInstance())) {
                 built = built.toBuilder().setLinux(l).build();
@@ -406,10 +406,7 @@ public final class Koordinator {
                             .setResources(nriResources(r.getContainerResources()))
                             .setOomScoreAdj(
                                     OptionalInt.newBuilder()
-                                            .setValue(
-                                                    (int)
-                                                            r.getContainerResources()
-                                                                    .getOomScoreAdj())));
+                                            .setValue(r.getContainerResources().getOomScoreAdj())));
         }
         return b.build();
     }

@@ -123,6 +123,7 @@ final class OtelTracing implements Tracing {
     }
 
     @Override
+    @SuppressWarnings("MustBeClosedChecker") // the returned Scope closes the OpenTelemetry scope
     public Scope open(Object span) {
         if (span == null) {
             return Scope.NOOP;

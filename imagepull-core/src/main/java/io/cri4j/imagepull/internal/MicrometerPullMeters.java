@@ -75,7 +75,7 @@ final class MicrometerPullMeters implements PullMeters {
                                         .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
         if (downloaded > 0 && outcome.equals("succeeded")) {
-            bytes.increment(downloaded);
+            bytes.increment((double) downloaded);
         }
     }
 }

@@ -150,6 +150,7 @@ public final class PullJobImpl implements PullJob {
                         }
 
                         @Override
+                        @SuppressWarnings("ReferenceEquality") // skips that very snapshot only
                         public void onNext(PullProgress item) {
                             if (item != initial) {
                                 listener.accept(item);

@@ -34,7 +34,7 @@ public final class SystemScheduler implements PullScheduler, AutoCloseable {
     public Cancellable schedule(Duration delay, Runnable task) {
         // a delay beyond what nanoseconds hold (about 292 years) is as good as never
         long nanos =
-                delay.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L - 1
+                delay.toSeconds() >= Long.MAX_VALUE / 1_000_000_000L - 1
                         ? Long.MAX_VALUE
                         : Math.max(0, delay.toNanos());
         ScheduledFuture<?> f = timer.schedule(task, nanos, TimeUnit.NANOSECONDS);

@@ -487,10 +487,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         if (n.isEmpty()) {
             return "the plugin name is empty";
         }
-        for (char c : n.toCharArray()) {
-            if (!(c >= 'a' && c <= 'z'
-                    || c >= 'A' && c <= 'Z'
-                    || c >= '0' && c <= '9'
+        for (int i = 0; i < n.length(); i++) {
+            char c = n.charAt(i);
+            if (!((c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
                     || c == '-'
                     || c == '_'
                     || c == '.'

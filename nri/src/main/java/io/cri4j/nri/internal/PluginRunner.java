@@ -233,7 +233,7 @@ public final class PluginRunner {
                     }
                     NriConnection c = ch.pipeline().get(NriConnection.class);
                     current = c;
-                    c.registered().whenComplete((cfg, t) -> onRegistered(c, cfg, t));
+                    c.registered().whenComplete((cfg, t) -> onRegistered(cfg, t));
                     c.closed().thenAccept(cause -> onClosed(c, cause));
                     out.complete(c);
                 });
@@ -279,7 +279,7 @@ public final class PluginRunner {
         return "cannot connect to the NRI socket " + s.socket() + ": " + m;
     }
 
-    private void onRegistered(NriConnection c, ConfigureRequest cfg, Throwable t) {
+    private void onRegistered(ConfigureRequest cfg, Throwable t) {
         if (t != null) {
             return; // onClosed reports it
         }

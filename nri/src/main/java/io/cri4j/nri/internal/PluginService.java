@@ -258,164 +258,157 @@ public final class PluginService implements TtrpcPeer.Service {
             throws InvalidProtocolBufferException {
         byte[] p = c.payload();
         switch (c.method()) {
-            case "Configure":
+            case "Configure" -> {
                 return configure(c, ConfigureRequest.parseFrom(p));
-            case "Synchronize":
+            }
+            case "Synchronize" -> {
                 return synchronize(c, SynchronizeRequest.parseFrom(p));
-            case "Shutdown":
+            }
+            case "Shutdown" -> {
                 session.shutdownRequested();
                 return CompletableFuture.completedFuture(Empty.getDefaultInstance());
-            case "StateChange":
+            }
+            case "StateChange" -> {
                 return stateChange(c, StateChangeEvent.parseFrom(p));
-            case "RunPodSandbox":
-                {
-                    PodSandbox pod = RunPodSandboxRequest.parseFrom(p).getPod();
-                    return pod(
-                            c,
-                            HookEvent.RUN_POD_SANDBOX,
-                            pod,
-                            () -> hook.runPodSandbox(pod),
-                            RunPodSandboxResponse.getDefaultInstance());
-                }
-            case "UpdatePodSandbox":
-                {
-                    UpdatePodSandboxRequest r = UpdatePodSandboxRequest.parseFrom(p);
-                    return pod(
-                            c,
-                            HookEvent.UPDATE_POD_SANDBOX,
-                            r.getPod(),
-                            () ->
-                                    hook.updatePodSandbox(
-                                            r.getPod(),
-                                            r.getOverheadLinuxResources(),
-                                            r.getLinuxResources()),
-                            UpdatePodSandboxResponse.getDefaultInstance());
-                }
-            case "PostUpdatePodSandbox":
-                {
-                    PodSandbox pod = PostUpdatePodSandboxRequest.parseFrom(p).getPod();
-                    return pod(
-                            c,
-                            HookEvent.POST_UPDATE_POD_SANDBOX,
-                            pod,
-                            () -> hook.postUpdatePodSandbox(pod),
-                            PostUpdatePodSandboxResponse.getDefaultInstance());
-                }
-            case "StopPodSandbox":
-                {
-                    PodSandbox pod = StopPodSandboxRequest.parseFrom(p).getPod();
-                    return pod(
-                            c,
-                            HookEvent.STOP_POD_SANDBOX,
-                            pod,
-                            () -> hook.stopPodSandbox(pod),
-                            StopPodSandboxResponse.getDefaultInstance());
-                }
-            case "RemovePodSandbox":
-                {
-                    PodSandbox pod = RemovePodSandboxRequest.parseFrom(p).getPod();
-                    return pod(
-                            c,
-                            HookEvent.REMOVE_POD_SANDBOX,
-                            pod,
-                            () -> hook.removePodSandbox(pod),
-                            RemovePodSandboxResponse.getDefaultInstance());
-                }
-            case "CreateContainer":
-                {
-                    CreateContainerRequest r = CreateContainerRequest.parseFrom(p);
-                    return result(
-                            c,
-                            HookEvent.CREATE_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            () -> hook.createContainer(r.getPod(), r.getContainer()),
-                            this::createResponse);
-                }
-            case "UpdateContainer":
-                {
-                    UpdateContainerRequest r = UpdateContainerRequest.parseFrom(p);
-                    return result(
-                            c,
-                            HookEvent.UPDATE_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            () ->
-                                    hook.updateContainer(
-                                            r.getPod(), r.getContainer(), r.getLinuxResources()),
-                            h ->
-                                    UpdateContainerResponse.newBuilder()
-                                            .addAllUpdate(h.updates())
-                                            .addAllEvict(h.evictions())
-                                            .build());
-                }
-            case "StopContainer":
-                {
-                    StopContainerRequest r = StopContainerRequest.parseFrom(p);
-                    return result(
-                            c,
-                            HookEvent.STOP_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            () -> hook.stopContainer(r.getPod(), r.getContainer()),
-                            h -> stopResponse(h, r.getContainer()));
-                }
-            case "PostCreateContainer":
-                {
-                    PostCreateContainerRequest r = PostCreateContainerRequest.parseFrom(p);
-                    return container(
-                            c,
-                            HookEvent.POST_CREATE_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            PostCreateContainerResponse.getDefaultInstance());
-                }
-            case "StartContainer":
-                {
-                    StartContainerRequest r = StartContainerRequest.parseFrom(p);
-                    return container(
-                            c,
-                            HookEvent.START_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            StartContainerResponse.getDefaultInstance());
-                }
-            case "PostStartContainer":
-                {
-                    PostStartContainerRequest r = PostStartContainerRequest.parseFrom(p);
-                    return container(
-                            c,
-                            HookEvent.POST_START_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            PostStartContainerResponse.getDefaultInstance());
-                }
-            case "PostUpdateContainer":
-                {
-                    PostUpdateContainerRequest r = PostUpdateContainerRequest.parseFrom(p);
-                    return container(
-                            c,
-                            HookEvent.POST_UPDATE_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            PostUpdateContainerResponse.getDefaultInstance());
-                }
-            case "RemoveContainer":
-                {
-                    RemoveContainerRequest r = RemoveContainerRequest.parseFrom(p);
-                    return container(
-                            c,
-                            HookEvent.REMOVE_CONTAINER,
-                            r.getPod(),
-                            r.getContainer(),
-                            RemoveContainerResponse.getDefaultInstance());
-                }
-            case "ValidateContainerAdjustment":
+            }
+            case "RunPodSandbox" -> {
+                PodSandbox pod = RunPodSandboxRequest.parseFrom(p).getPod();
+                return pod(
+                        c,
+                        HookEvent.RUN_POD_SANDBOX,
+                        pod,
+                        () -> hook.runPodSandbox(pod),
+                        RunPodSandboxResponse.getDefaultInstance());
+            }
+            case "UpdatePodSandbox" -> {
+                UpdatePodSandboxRequest r = UpdatePodSandboxRequest.parseFrom(p);
+                return pod(
+                        c,
+                        HookEvent.UPDATE_POD_SANDBOX,
+                        r.getPod(),
+                        () ->
+                                hook.updatePodSandbox(
+                                        r.getPod(),
+                                        r.getOverheadLinuxResources(),
+                                        r.getLinuxResources()),
+                        UpdatePodSandboxResponse.getDefaultInstance());
+            }
+            case "PostUpdatePodSandbox" -> {
+                PodSandbox pod = PostUpdatePodSandboxRequest.parseFrom(p).getPod();
+                return pod(
+                        c,
+                        HookEvent.POST_UPDATE_POD_SANDBOX,
+                        pod,
+                        () -> hook.postUpdatePodSandbox(pod),
+                        PostUpdatePodSandboxResponse.getDefaultInstance());
+            }
+            case "StopPodSandbox" -> {
+                PodSandbox pod = StopPodSandboxRequest.parseFrom(p).getPod();
+                return pod(
+                        c,
+                        HookEvent.STOP_POD_SANDBOX,
+                        pod,
+                        () -> hook.stopPodSandbox(pod),
+                        StopPodSandboxResponse.getDefaultInstance());
+            }
+            case "RemovePodSandbox" -> {
+                PodSandbox pod = RemovePodSandboxRequest.parseFrom(p).getPod();
+                return pod(
+                        c,
+                        HookEvent.REMOVE_POD_SANDBOX,
+                        pod,
+                        () -> hook.removePodSandbox(pod),
+                        RemovePodSandboxResponse.getDefaultInstance());
+            }
+            case "CreateContainer" -> {
+                CreateContainerRequest r = CreateContainerRequest.parseFrom(p);
+                return result(
+                        c,
+                        HookEvent.CREATE_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        () -> hook.createContainer(r.getPod(), r.getContainer()),
+                        this::createResponse);
+            }
+            case "UpdateContainer" -> {
+                UpdateContainerRequest r = UpdateContainerRequest.parseFrom(p);
+                return result(
+                        c,
+                        HookEvent.UPDATE_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        () ->
+                                hook.updateContainer(
+                                        r.getPod(), r.getContainer(), r.getLinuxResources()),
+                        h ->
+                                UpdateContainerResponse.newBuilder()
+                                        .addAllUpdate(h.updates())
+                                        .addAllEvict(h.evictions())
+                                        .build());
+            }
+            case "StopContainer" -> {
+                StopContainerRequest r = StopContainerRequest.parseFrom(p);
+                return result(
+                        c,
+                        HookEvent.STOP_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        () -> hook.stopContainer(r.getPod(), r.getContainer()),
+                        h -> stopResponse(h, r.getContainer()));
+            }
+            case "PostCreateContainer" -> {
+                PostCreateContainerRequest r = PostCreateContainerRequest.parseFrom(p);
+                return container(
+                        c,
+                        HookEvent.POST_CREATE_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        PostCreateContainerResponse.getDefaultInstance());
+            }
+            case "StartContainer" -> {
+                StartContainerRequest r = StartContainerRequest.parseFrom(p);
+                return container(
+                        c,
+                        HookEvent.START_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        StartContainerResponse.getDefaultInstance());
+            }
+            case "PostStartContainer" -> {
+                PostStartContainerRequest r = PostStartContainerRequest.parseFrom(p);
+                return container(
+                        c,
+                        HookEvent.POST_START_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        PostStartContainerResponse.getDefaultInstance());
+            }
+            case "PostUpdateContainer" -> {
+                PostUpdateContainerRequest r = PostUpdateContainerRequest.parseFrom(p);
+                return container(
+                        c,
+                        HookEvent.POST_UPDATE_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        PostUpdateContainerResponse.getDefaultInstance());
+            }
+            case "RemoveContainer" -> {
+                RemoveContainerRequest r = RemoveContainerRequest.parseFrom(p);
+                return container(
+                        c,
+                        HookEvent.REMOVE_CONTAINER,
+                        r.getPod(),
+                        r.getContainer(),
+                        RemoveContainerResponse.getDefaultInstance());
+            }
+            case "ValidateContainerAdjustment" -> {
                 return validate(c, ValidateContainerAdjustmentRequest.parseFrom(p));
-            default:
+            }
+            default -> {
                 return failed(
                         Status.Code.UNIMPLEMENTED,
                         SERVICE + "/" + c.method() + " is not implemented by this plugin");
+            }
         }
     }
 

@@ -183,7 +183,12 @@ public final class HttpSurface implements AutoCloseable {
         private final String name;
         private final Supplier<? extends ChannelHandler> handler;
         private String threadName = "cri4j-http";
+
+        // an IP literal: nothing is looked up, so there is no choice among a name's addresses to
+        // make
+        @SuppressWarnings("AddressSelection")
         private InetSocketAddress bindAddress = new InetSocketAddress("127.0.0.1", 0);
+
         private boolean allowRemote;
         private final Set<String> allowedHosts = new LinkedHashSet<>();
         private boolean anyHost;

@@ -29,7 +29,7 @@ final class CriLogFile implements AutoCloseable {
     private final Partial stderr = new Partial("stderr");
     private boolean closed;
 
-    private final class Partial {
+    private static final class Partial {
         final String stream;
         final byte[] buf = new byte[MAX_LINE];
         int len;

@@ -262,14 +262,16 @@ public final class FakeContainerProcesses implements AutoCloseable {
             }
         }
         List<OutputStream> clients = isStderr ? io.stderr : io.stdout;
-        for (OutputStream out : clients) {
-            try {
-                out.write(buf, 0, n);
-                out.flush();
-            } catch (IOException e) {
-                clients.remove(out); // the attached client left
-            }
-        }
+        clients.removeIf(
+                out -> {
+                    try {
+                        out.write(buf, 0, n);
+                        out.flush();
+                        return false;
+                    } catch (IOException e) {
+                        return true; // the attached client left
+                    }
+                });
     }
 
     /** The running process's session, empty when the container runs none. */

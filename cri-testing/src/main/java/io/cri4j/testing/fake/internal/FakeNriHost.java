@@ -19,7 +19,6 @@ import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookChain;
 import io.cri4j.hook.HookEvent;
-import io.cri4j.hook.HookResult;
 import io.cri4j.hook.host.Adjusted;
 import io.cri4j.hook.host.CriAdjuster;
 import io.cri4j.hook.host.DeviceNodes;
@@ -49,7 +48,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -74,8 +72,6 @@ public final class FakeNriHost implements AutoCloseable {
     private final HookChain chain;
     private final CriAdjuster adjuster = CriAdjuster.create();
     private final DeviceNodes devices = DeviceNodes.system();
-    private final String runtimeName;
-    private final String runtimeVersion;
 
     private final List<Object> inProcess;
     private final Set<String> inProcessNames = new HashSet<>();
@@ -121,8 +117,6 @@ public final class FakeNriHost implements AutoCloseable {
             Meters.bind(cb, meterRegistry);
         }
         this.chain = cb.build();
-        this.runtimeName = runtimeName;
-        this.runtimeVersion = runtimeVersion;
         this.host =
                 LifecycleHost.builder()
                         .chain(chain)
@@ -297,14 +291,6 @@ public final class FakeNriHost implements AutoCloseable {
             b.getLinuxBuilder().setPodResources(NriFromCri.resources(s.resources));
         }
         return b.build();
-    }
-
-    private PodSandbox podOf(String sandboxId) {
-        try {
-            return pod(state.sandbox(sandboxId));
-        } catch (StatusRuntimeException e) {
-            return PodSandbox.newBuilder().setId(sandboxId).build();
-        }
     }
 
     Container container(ContainerRecord c) {
@@ -487,11 +473,6 @@ public final class FakeNriHost implements AutoCloseable {
 
     // ---------------------------------------------------------------- updates and evictions
 
-    private void apply(HookResult result, HookEvent event) {
-        applyUpdates(result.updates(), event, false);
-        evict(result.evictions());
-    }
-
     /**
      * Applies updates to fake containers; an update of an unknown container is skipped, as containerd does.
      *
@@ -572,22 +553,6 @@ public final class FakeNriHost implements AutoCloseable {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-    }
-
-    /** A post-event's stage whose failure is logged, not passed on: the operation has happened. */
-    private static CompletionStage<Void> logged(CompletionStage<?> stage, HookEvent event) {
-        return stage.handle(
-                (v, t) -> {
-                    if (t != null) {
-                        log.warn(
-                                "{}: {}",
-                                event.displayName(),
-                                t instanceof CompletionException && t.getCause() != null
-                                        ? t.getCause().getMessage()
-                                        : t.getMessage());
-                    }
-                    return null;
-                });
     }
 
     /** The status a call fails with. */

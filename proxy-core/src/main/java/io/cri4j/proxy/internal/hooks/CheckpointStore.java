@@ -4,7 +4,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import io.cri4j.cri.v1.Container;
@@ -286,40 +285,26 @@ public final class CheckpointStore {
         if (v == null || v.isJsonNull()) {
             return null;
         }
-        switch (f.getJavaType()) {
-            case MESSAGE:
-                {
-                    if (!v.isJsonObject()) {
-                        return null;
-                    }
-                    Message.Builder m = parent.newBuilderForField(f);
-                    merge(v.getAsJsonObject(), m);
-                    return m.build();
+        return switch (f.getJavaType()) {
+            case MESSAGE -> {
+                if (!v.isJsonObject()) {
+                    yield null;
                 }
-            case ENUM:
-                {
-                    EnumValueDescriptor ev =
-                            v.getAsJsonPrimitive().isNumber()
-                                    ? f.getEnumType().findValueByNumber(v.getAsInt())
-                                    : f.getEnumType().findValueByName(v.getAsString());
-                    return ev;
-                }
-            case STRING:
-                return v.getAsString();
-            case BYTE_STRING:
-                return ByteString.copyFromUtf8(v.getAsString());
-            case BOOLEAN:
-                return v.getAsBoolean();
-            case INT:
-                return v.getAsInt();
-            case LONG:
-                return v.getAsLong();
-            case FLOAT:
-                return v.getAsFloat();
-            case DOUBLE:
-                return v.getAsDouble();
-            default:
-                return null;
-        }
+                Message.Builder m = parent.newBuilderForField(f);
+                merge(v.getAsJsonObject(), m);
+                yield m.build();
+            }
+            case ENUM ->
+                    v.getAsJsonPrimitive().isNumber()
+                            ? f.getEnumType().findValueByNumber(v.getAsInt())
+                            : f.getEnumType().findValueByName(v.getAsString());
+            case STRING -> v.getAsString();
+            case BYTE_STRING -> ByteString.copyFromUtf8(v.getAsString());
+            case BOOLEAN -> v.getAsBoolean();
+            case INT -> v.getAsInt();
+            case LONG -> v.getAsLong();
+            case FLOAT -> v.getAsFloat();
+            case DOUBLE -> v.getAsDouble();
+        };
     }
 }

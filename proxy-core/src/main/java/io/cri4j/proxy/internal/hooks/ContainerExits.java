@@ -121,6 +121,11 @@ final class ContainerExits implements AutoCloseable {
                                 }));
     }
 
+    /** Records an exit; nothing here waits for the host to have announced it. */
+    private void exit(String id) {
+        var unused = exited.apply(id);
+    }
+
     /**
      * A stop the runtime reported: announced once the host believes the container running. A
      * container whose process exits at once is reported stopped before its StartContainer call
@@ -129,7 +134,7 @@ final class ContainerExits implements AutoCloseable {
      */
     private void stopped(String id, int rechecks) {
         if (host.running().contains(id)) {
-            exited.apply(id);
+            exit(id);
         } else if (rechecks > 0 && !closed && !host.isStopped(id)) {
             timer.schedule(() -> stopped(id, rechecks - 1), PERIOD_MILLIS, TimeUnit.MILLISECONDS);
         }
@@ -175,7 +180,7 @@ final class ContainerExits implements AutoCloseable {
             list.getContainersList().stream()
                     .map(c -> ids.toClient(c.getId()))
                     .filter(running::contains)
-                    .forEach(exited::apply);
+                    .forEach(this::exit);
         } catch (RuntimeException e) {
             LOG.debug("ListContainers for exits failed: {}", e.toString());
         }

@@ -253,6 +253,8 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     // ---------------------------------------------------------------- NRI views
 
     /** NRI's view of a stored pod, made once per version of the pod the store holds. */
+    @SuppressWarnings(
+            "ReferenceEquality") // a version of the pod is the very object the store holds
     private PodSandbox nriPod(CheckpointStore.Pod p) {
         NriPod known = nriPods.get(p.id());
         if (known != null && known.source == p) {

@@ -29,10 +29,8 @@ import java.util.concurrent.TimeUnit;
  * backend call), and every pending backend call.
  */
 public final class InterceptedStream {
-    private static final StatusException CLIENT_CANCELLED =
-            Status.CANCELLED
-                    .withDescription("the client cancelled the call or went away")
-                    .asException();
+    private static final Status CLIENT_CANCELLED =
+            Status.CANCELLED.withDescription("the client cancelled the call or went away");
     private final RelayConnection conn;
     private final int streamId;
     private final MethodDescriptor<?, ?> method;
@@ -280,7 +278,7 @@ public final class InterceptedStream {
                     return call;
                 }
             }
-            call.completeExceptionally(CLIENT_CANCELLED);
+            call.completeExceptionally(CLIENT_CANCELLED.asException());
             return call;
         }
     }
@@ -306,7 +304,7 @@ public final class InterceptedStream {
                     RelayConnection.Pair p = conn.pair(streamId);
                     if (p == null || cancelled) {
                         body.release();
-                        sent.completeExceptionally(CLIENT_CANCELLED);
+                        sent.completeExceptionally(CLIENT_CANCELLED.asException());
                         return;
                     }
                     relayCall = sent;
@@ -331,7 +329,7 @@ public final class InterceptedStream {
         relayCall = null;
         if (cancelled) {
             answer.release();
-            sent.completeExceptionally(CLIENT_CANCELLED);
+            sent.completeExceptionally(CLIENT_CANCELLED.asException());
             return;
         }
         if (answer.failure != null) {
@@ -402,7 +400,8 @@ public final class InterceptedStream {
      * came when the chain passed it on unchanged; a changed response keeps the runtime's headers
      * and trailers; a response the chain made itself gets fresh ones.
      */
-    @SuppressWarnings({"unchecked", "rawtypes"})
+    // ReferenceEquality: whether the message is that very buffer, not an equal one
+    @SuppressWarnings({"unchecked", "rawtypes", "ReferenceEquality"})
     private void answerWith(Object response, Throwable failure) {
         endContext();
         RelayConnection.Pair p = conn.pair(streamId);
@@ -552,12 +551,12 @@ public final class InterceptedStream {
         }
         Context.CancellableContext ctx = context;
         if (ctx != null) {
-            ctx.cancel(CLIENT_CANCELLED);
+            ctx.cancel(CLIENT_CANCELLED.asException());
         }
         CompletableFuture<Object> pending = relayCall;
         relayCall = null;
         if (pending != null) {
-            pending.completeExceptionally(CLIENT_CANCELLED);
+            pending.completeExceptionally(CLIENT_CANCELLED.asException());
         }
         // an answer kept for a chain that has not finished (it may never)
         release(relayAnswer, relayBody);
@@ -569,7 +568,7 @@ public final class InterceptedStream {
             retries.clear();
         }
         for (CompletableFuture<Object> f : later) {
-            f.completeExceptionally(CLIENT_CANCELLED); // cancels its grpc-java call
+            f.completeExceptionally(CLIENT_CANCELLED.asException()); // cancels its grpc-java call
         }
     }
 
@@ -641,7 +640,7 @@ public final class InterceptedStream {
             return;
         }
         if (cancelled) {
-            ctx.cancel(CLIENT_CANCELLED);
+            ctx.cancel(CLIENT_CANCELLED.asException());
             return;
         }
         service.serverStreaming(

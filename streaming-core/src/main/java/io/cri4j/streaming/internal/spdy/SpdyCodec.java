@@ -130,7 +130,8 @@ final class SpdyCodec extends SpdyFrameCodec {
 
     private void readHeader(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
         ByteBuf h;
-        if (header.isReadable() || in.readableBytes() < HEADER_SIZE) {
+        boolean buffered = header.isReadable() || in.readableBytes() < HEADER_SIZE;
+        if (buffered) {
             header.writeBytes(
                     in, Math.min(HEADER_SIZE - header.readableBytes(), in.readableBytes()));
             if (header.readableBytes() < HEADER_SIZE) {
@@ -147,7 +148,7 @@ final class SpdyCodec extends SpdyFrameCodec {
         int id = h.getInt(at) & 0x7FFFFFFF;
         if (control || id == 0) {
             ByteBuf commonHeader =
-                    h == header
+                    buffered
                             ? ctx.alloc().buffer(HEADER_SIZE).writeBytes(header)
                             : in.readRetainedSlice(HEADER_SIZE);
             header.clear();
@@ -160,7 +161,7 @@ final class SpdyCodec extends SpdyFrameCodec {
             toDecoder(ctx, commonHeader);
             return;
         }
-        if (h == header) {
+        if (buffered) {
             header.clear();
         } else {
             in.skipBytes(HEADER_SIZE);

@@ -4,7 +4,6 @@ import io.cri4j.streaming.internal.io.WriteGate;
 import io.cri4j.streaming.internal.io.WriterBuffers;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
@@ -23,12 +22,10 @@ public final class WsChannels {
 
     static final int MAX_MESSAGE = 32 * 1024;
 
-    private final Channel channel;
     private final boolean base64;
     private final WriteGate gate;
 
-    public WsChannels(Channel channel, boolean base64, WriteGate gate) {
-        this.channel = channel;
+    public WsChannels(boolean base64, WriteGate gate) {
         this.base64 = base64;
         this.gate = gate;
     }
