@@ -1,9 +1,11 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.ttrpc;
 
 import static io.cri4j.nri.internal.Bytes.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cri4j.nri.internal.Bytes;
+import io.cri4j.nri.internal.NriProtocolException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
@@ -123,7 +125,7 @@ class TtrpcFrameParserTest {
     @Test
     void refusesAHeaderWhoseReservedByteIsSet() {
         assertThatThrownBy(() -> parser.feed(Unpooled.wrappedBuffer(hex("474554202f20485454502f"))))
-                .isInstanceOf(TtrpcProtocolException.class)
+                .isInstanceOf(NriProtocolException.class)
                 .hasMessage(
                         "not a ttrpc frame: header 474554202f2048545450 has a non-zero reserved "
                                 + "first byte (a data length of 1195725856 bytes)");

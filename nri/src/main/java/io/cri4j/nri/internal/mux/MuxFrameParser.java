@@ -1,5 +1,6 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.mux;
 
+import io.cri4j.nri.internal.NriProtocolException;
 import io.netty.buffer.ByteBuf;
 
 /**
@@ -9,7 +10,7 @@ import io.netty.buffer.ByteBuf;
  * the payloads of one connection, concatenated, are that connection's byte stream (ttrpc). The
  * payload is handed on as it arrives, never buffered. A payload longer than NRI's maximum
  * ({@value #MAX_PAYLOAD} bytes, a ttrpc header plus its largest message) means the stream is not
- * NRI's: {@link #feed} throws {@link TtrpcProtocolException}. Not thread-safe.
+ * NRI's: {@link #feed} throws {@link NriProtocolException}. Not thread-safe.
  */
 public final class MuxFrameParser {
 
@@ -17,7 +18,7 @@ public final class MuxFrameParser {
     public static final int HEADER_LENGTH = 8;
 
     /** The largest payload NRI's multiplexer writes: a ttrpc header plus 4 MiB. */
-    public static final int MAX_PAYLOAD = TtrpcFrame.HEADER_LENGTH + TtrpcFrame.MAX_DATA_LENGTH;
+    public static final int MAX_PAYLOAD = 10 + (4 << 20); // a ttrpc header + ttrpc's 4 MiB
 
     /** Receives the demultiplexed bytes. */
     public interface Listener {
@@ -41,7 +42,7 @@ public final class MuxFrameParser {
     /**
      * Consumes every readable byte of {@code in}.
      *
-     * @throws TtrpcProtocolException on a frame longer than NRI allows
+     * @throws NriProtocolException on a frame longer than NRI allows
      */
     public void feed(ByteBuf in) {
         while (in.isReadable()) {
@@ -53,16 +54,16 @@ public final class MuxFrameParser {
                     return;
                 }
                 headerFill = 0;
-                connId = TtrpcFrameParser.getInt(header, 0);
-                remaining = Integer.toUnsignedLong(TtrpcFrameParser.getInt(header, 4));
+                connId = getInt(header, 0);
+                remaining = Integer.toUnsignedLong(getInt(header, 4));
                 if (remaining > MAX_PAYLOAD) {
                     long length = remaining;
                     remaining = -1;
-                    throw new TtrpcProtocolException(
+                    throw new NriProtocolException(
                             String.format(
                                     "not NRI's multiplexer: frame header %s announces %d bytes on "
                                             + "connection %d, more than the %d NRI allows",
-                                    TtrpcFrameParser.hex(header),
+                                    hex(header),
                                     length,
                                     Integer.toUnsignedLong(connId),
                                     MAX_PAYLOAD));
@@ -98,5 +99,20 @@ public final class MuxFrameParser {
             return headerFill + " of " + HEADER_LENGTH + " mux header bytes";
         }
         return null;
+    }
+
+    private static int getInt(byte[] b, int at) {
+        return ((b[at] & 0xff) << 24)
+                | ((b[at + 1] & 0xff) << 16)
+                | ((b[at + 2] & 0xff) << 8)
+                | (b[at + 3] & 0xff);
+    }
+
+    private static String hex(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) {
+            s.append(String.format("%02x", x & 0xff));
+        }
+        return s.toString();
     }
 }

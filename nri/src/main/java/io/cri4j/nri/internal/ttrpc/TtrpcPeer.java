@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.ttrpc;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -126,7 +126,7 @@ public final class TtrpcPeer {
     /**
      * Bytes received from the peer; on the loop.
      *
-     * @throws TtrpcProtocolException when they are not ttrpc (the connection must close)
+     * @throws NriProtocolException when they are not ttrpc (the connection must close)
      */
     public void receive(ByteBuf bytes) {
         parser.feed(bytes);

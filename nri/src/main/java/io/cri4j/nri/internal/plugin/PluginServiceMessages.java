@@ -1,5 +1,6 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
+import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.StatusRuntimeException;
 
 /** One-line descriptions of failures for logs and exceptions. */

@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import static io.cri4j.nri.internal.Bytes.hex;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,8 +8,14 @@ import io.cri4j.nri.api.ConfigureResponse;
 import io.cri4j.nri.api.RegisterPluginRequest;
 import io.cri4j.nri.api.SynchronizeRequest;
 import io.cri4j.nri.api.SynchronizeResponse;
+import io.cri4j.nri.internal.Bytes;
+import io.cri4j.nri.internal.mux.MuxFrameParser;
+import io.cri4j.nri.internal.mux.MuxFraming;
 import io.cri4j.nri.internal.proto.Request;
 import io.cri4j.nri.internal.proto.Response;
+import io.cri4j.nri.internal.ttrpc.TtrpcFrame;
+import io.cri4j.nri.internal.ttrpc.TtrpcFrameParser;
+import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;

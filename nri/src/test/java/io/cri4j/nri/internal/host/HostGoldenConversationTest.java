@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.host;
 
 import static io.cri4j.nri.internal.Bytes.hex;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,7 +8,10 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.RuntimeHandle;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.RuntimeSnapshot;
+import io.cri4j.nri.internal.Bytes;
+import io.cri4j.nri.internal.mux.MuxFraming;
 import io.cri4j.nri.internal.proto.Request;
+import io.cri4j.nri.internal.ttrpc.TtrpcFrame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;

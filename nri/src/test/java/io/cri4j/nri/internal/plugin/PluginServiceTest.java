@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,6 +25,9 @@ import io.cri4j.nri.api.SynchronizeRequest;
 import io.cri4j.nri.api.SynchronizeResponse;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
+import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
+import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -195,7 +198,7 @@ class PluginServiceTest {
     private static TtrpcPeer.Call call(String method, Message m) {
         return new TtrpcPeer.Call(
                 1,
-                PluginService.SERVICE,
+                NriWire.PLUGIN_SERVICE,
                 method,
                 m.toByteArray(),
                 TimeUnit.SECONDS.toNanos(2),

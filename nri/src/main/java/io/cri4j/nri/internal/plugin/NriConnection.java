@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.cri4j.hook.AsyncHook;
@@ -11,6 +11,12 @@ import io.cri4j.nri.api.ContainerUpdate;
 import io.cri4j.nri.api.RegisterPluginRequest;
 import io.cri4j.nri.api.UpdateContainersRequest;
 import io.cri4j.nri.api.UpdateContainersResponse;
+import io.cri4j.nri.internal.NriMeters;
+import io.cri4j.nri.internal.NriProtocolException;
+import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.mux.MuxFrameParser;
+import io.cri4j.nri.internal.mux.MuxFraming;
+import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -32,21 +38,6 @@ import org.slf4j.LoggerFactory;
  * then serves events until the socket closes. State lives on the channel's event loop.
  */
 public final class NriConnection extends ChannelInboundHandlerAdapter {
-
-    /** Mux connection of the plugin service (the runtime calls the plugin). */
-    public static final int PLUGIN_SERVICE_CONN = 1;
-
-    /** Mux connection of the runtime service (the plugin calls the runtime). */
-    public static final int RUNTIME_SERVICE_CONN = 2;
-
-    /**
-     * The NRI version the plugin sends in {@code RegisterPlugin}: the API it speaks (the per-event
-     * RPCs of NRI v0.12, and {@code StateChange} for older runtimes).
-     */
-    public static final String NRI_VERSION = "v0.12.2";
-
-    /** The runtime service's ttrpc name. */
-    public static final String RUNTIME_SERVICE = "nri.pkg.api.v1alpha1.Runtime";
 
     private static final Logger LOG = LoggerFactory.getLogger(NriConnection.class);
     private static final Duration UPDATE_TIMEOUT = Duration.ofSeconds(30);
@@ -147,13 +138,13 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                 new TtrpcPeer(
                         "plugin service (mux connection 1)",
                         channel.eventLoop(),
-                        f -> write(PLUGIN_SERVICE_CONN, f),
+                        f -> write(NriWire.PLUGIN_SERVICE_CONN, f),
                         service);
         this.runtime =
                 new TtrpcPeer(
                         "runtime service (mux connection 2)",
                         channel.eventLoop(),
-                        f -> write(RUNTIME_SERVICE_CONN, f),
+                        f -> write(NriWire.RUNTIME_SERVICE_CONN, f),
                         null);
         this.mux = new MuxFrameParser(this::demux);
     }
@@ -215,10 +206,10 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                 RegisterPluginRequest.newBuilder()
                         .setPluginName(pluginName)
                         .setPluginIdx(pluginIndex)
-                        .setNRIVersion(NRI_VERSION)
+                        .setNRIVersion(NriWire.NRI_VERSION)
                         .build()
                         .toByteArray();
-        runtime.call(RUNTIME_SERVICE, "RegisterPlugin", req, registrationTimeout)
+        runtime.call(NriWire.RUNTIME_SERVICE, "RegisterPlugin", req, registrationTimeout)
                 .whenComplete(
                         (v, t) -> {
                             if (t != null) {
@@ -258,7 +249,7 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
         ByteBuf buf = (ByteBuf) msg;
         try {
             mux.feed(buf);
-        } catch (TtrpcProtocolException e) {
+        } catch (NriProtocolException e) {
             fail(e);
         } finally {
             buf.release();
@@ -267,8 +258,8 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
 
     private void demux(int conn, ByteBuf bytes) {
         switch (conn) {
-            case PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
-            case RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
+            case NriWire.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
+            case NriWire.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
             default ->
                     LOG.debug(
                             "dropping {} bytes for unknown mux connection {}",
@@ -355,7 +346,7 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                         .addAllEvict(evictions)
                         .build()
                         .toByteArray();
-        return runtime.call(RUNTIME_SERVICE, "UpdateContainers", req, UPDATE_TIMEOUT)
+        return runtime.call(NriWire.RUNTIME_SERVICE, "UpdateContainers", req, UPDATE_TIMEOUT)
                 .thenApply(
                         bytes -> {
                             try {

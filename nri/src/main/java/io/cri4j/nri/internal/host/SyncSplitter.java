@@ -1,9 +1,10 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.host;
 
 import com.google.protobuf.CodedOutputStream;
 import io.cri4j.nri.api.Container;
 import io.cri4j.nri.api.PodSandbox;
 import io.cri4j.nri.api.SynchronizeRequest;
+import io.cri4j.nri.internal.ttrpc.TtrpcFrame;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,9 +1,10 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.nri.api.ConfigureRequest;
+import io.cri4j.nri.internal.NriMeters;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;

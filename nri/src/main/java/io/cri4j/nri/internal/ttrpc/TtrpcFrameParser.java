@@ -1,5 +1,6 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.ttrpc;
 
+import io.cri4j.nri.internal.NriProtocolException;
 import io.netty.buffer.ByteBuf;
 
 /**
@@ -8,7 +9,7 @@ import io.netty.buffer.ByteBuf;
  * reported to {@link Listener#oversized}, as ttrpc does (the peer then answers that stream with
  * {@code RESOURCE_EXHAUSTED}). A header whose first byte, reserved by the protocol and always
  * zero for lengths below 16 MiB, is not zero means the stream is not ttrpc: {@link #feed} throws
- * {@link TtrpcProtocolException} and the connection has to be closed. Not thread-safe.
+ * {@link NriProtocolException} and the connection has to be closed. Not thread-safe.
  */
 public final class TtrpcFrameParser {
 
@@ -39,7 +40,7 @@ public final class TtrpcFrameParser {
     /**
      * Consumes every readable byte of {@code in}, reporting each frame it completes.
      *
-     * @throws TtrpcProtocolException when the bytes are not a ttrpc stream
+     * @throws NriProtocolException when the bytes are not a ttrpc stream
      */
     public void feed(ByteBuf in) {
         while (in.isReadable()) {
@@ -61,7 +62,7 @@ public final class TtrpcFrameParser {
                 }
                 headerFill = 0;
                 if (header[0] != 0) {
-                    throw new TtrpcProtocolException(
+                    throw new NriProtocolException(
                             String.format(
                                     "not a ttrpc frame: header %s has a non-zero reserved first byte "
                                             + "(a data length of %d bytes)",

@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.ttrpc;
 
 import java.util.Objects;
 

@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

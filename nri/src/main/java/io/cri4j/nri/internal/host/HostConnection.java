@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.host;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
@@ -44,6 +44,12 @@ import io.cri4j.nri.api.UpdateContainersResponse;
 import io.cri4j.nri.api.UpdatePodSandboxRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
+import io.cri4j.nri.internal.NriProtocolException;
+import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.mux.MuxFrameParser;
+import io.cri4j.nri.internal.mux.MuxFraming;
+import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
+import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.netty.buffer.ByteBuf;
@@ -204,13 +210,13 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                 new TtrpcPeer(
                         "plugin service (mux connection 1)",
                         channel.eventLoop(),
-                        f -> write(NriConnection.PLUGIN_SERVICE_CONN, f),
+                        f -> write(NriWire.PLUGIN_SERVICE_CONN, f),
                         null);
         this.runtime =
                 new TtrpcPeer(
                         "runtime service (mux connection 2)",
                         channel.eventLoop(),
-                        f -> write(NriConnection.RUNTIME_SERVICE_CONN, f),
+                        f -> write(NriWire.RUNTIME_SERVICE_CONN, f),
                         this::serveRuntime);
         this.mux = new MuxFrameParser(this::demux);
         this.timeout = settings.requestTimeout();
@@ -261,7 +267,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         channel.closeFuture().addListener(f -> done.complete(null));
         if (state == State.READY) {
             plugin.call(
-                            PluginService.SERVICE,
+                            NriWire.PLUGIN_SERVICE,
                             "Shutdown",
                             Empty.getDefaultInstance().toByteArray(),
                             wait)
@@ -297,7 +303,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         ByteBuf buf = (ByteBuf) msg;
         try {
             mux.feed(buf);
-        } catch (TtrpcProtocolException e) {
+        } catch (NriProtocolException e) {
             fail(
                     new IllegalStateException(
                             describe() + " sent bytes that are not NRI: " + e.getMessage(), e));
@@ -308,8 +314,8 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private void demux(int conn, ByteBuf bytes) {
         switch (conn) {
-            case NriConnection.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
-            case NriConnection.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
+            case NriWire.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
+            case NriWire.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
             default ->
                     LOG.debug(
                             "{}: dropping {} bytes for unknown mux connection {}",
@@ -324,7 +330,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         fail(
                 new IllegalStateException(
                         describe()
-                                + (cause instanceof TtrpcProtocolException
+                                + (cause instanceof NriProtocolException
                                         ? " sent bytes that are not NRI: "
                                         : ": connection lost: ")
                                 + cause.getMessage(),
@@ -407,7 +413,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     // --- the runtime service (the plugin calls us) ------------------------------------------
 
     private CompletionStage<byte[]> serveRuntime(TtrpcPeer.Call call) {
-        if (!NriConnection.RUNTIME_SERVICE.equals(call.service())) {
+        if (!NriWire.RUNTIME_SERVICE.equals(call.service())) {
             return failed(Status.Code.UNIMPLEMENTED, "service " + call.service());
         }
         try {
@@ -418,7 +424,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                 default ->
                         failed(
                                 Status.Code.UNIMPLEMENTED,
-                                NriConnection.RUNTIME_SERVICE
+                                NriWire.RUNTIME_SERVICE
                                         + "/"
                                         + call.method()
                                         + " is not a method of NRI's runtime service");
@@ -570,7 +576,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                         .setRequestTimeout(timeout.toMillis())
                         .setNRIVersion(s.nriVersion())
                         .build();
-        plugin.call(PluginService.SERVICE, "Configure", req.toByteArray(), timeout)
+        plugin.call(NriWire.PLUGIN_SERVICE, "Configure", req.toByteArray(), timeout)
                 .whenComplete(
                         (bytes, t) -> {
                             if (t != null) {
@@ -686,7 +692,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     private void sendSync(List<SynchronizeRequest> messages, int i) {
         SynchronizeRequest req = messages.get(i);
         // bounded by the request timeout, as containerd bounds it (HostGoldenConversationTest)
-        plugin.call(PluginService.SERVICE, "Synchronize", req.toByteArray(), timeout)
+        plugin.call(NriWire.PLUGIN_SERVICE, "Synchronize", req.toByteArray(), timeout)
                 .whenComplete(
                         (bytes, t) -> {
                             if (t != null) {
@@ -785,7 +791,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                     LOG.info(
                                             "plugin {} connected and synchronized; events: {}",
                                             fullName,
-                                            PluginService.names(events));
+                                            NriWire.names(events));
                                     registry.ready(this);
                                     registered.complete(null);
                                 }));
@@ -854,7 +860,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return out;
         }
         long start = System.nanoTime();
-        plugin.call(PluginService.SERVICE, method, request.toByteArray(), timeout, traceMetadata())
+        plugin.call(NriWire.PLUGIN_SERVICE, method, request.toByteArray(), timeout, traceMetadata())
                 .whenComplete(
                         (bytes, t) -> {
                             if (t == null) {

@@ -1,9 +1,11 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.mux;
 
 import static io.cri4j.nri.internal.Bytes.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cri4j.nri.internal.Bytes;
+import io.cri4j.nri.internal.NriProtocolException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -64,7 +66,7 @@ class MuxFrameParserTest {
                 .isEqualTo("a mux frame on connection 1 lacking 4194314 payload bytes");
         MuxFrameParser fresh = new MuxFrameParser((c, b) -> {});
         assertThatThrownBy(() -> fresh.feed(Unpooled.wrappedBuffer(hex("00000001" + "0040000b"))))
-                .isInstanceOf(TtrpcProtocolException.class)
+                .isInstanceOf(NriProtocolException.class)
                 .hasMessage(
                         "not NRI's multiplexer: frame header 000000010040000b announces 4194315 bytes "
                                 + "on connection 1, more than the 4194314 NRI allows");

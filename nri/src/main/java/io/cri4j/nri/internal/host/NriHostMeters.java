@@ -1,7 +1,8 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.host;
 
 import io.cri4j.hook.HookEvent;
 import io.cri4j.nri.NriHost;
+import io.cri4j.nri.internal.NriMeters;
 import java.util.Set;
 
 /** A host's listener that records into {@link NriMeters} before telling the user's. Not API. */

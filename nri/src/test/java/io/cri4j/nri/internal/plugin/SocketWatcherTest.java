@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import java.time.Duration;
 

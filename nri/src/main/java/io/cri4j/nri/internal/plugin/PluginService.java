@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal;
+package io.cri4j.nri.internal.plugin;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
@@ -53,6 +53,10 @@ import io.cri4j.nri.api.UpdatePodSandboxRequest;
 import io.cri4j.nri.api.UpdatePodSandboxResponse;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
+import io.cri4j.nri.internal.NriMeters;
+import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
+import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.netty.util.concurrent.EventExecutor;
@@ -88,9 +92,6 @@ import org.slf4j.LoggerFactory;
  * hook to a worker).
  */
 public final class PluginService implements TtrpcPeer.Service {
-
-    /** The ttrpc service name. */
-    public static final String SERVICE = "nri.pkg.api.v1alpha1.Plugin";
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginService.class);
     private static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
@@ -179,7 +180,7 @@ public final class PluginService implements TtrpcPeer.Service {
 
     @Override
     public CompletionStage<byte[]> handle(TtrpcPeer.Call call) {
-        if (!SERVICE.equals(call.service())) {
+        if (!NriWire.PLUGIN_SERVICE.equals(call.service())) {
             return failed(Status.Code.UNIMPLEMENTED, "service " + call.service());
         }
         if (tracing.enabled() || meters.enabled()) {
@@ -203,12 +204,12 @@ public final class PluginService implements TtrpcPeer.Service {
             span =
                     tracing.start(
                             parent,
-                            SERVICE + "/" + call.method(),
+                            NriWire.PLUGIN_SERVICE + "/" + call.method(),
                             Tracing.Kind.SERVER,
                             "rpc.system",
                             "ttrpc",
                             "rpc.service",
-                            SERVICE,
+                            NriWire.PLUGIN_SERVICE,
                             "rpc.method",
                             call.method(),
                             "cri4j.nri.plugin",
@@ -415,7 +416,10 @@ public final class PluginService implements TtrpcPeer.Service {
             default:
                 return failed(
                         Status.Code.UNIMPLEMENTED,
-                        SERVICE + "/" + c.method() + " is not implemented by this plugin");
+                        NriWire.PLUGIN_SERVICE
+                                + "/"
+                                + c.method()
+                                + " is not implemented by this plugin");
         }
     }
 
@@ -439,7 +443,7 @@ public final class PluginService implements TtrpcPeer.Service {
                         hookName,
                         runtime,
                         nri,
-                        names(dropped),
+                        NriWire.names(dropped),
                         mask == 0
                                 ? "the hook gets no event from this runtime; the plugin stays "
                                         + "registered and gets them once the runtime is upgraded"
@@ -905,14 +909,6 @@ public final class PluginService implements TtrpcPeer.Service {
         int major = Integer.parseInt(m.group(1));
         int minor = Integer.parseInt(m.group(2));
         return major > 0 || minor >= 10;
-    }
-
-    static String names(Set<HookEvent> events) {
-        List<String> n = new ArrayList<>();
-        for (HookEvent e : events) {
-            n.add(e.displayName());
-        }
-        return String.join(", ", n);
     }
 
     static String human(long nanos) {
