@@ -46,13 +46,12 @@ import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriProtocolException;
 import io.cri4j.nri.internal.NriWire;
-import io.cri4j.nri.internal.mux.MuxFrameParser;
-import io.cri4j.nri.internal.mux.MuxFraming;
+import io.cri4j.nri.internal.mux.MuxCodec;
+import io.cri4j.nri.internal.ttrpc.TtrpcCodec;
 import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
 import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -180,7 +179,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     private final String peer;
     private final TtrpcPeer plugin;
     private final TtrpcPeer runtime;
-    private final MuxFrameParser mux;
+    private final TtrpcCodec ttrpc;
     private final PluginHook hook = new PluginHook();
     private volatile State state = State.CONNECTED;
     private volatile String name;
@@ -189,7 +188,6 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     private volatile Set<HookEvent> events = Set.of();
     private volatile boolean stateChangeOnly;
     private volatile String pluginNriVersion = "";
-    private volatile Throwable failure;
     private volatile Duration timeout;
     private volatile boolean required;
     private final AtomicInteger missedInARow = new AtomicInteger();
@@ -206,19 +204,20 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         this.s = settings;
         this.registry = registry;
         this.peer = peer;
-        this.plugin =
-                new TtrpcPeer(
-                        "plugin service (mux connection 1)",
-                        channel.eventLoop(),
-                        f -> write(NriWire.PLUGIN_SERVICE_CONN, f),
-                        null);
-        this.runtime =
-                new TtrpcPeer(
-                        "runtime service (mux connection 2)",
-                        channel.eventLoop(),
-                        f -> write(NriWire.RUNTIME_SERVICE_CONN, f),
-                        this::serveRuntime);
-        this.mux = new MuxFrameParser(this::demux);
+        this.ttrpc =
+                new TtrpcCodec(
+                        channel,
+                        null,
+                        this::serveRuntime,
+                        this::describe,
+                        partial ->
+                                new IllegalStateException(
+                                        describe()
+                                                + " closed its connection in the middle of a frame ("
+                                                + partial
+                                                + ")"));
+        this.plugin = ttrpc.pluginService();
+        this.runtime = ttrpc.runtimeService();
         this.timeout = settings.requestTimeout();
     }
 
@@ -280,6 +279,13 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     // --- the connection -------------------------------------------------------------------
 
+    /** Puts NRI's multiplexer and ttrpc below this handler: the pipeline of a plugin's connection. */
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        ctx.pipeline().addBefore(ctx.name(), null, new MuxCodec());
+        ctx.pipeline().addBefore(ctx.name(), null, ttrpc);
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         registrationTimer =
@@ -296,33 +302,6 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                 TimeUnit.NANOSECONDS);
         LOG.debug("NRI plugin connection from {}", peer);
         super.channelActive(ctx);
-    }
-
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuf buf = (ByteBuf) msg;
-        try {
-            mux.feed(buf);
-        } catch (NriProtocolException e) {
-            fail(
-                    new IllegalStateException(
-                            describe() + " sent bytes that are not NRI: " + e.getMessage(), e));
-        } finally {
-            buf.release();
-        }
-    }
-
-    private void demux(int conn, ByteBuf bytes) {
-        switch (conn) {
-            case NriWire.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
-            case NriWire.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
-            default ->
-                    LOG.debug(
-                            "{}: dropping {} bytes for unknown mux connection {}",
-                            describe(),
-                            bytes.readableBytes(),
-                            Integer.toUnsignedLong(conn));
-        }
     }
 
     @Override
@@ -345,30 +324,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         if (registrationTimer != null) {
             registrationTimer.cancel(false);
         }
-        if (failure == null) {
-            String partial = mux.partial();
-            if (partial == null) {
-                partial = plugin.partialFrame();
-            }
-            if (partial == null) {
-                partial = runtime.partialFrame();
-            }
-            if (partial != null) {
-                failure =
-                        new IllegalStateException(
-                                describe()
-                                        + " closed its connection in the "
-                                        + "middle of a frame ("
-                                        + partial
-                                        + ")");
-            }
-        }
-        String why =
-                failure == null
-                        ? "connection closed"
-                        : "connection closed: " + failure.getMessage();
-        plugin.close(why);
-        runtime.close(why);
+        Throwable failure = ttrpc.failure();
         String more = was == State.READY ? "" : UNREGISTERED_LOG.admit();
         if (more == null) {
             // a flood of bad connections: left out of the log, counted in the next line
@@ -383,14 +339,12 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         super.channelInactive(ctx);
     }
 
-    /** Drops the plugin: logs why (once the channel is inactive), closes the connection. */
     /** Completes once this plugin is listed, failed or gone: the end of its registration. */
     private final CompletableFuture<Void> registered = new CompletableFuture<>();
 
+    /** Drops the plugin: logs why (once the channel is inactive), closes the connection. */
     private void fail(Throwable t) {
-        if (failure == null) {
-            failure = t;
-        }
+        ttrpc.fail(t);
         registered.complete(null);
         if (channel.isActive()) {
             // after what was written so far, e.g. the error answer to a bad registration
@@ -398,16 +352,6 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         } else {
             channel.close();
         }
-    }
-
-    private void write(int conn, byte[] frame) {
-        channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame))
-                .addListener(
-                        f -> {
-                            if (!f.isSuccess() && state != State.CLOSED) {
-                                LOG.debug("{}: write failed: {}", describe(), f.cause().toString());
-                            }
-                        });
     }
 
     // --- the runtime service (the plugin calls us) ------------------------------------------
@@ -892,7 +836,7 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                         ? sre.getStatus().getCode()
                         : Status.Code.UNKNOWN;
         if (state == State.CLOSED || !channel.isActive()) {
-            Throwable why = failure;
+            Throwable why = ttrpc.failure();
             return new IllegalStateException(
                     "plugin "
                             + fullName

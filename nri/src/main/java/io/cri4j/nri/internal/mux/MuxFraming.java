@@ -29,4 +29,18 @@ public final class MuxFraming {
         }
         return out;
     }
+
+    /** The mux frames carrying the readable bytes of {@code ttrpcFrame} on {@code connId}, as one buffer. */
+    public static ByteBuf frames(ByteBufAllocator alloc, int connId, ByteBuf ttrpcFrame) {
+        int length = ttrpcFrame.readableBytes();
+        int first = Math.min(length, GO_BUFIO_SIZE);
+        int rest = length - first;
+        ByteBuf out = alloc.buffer(length + (rest > 0 ? 2 : 1) * MuxFrameParser.HEADER_LENGTH);
+        int at = ttrpcFrame.readerIndex();
+        out.writeInt(connId).writeInt(first).writeBytes(ttrpcFrame, at, first);
+        if (rest > 0) {
+            out.writeInt(connId).writeInt(rest).writeBytes(ttrpcFrame, at + first, rest);
+        }
+        return out;
+    }
 }

@@ -12,12 +12,10 @@ import io.cri4j.nri.api.RegisterPluginRequest;
 import io.cri4j.nri.api.UpdateContainersRequest;
 import io.cri4j.nri.api.UpdateContainersResponse;
 import io.cri4j.nri.internal.NriMeters;
-import io.cri4j.nri.internal.NriProtocolException;
 import io.cri4j.nri.internal.NriWire;
-import io.cri4j.nri.internal.mux.MuxFrameParser;
-import io.cri4j.nri.internal.mux.MuxFraming;
+import io.cri4j.nri.internal.mux.MuxCodec;
+import io.cri4j.nri.internal.ttrpc.TtrpcCodec;
 import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -46,16 +44,14 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
     private final String pluginName;
     private final String pluginIndex;
     private final Duration registrationTimeout;
+    private final TtrpcCodec ttrpc;
     private final TtrpcPeer plugin;
     private final TtrpcPeer runtime;
-    private final MuxFrameParser mux;
     private final CompletableFuture<ConfigureRequest> registered = new CompletableFuture<>();
     private final CompletableFuture<Throwable> closed = new CompletableFuture<>();
     private ConfigureRequest configuration;
     private ScheduledFuture<?> handshakeTimer;
-    private Throwable failure;
     private volatile boolean shutdownRequested;
-    private volatile boolean open = true;
 
     /**
      * A connection on {@code channel} (not yet active); add it to the channel's pipeline.
@@ -111,11 +107,9 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
 
                             @Override
                             public void registrationFailed(Throwable cause) {
-                                if (failure == null) {
-                                    failure =
-                                            new IllegalStateException(
-                                                    PluginServiceMessages.describe(cause), cause);
-                                }
+                                ttrpc.fail(
+                                        new IllegalStateException(
+                                                PluginServiceMessages.describe(cause), cause));
                             }
 
                             @Override
@@ -134,19 +128,19 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                         },
                         tracing,
                         meters);
-        this.plugin =
-                new TtrpcPeer(
-                        "plugin service (mux connection 1)",
-                        channel.eventLoop(),
-                        f -> write(NriWire.PLUGIN_SERVICE_CONN, f),
-                        service);
-        this.runtime =
-                new TtrpcPeer(
-                        "runtime service (mux connection 2)",
-                        channel.eventLoop(),
-                        f -> write(NriWire.RUNTIME_SERVICE_CONN, f),
-                        null);
-        this.mux = new MuxFrameParser(this::demux);
+        this.ttrpc =
+                new TtrpcCodec(
+                        channel,
+                        service,
+                        null,
+                        () -> "plugin " + pluginIndex + "-" + pluginName,
+                        partial ->
+                                new IllegalStateException(
+                                        "the runtime closed the connection in the middle of a frame ("
+                                                + partial
+                                                + ")"));
+        this.plugin = ttrpc.pluginService();
+        this.runtime = ttrpc.runtimeService();
     }
 
     /** Completes once configured and synchronized, with the runtime's configuration. */
@@ -199,6 +193,13 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
         return closed;
     }
 
+    /** Puts NRI's multiplexer and ttrpc below this handler: the pipeline of a plugin's connection. */
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        ctx.pipeline().addBefore(ctx.name(), null, new MuxCodec());
+        ctx.pipeline().addBefore(ctx.name(), null, ttrpc);
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         armHandshakeTimer("the runtime did not configure the plugin");
@@ -245,63 +246,16 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuf buf = (ByteBuf) msg;
-        try {
-            mux.feed(buf);
-        } catch (NriProtocolException e) {
-            fail(e);
-        } finally {
-            buf.release();
-        }
-    }
-
-    private void demux(int conn, ByteBuf bytes) {
-        switch (conn) {
-            case NriWire.PLUGIN_SERVICE_CONN -> plugin.receive(bytes);
-            case NriWire.RUNTIME_SERVICE_CONN -> runtime.receive(bytes);
-            default ->
-                    LOG.debug(
-                            "dropping {} bytes for unknown mux connection {}",
-                            bytes.readableBytes(),
-                            Integer.toUnsignedLong(conn));
-        }
-    }
-
-    @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         fail(cause);
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        open = false;
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
-        if (failure == null) {
-            String partial = mux.partial();
-            if (partial == null) {
-                partial = plugin.partialFrame();
-            }
-            if (partial == null) {
-                partial = runtime.partialFrame();
-            }
-            if (partial != null) {
-                failure =
-                        new IllegalStateException(
-                                "the runtime closed the connection in the "
-                                        + "middle of a frame ("
-                                        + partial
-                                        + ")");
-            }
-        }
-        String why =
-                failure == null
-                        ? "connection closed"
-                        : "connection closed: " + failure.getMessage();
-        plugin.close(why);
-        runtime.close(why);
+        Throwable failure = ttrpc.failure();
         if (!registered.isDone()) {
             registered.completeExceptionally(
                     failure != null
@@ -315,25 +269,13 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void fail(Throwable t) {
-        if (failure == null) {
-            failure = t;
-        }
+        ttrpc.fail(t);
         channel.close();
-    }
-
-    private void write(int conn, byte[] frame) {
-        channel.writeAndFlush(MuxFraming.frames(channel.alloc(), conn, frame))
-                .addListener(
-                        f -> {
-                            if (!f.isSuccess() && open) {
-                                LOG.debug("write to the runtime failed: {}", f.cause().toString());
-                            }
-                        });
     }
 
     private CompletionStage<List<ContainerUpdate>> updateContainers(
             List<ContainerUpdate> updates, List<ContainerEviction> evictions) {
-        if (!open) {
+        if (!ttrpc.open()) {
             return CompletableFuture.failedFuture(
                     new IllegalStateException(
                             "the connection to "
