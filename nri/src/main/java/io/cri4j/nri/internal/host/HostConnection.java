@@ -14,34 +14,16 @@ import io.cri4j.hook.host.RuntimeSnapshot;
 import io.cri4j.nri.api.ConfigureRequest;
 import io.cri4j.nri.api.ConfigureResponse;
 import io.cri4j.nri.api.Container;
-import io.cri4j.nri.api.ContainerAdjustment;
 import io.cri4j.nri.api.ContainerUpdate;
-import io.cri4j.nri.api.CreateContainerRequest;
-import io.cri4j.nri.api.CreateContainerResponse;
 import io.cri4j.nri.api.Empty;
-import io.cri4j.nri.api.Event;
 import io.cri4j.nri.api.LinuxResources;
 import io.cri4j.nri.api.PodSandbox;
-import io.cri4j.nri.api.PostCreateContainerRequest;
-import io.cri4j.nri.api.PostStartContainerRequest;
-import io.cri4j.nri.api.PostUpdateContainerRequest;
-import io.cri4j.nri.api.PostUpdatePodSandboxRequest;
 import io.cri4j.nri.api.RegisterPluginRequest;
-import io.cri4j.nri.api.RemoveContainerRequest;
-import io.cri4j.nri.api.RemovePodSandboxRequest;
-import io.cri4j.nri.api.RunPodSandboxRequest;
-import io.cri4j.nri.api.StartContainerRequest;
 import io.cri4j.nri.api.StateChangeEvent;
-import io.cri4j.nri.api.StopContainerRequest;
-import io.cri4j.nri.api.StopContainerResponse;
-import io.cri4j.nri.api.StopPodSandboxRequest;
 import io.cri4j.nri.api.SynchronizeRequest;
 import io.cri4j.nri.api.SynchronizeResponse;
-import io.cri4j.nri.api.UpdateContainerRequest;
-import io.cri4j.nri.api.UpdateContainerResponse;
 import io.cri4j.nri.api.UpdateContainersRequest;
 import io.cri4j.nri.api.UpdateContainersResponse;
-import io.cri4j.nri.api.UpdatePodSandboxRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentRequest;
 import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriProtocolException;
@@ -880,20 +862,30 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * An event NRI v0.12 sends as its own call and NRI v0.8 as {@code StateChange}: a plugin that
-     * answers UNIMPLEMENTED is sent {@code StateChange} from then on (as upstream does).
+     * Calls the plugin for {@code event}, as {@link PluginEvents} says: its method, its request
+     * from the arguments, its answer as a result. An event NRI v0.8 sends as {@code StateChange}
+     * goes so to a plugin that answered one such call UNIMPLEMENTED (as upstream does).
      */
-    private CompletionStage<Void> event(
-            HookEvent event, Event nri, Message request, PodSandbox pod, Container ctr) {
-        if (stateChangeOnly) {
-            return stateChange(event, nri, pod, ctr);
+    private CompletionStage<HookResult> dispatch(
+            HookEvent event,
+            PodSandbox pod,
+            Container ctr,
+            LinuxResources overhead,
+            LinuxResources resources) {
+        PluginEvents.Rpc rpc = PluginEvents.of(event);
+        if (!rpc.stateChange()) {
+            return call(
+                    event, rpc.method(), rpc.request(pod, ctr, overhead, resources), rpc::result);
         }
-        CompletableFuture<Void> out = new CompletableFuture<>();
-        call(event, event.displayName(), request, b -> (Void) null)
+        if (stateChangeOnly) {
+            return stateChange(event, pod, ctr);
+        }
+        CompletableFuture<HookResult> out = new CompletableFuture<>();
+        call(event, rpc.method(), rpc.request(pod, ctr, null, null), b -> HookResult.none())
                 .whenComplete(
                         (v, t) -> {
                             if (t == null) {
-                                out.complete(null);
+                                out.complete(v);
                             } else if (t.getCause() instanceof StatusRuntimeException sre
                                     && sre.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
                                 stateChangeOnly = true;
@@ -902,11 +894,11 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
                                                 + "v0.8)",
                                         fullName,
                                         event.displayName());
-                                stateChange(event, nri, pod, ctr)
+                                stateChange(event, pod, ctr)
                                         .whenComplete(
                                                 (x, t2) -> {
                                                     if (t2 == null) {
-                                                        out.complete(null);
+                                                        out.complete(x);
                                                     } else {
                                                         out.completeExceptionally(t2);
                                                     }
@@ -918,13 +910,18 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         return out;
     }
 
-    private CompletionStage<Void> stateChange(
-            HookEvent event, Event nri, PodSandbox pod, Container ctr) {
-        StateChangeEvent.Builder e = StateChangeEvent.newBuilder().setEvent(nri).setPod(pod);
+    private CompletionStage<HookResult> stateChange(
+            HookEvent event, PodSandbox pod, Container ctr) {
+        StateChangeEvent.Builder e =
+                StateChangeEvent.newBuilder().setEvent(event.nriEvent().orElseThrow()).setPod(pod);
         if (ctr != null) {
             e.setContainer(ctr);
         }
-        return call(event, "StateChange", e.build(), b -> (Void) null);
+        return call(event, "StateChange", e.build(), b -> HookResult.none());
+    }
+
+    private CompletionStage<Void> announce(HookEvent event, PodSandbox pod, Container ctr) {
+        return dispatch(event, pod, ctr, null, null).thenApply(r -> null);
     }
 
     /** One plugin as a hook of the host's chain. */
@@ -951,161 +948,70 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
 
         @Override
         public CompletionStage<Void> runPodSandbox(PodSandbox pod) {
-            return event(
-                    HookEvent.RUN_POD_SANDBOX,
-                    Event.RUN_POD_SANDBOX,
-                    RunPodSandboxRequest.newBuilder().setPod(pod).build(),
-                    pod,
-                    null);
+            return announce(HookEvent.RUN_POD_SANDBOX, pod, null);
         }
 
         @Override
         public CompletionStage<Void> updatePodSandbox(
                 PodSandbox pod, LinuxResources overhead, LinuxResources resources) {
-            return call(
-                    HookEvent.UPDATE_POD_SANDBOX,
-                    "UpdatePodSandbox",
-                    UpdatePodSandboxRequest.newBuilder()
-                            .setPod(pod)
-                            .setOverheadLinuxResources(overhead)
-                            .setLinuxResources(resources)
-                            .build(),
-                    b -> (Void) null);
+            return dispatch(HookEvent.UPDATE_POD_SANDBOX, pod, null, overhead, resources)
+                    .thenApply(r -> null);
         }
 
         @Override
         public CompletionStage<Void> postUpdatePodSandbox(PodSandbox pod) {
-            return event(
-                    HookEvent.POST_UPDATE_POD_SANDBOX,
-                    Event.POST_UPDATE_POD_SANDBOX,
-                    PostUpdatePodSandboxRequest.newBuilder().setPod(pod).build(),
-                    pod,
-                    null);
+            return announce(HookEvent.POST_UPDATE_POD_SANDBOX, pod, null);
         }
 
         @Override
         public CompletionStage<Void> stopPodSandbox(PodSandbox pod) {
-            return event(
-                    HookEvent.STOP_POD_SANDBOX,
-                    Event.STOP_POD_SANDBOX,
-                    StopPodSandboxRequest.newBuilder().setPod(pod).build(),
-                    pod,
-                    null);
+            return announce(HookEvent.STOP_POD_SANDBOX, pod, null);
         }
 
         @Override
         public CompletionStage<Void> removePodSandbox(PodSandbox pod) {
-            return event(
-                    HookEvent.REMOVE_POD_SANDBOX,
-                    Event.REMOVE_POD_SANDBOX,
-                    RemovePodSandboxRequest.newBuilder().setPod(pod).build(),
-                    pod,
-                    null);
+            return announce(HookEvent.REMOVE_POD_SANDBOX, pod, null);
         }
 
         @Override
         public CompletionStage<HookResult> createContainer(PodSandbox pod, Container container) {
-            return call(
-                    HookEvent.CREATE_CONTAINER,
-                    "CreateContainer",
-                    CreateContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    b -> {
-                        CreateContainerResponse r = CreateContainerResponse.parseFrom(b);
-                        return new HookResult(
-                                r.hasAdjust()
-                                        ? r.getAdjust()
-                                        : ContainerAdjustment.getDefaultInstance(),
-                                r.getUpdateList(),
-                                r.getEvictList());
-                    });
+            return dispatch(HookEvent.CREATE_CONTAINER, pod, container, null, null);
         }
 
         @Override
         public CompletionStage<Void> postCreateContainer(PodSandbox pod, Container container) {
-            return event(
-                    HookEvent.POST_CREATE_CONTAINER,
-                    Event.POST_CREATE_CONTAINER,
-                    PostCreateContainerRequest.newBuilder()
-                            .setPod(pod)
-                            .setContainer(container)
-                            .build(),
-                    pod,
-                    container);
+            return announce(HookEvent.POST_CREATE_CONTAINER, pod, container);
         }
 
         @Override
         public CompletionStage<Void> startContainer(PodSandbox pod, Container container) {
-            return event(
-                    HookEvent.START_CONTAINER,
-                    Event.START_CONTAINER,
-                    StartContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    pod,
-                    container);
+            return announce(HookEvent.START_CONTAINER, pod, container);
         }
 
         @Override
         public CompletionStage<Void> postStartContainer(PodSandbox pod, Container container) {
-            return event(
-                    HookEvent.POST_START_CONTAINER,
-                    Event.POST_START_CONTAINER,
-                    PostStartContainerRequest.newBuilder()
-                            .setPod(pod)
-                            .setContainer(container)
-                            .build(),
-                    pod,
-                    container);
+            return announce(HookEvent.POST_START_CONTAINER, pod, container);
         }
 
         @Override
         public CompletionStage<HookResult> updateContainer(
                 PodSandbox pod, Container container, LinuxResources resources) {
-            return call(
-                    HookEvent.UPDATE_CONTAINER,
-                    "UpdateContainer",
-                    UpdateContainerRequest.newBuilder()
-                            .setPod(pod)
-                            .setContainer(container)
-                            .setLinuxResources(resources)
-                            .build(),
-                    b -> {
-                        UpdateContainerResponse r = UpdateContainerResponse.parseFrom(b);
-                        return new HookResult(
-                                ContainerAdjustment.getDefaultInstance(),
-                                r.getUpdateList(),
-                                r.getEvictList());
-                    });
+            return dispatch(HookEvent.UPDATE_CONTAINER, pod, container, null, resources);
         }
 
         @Override
         public CompletionStage<Void> postUpdateContainer(PodSandbox pod, Container container) {
-            return event(
-                    HookEvent.POST_UPDATE_CONTAINER,
-                    Event.POST_UPDATE_CONTAINER,
-                    PostUpdateContainerRequest.newBuilder()
-                            .setPod(pod)
-                            .setContainer(container)
-                            .build(),
-                    pod,
-                    container);
+            return announce(HookEvent.POST_UPDATE_CONTAINER, pod, container);
         }
 
         @Override
         public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container container) {
-            return call(
-                    HookEvent.STOP_CONTAINER,
-                    "StopContainer",
-                    StopContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    b -> HookResult.update(StopContainerResponse.parseFrom(b).getUpdateList()));
+            return dispatch(HookEvent.STOP_CONTAINER, pod, container, null, null);
         }
 
         @Override
         public CompletionStage<Void> removeContainer(PodSandbox pod, Container container) {
-            return event(
-                    HookEvent.REMOVE_CONTAINER,
-                    Event.REMOVE_CONTAINER,
-                    RemoveContainerRequest.newBuilder().setPod(pod).setContainer(container).build(),
-                    pod,
-                    container);
+            return announce(HookEvent.REMOVE_CONTAINER, pod, container);
         }
 
         @Override
