@@ -10,6 +10,7 @@ import io.cri4j.hook.host.HookProvider;
 import io.cri4j.nri.internal.NriMeters;
 import io.cri4j.nri.internal.host.HostConnection;
 import io.cri4j.nri.internal.host.NriHostMeters;
+import io.cri4j.nri.internal.host.PluginNames;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -214,7 +215,7 @@ public final class NriHost implements HookProvider {
         public Builder requirePlugin(String plugin) {
             Objects.requireNonNull(plugin, "plugin");
             String n = plugin.matches("\\d\\d-.+") ? plugin.substring(3) : plugin;
-            String bad = HostConnection.checkPluginName(n);
+            String bad = PluginNames.checkName(n);
             if (bad != null) {
                 throw new IllegalArgumentException("required plugin: " + bad);
             }

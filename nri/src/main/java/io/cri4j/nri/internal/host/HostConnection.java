@@ -29,6 +29,7 @@ import io.cri4j.nri.api.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriProtocolException;
 import io.cri4j.nri.internal.NriWire;
 import io.cri4j.nri.internal.mux.MuxCodec;
+import io.cri4j.nri.internal.ttrpc.TraceMetadata;
 import io.cri4j.nri.internal.ttrpc.TtrpcCodec;
 import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
 import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
@@ -366,9 +367,9 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         if (state != State.CONNECTED || name != null) {
             return failed(Status.Code.FAILED_PRECONDITION, describe() + " is registered already");
         }
-        String bad = checkName(r.getPluginName());
+        String bad = PluginNames.checkName(r.getPluginName());
         if (bad == null) {
-            bad = checkIndex(r.getPluginIdx());
+            bad = PluginNames.checkIndex(r.getPluginIdx());
         }
         if (bad == null) {
             bad = registry.reserve(this, r.getPluginName());
@@ -407,42 +408,6 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
     /** Whether this connection holds its name in the host's registry. */
     public boolean holdsName() {
         return reserved;
-    }
-
-    /** NRI's rule for plugin names: why {@code n} is bad, or null (for the host's settings). */
-    public static String checkPluginName(String n) {
-        return checkName(n);
-    }
-
-    /** NRI's rule for plugin names, as the plugin stub checks them: why {@code n} is bad, or null. */
-    static String checkName(String n) {
-        if (n.isEmpty()) {
-            return "the plugin name is empty";
-        }
-        for (char c : n.toCharArray()) {
-            if (!(c >= 'a' && c <= 'z'
-                    || c >= 'A' && c <= 'Z'
-                    || c >= '0' && c <= '9'
-                    || c == '-'
-                    || c == '_'
-                    || c == '.'
-                    || c == '+')) {
-                return "invalid plugin name \""
-                        + n
-                        + "\": contains '"
-                        + c
-                        + "' (allowed: letters, digits, - _ . +)";
-            }
-        }
-        return null;
-    }
-
-    /** NRI's {@code CheckPluginIndex}: two digits. */
-    static String checkIndex(String idx) {
-        if (idx.length() != 2 || !idx.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return "invalid plugin index \"" + idx + "\": must be two digits";
-        }
-        return null;
     }
 
     private CompletionStage<byte[]> updateContainers(UpdateContainersRequest r) {
@@ -730,36 +695,6 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
         T parse(byte[] bytes) throws InvalidProtocolBufferException;
     }
 
-    private static final io.grpc.Metadata.Key<String> TRACEPARENT =
-            io.grpc.Metadata.Key.of("traceparent", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
-    private static final io.grpc.Metadata.Key<String> TRACESTATE =
-            io.grpc.Metadata.Key.of("tracestate", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
-
-    /**
-     * The W3C trace context of the traced hook call this request is made in ({@code traceparent},
-     * {@code tracestate}), as ttrpc metadata; empty outside one.
-     */
-    private static List<io.cri4j.nri.internal.proto.KeyValue> traceMetadata() {
-        io.grpc.Metadata trace = io.cri4j.hook.internal.Tracing.TRACE_HEADERS.get();
-        if (trace == null || trace.get(TRACEPARENT) == null) {
-            return List.of();
-        }
-        List<io.cri4j.nri.internal.proto.KeyValue> out = new ArrayList<>(2);
-        out.add(kv("traceparent", trace.get(TRACEPARENT)));
-        String state = trace.get(TRACESTATE);
-        if (state != null) {
-            out.add(kv("tracestate", state));
-        }
-        return out;
-    }
-
-    private static io.cri4j.nri.internal.proto.KeyValue kv(String key, String value) {
-        return io.cri4j.nri.internal.proto.KeyValue.newBuilder()
-                .setKey(key)
-                .setValue(value)
-                .build();
-    }
-
     /**
      * Calls {@code method} on the plugin with its request timeout. A plugin already gone when the
      * call comes (a chain listed it before its connection closed) is skipped, as containerd skips
@@ -786,7 +721,12 @@ public final class HostConnection extends ChannelInboundHandlerAdapter {
             return out;
         }
         long start = System.nanoTime();
-        plugin.call(NriWire.PLUGIN_SERVICE, method, request.toByteArray(), timeout, traceMetadata())
+        plugin.call(
+                        NriWire.PLUGIN_SERVICE,
+                        method,
+                        request.toByteArray(),
+                        timeout,
+                        TraceMetadata.current())
                 .whenComplete(
                         (bytes, t) -> {
                             if (t == null) {
