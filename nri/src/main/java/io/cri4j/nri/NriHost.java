@@ -8,6 +8,7 @@ import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
 import io.cri4j.nri.internal.NriMeters;
+import io.cri4j.nri.internal.NriWire;
 import io.cri4j.nri.internal.host.HostConnection;
 import io.cri4j.nri.internal.host.NriHostMeters;
 import io.cri4j.nri.internal.host.PluginNames;
@@ -92,7 +93,7 @@ public final class NriHost implements HookProvider {
     public static final int DEFAULT_MAX_MISSED_DEADLINES = 3;
 
     /** The NRI version this host speaks and sends in {@code Configure}. */
-    public static final String NRI_VERSION = "v0.12.2";
+    public static final String NRI_VERSION = NriWire.NRI_VERSION;
 
     private static final AtomicInteger HOSTS = new AtomicInteger();
 
