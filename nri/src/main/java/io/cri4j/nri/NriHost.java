@@ -7,9 +7,11 @@ import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookPolicy;
 import io.cri4j.hook.host.HookHost;
 import io.cri4j.hook.host.HookProvider;
-import io.cri4j.nri.internal.HostConnection;
-import io.cri4j.nri.internal.NriHostMeters;
 import io.cri4j.nri.internal.NriMeters;
+import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.host.HostConnection;
+import io.cri4j.nri.internal.host.NriHostMeters;
+import io.cri4j.nri.internal.host.PluginNames;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -91,7 +93,7 @@ public final class NriHost implements HookProvider {
     public static final int DEFAULT_MAX_MISSED_DEADLINES = 3;
 
     /** The NRI version this host speaks and sends in {@code Configure}. */
-    public static final String NRI_VERSION = "v0.12.2";
+    public static final String NRI_VERSION = NriWire.NRI_VERSION;
 
     private static final AtomicInteger HOSTS = new AtomicInteger();
 
@@ -214,7 +216,7 @@ public final class NriHost implements HookProvider {
         public Builder requirePlugin(String plugin) {
             Objects.requireNonNull(plugin, "plugin");
             String n = plugin.matches("\\d\\d-.+") ? plugin.substring(3) : plugin;
-            String bad = HostConnection.checkPluginName(n);
+            String bad = PluginNames.checkName(n);
             if (bad != null) {
                 throw new IllegalArgumentException("required plugin: " + bad);
             }

@@ -5,7 +5,7 @@ import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.Hooks;
 import io.cri4j.nri.internal.NriMeters;
-import io.cri4j.nri.internal.PluginRunner;
+import io.cri4j.nri.internal.plugin.PluginRunner;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -8,19 +8,19 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /** Test helpers: hex, and feeding a byte string cut at every boundary. */
-final class Bytes {
+public final class Bytes {
 
     private Bytes() {}
 
-    static byte[] hex(String hex) {
+    public static byte[] hex(String hex) {
         return HexFormat.of().parseHex(hex.replaceAll("\\s+", ""));
     }
 
-    static String hex(byte[] b) {
+    public static String hex(byte[] b) {
         return HexFormat.of().formatHex(b);
     }
 
-    static byte[] concat(byte[]... parts) {
+    public static byte[] concat(byte[]... parts) {
         int n = 0;
         for (byte[] p : parts) {
             n += p.length;
@@ -38,7 +38,7 @@ final class Bytes {
      * The ways to deliver {@code bytes} that a socket may produce: whole, cut once at every
      * position, and one byte at a time.
      */
-    static List<List<ByteBuf>> cuts(byte[] bytes) {
+    public static List<List<ByteBuf>> cuts(byte[] bytes) {
         List<List<ByteBuf>> all = new ArrayList<>();
         all.add(List.of(Unpooled.wrappedBuffer(bytes)));
         for (int i = 1; i < bytes.length; i++) {
@@ -56,7 +56,7 @@ final class Bytes {
     }
 
     /** Runs {@code check} once per way of cutting {@code bytes}, feeding the pieces to {@code feed}. */
-    static void forEveryCut(byte[] bytes, Consumer<List<ByteBuf>> check) {
+    public static void forEveryCut(byte[] bytes, Consumer<List<ByteBuf>> check) {
         for (List<ByteBuf> pieces : cuts(bytes)) {
             check.accept(pieces);
         }

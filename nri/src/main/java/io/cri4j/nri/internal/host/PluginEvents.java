@@ -1,0 +1,145 @@
+package io.cri4j.nri.internal.host;
+
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.MethodDescriptor;
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.cri4j.hook.HookEvent;
+import io.cri4j.hook.HookResult;
+import io.cri4j.hook.nri.v1alpha1.Api;
+import io.cri4j.hook.nri.v1alpha1.Container;
+import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
+import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
+import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
+import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The host's dispatch table of the plugin service's per-event calls, derived at class load from
+ * NRI's generated descriptors (service {@code Plugin} of {@code nri.pkg.api.v1alpha1}): for each
+ * {@link HookEvent}, the method of the same name, its request (the fields its input type has among
+ * {@code pod}, {@code container}, {@code linux_resources} and {@code overhead_linux_resources}) and
+ * its answer read into a {@link HookResult} (whichever of {@code adjust}, {@code update} and {@code
+ * evict} its output type has). Nothing here lists the events by hand: a method added to the proto
+ * is in the table.
+ */
+final class PluginEvents {
+
+    /** The fields of the requests and answers that carry the event's objects and its results. */
+    private static final String POD = "pod";
+
+    private static final String CONTAINER = "container";
+    private static final String RESOURCES = "linux_resources";
+    private static final String OVERHEAD = "overhead_linux_resources";
+    private static final String ADJUST = "adjust";
+    private static final String UPDATE = "update";
+    private static final String EVICT = "evict";
+
+    /** What {@code StateChangeEvent} carries besides the event: an event with nothing else can go as one. */
+    private static final Set<String> STATE_CHANGE_FIELDS = Set.of(POD, CONTAINER);
+
+    private static final Map<HookEvent, Rpc> TABLE = table();
+
+    private PluginEvents() {}
+
+    /**
+     * One call of the plugin service.
+     *
+     * @param method the method's name
+     * @param request the request's type, as its default instance
+     * @param answer the answer's type, as its default instance
+     * @param stateChange whether NRI v0.8 sends the event as {@code StateChange}: it has no
+     *     answer and its request carries nothing but the pod and the container
+     */
+    record Rpc(String method, Message request, Message answer, boolean stateChange) {
+
+        /** The request with the fields its type has set from the arguments that are not null. */
+        Message request(
+                PodSandbox pod,
+                Container container,
+                LinuxResources overhead,
+                LinuxResources resources) {
+            Message.Builder b = request.newBuilderForType();
+            set(b, POD, pod);
+            set(b, CONTAINER, container);
+            set(b, OVERHEAD, overhead);
+            set(b, RESOURCES, resources);
+            return b.build();
+        }
+
+        /** The answer as a hook's result; an empty answer is an empty result. */
+        @SuppressWarnings("unchecked")
+        HookResult result(byte[] bytes) throws InvalidProtocolBufferException {
+            Message r = answer.getParserForType().parseFrom(bytes);
+            Descriptor d = r.getDescriptorForType();
+            FieldDescriptor adjust = d.findFieldByName(ADJUST);
+            FieldDescriptor update = d.findFieldByName(UPDATE);
+            FieldDescriptor evict = d.findFieldByName(EVICT);
+            return new HookResult(
+                    adjust != null && r.hasField(adjust)
+                            ? (ContainerAdjustment) r.getField(adjust)
+                            : ContainerAdjustment.getDefaultInstance(),
+                    update != null ? (List<ContainerUpdate>) r.getField(update) : List.of(),
+                    evict != null ? (List<ContainerEviction>) r.getField(evict) : List.of());
+        }
+
+        private static void set(Message.Builder b, String field, Message value) {
+            FieldDescriptor f = b.getDescriptorForType().findFieldByName(field);
+            if (f != null && value != null) {
+                b.setField(f, value);
+            }
+        }
+    }
+
+    /** The call of {@code event}. */
+    static Rpc of(HookEvent event) {
+        Rpc rpc = TABLE.get(event);
+        if (rpc == null) {
+            throw new IllegalArgumentException(event + " is not a method of NRI's plugin service");
+        }
+        return rpc;
+    }
+
+    private static Map<HookEvent, Rpc> table() {
+        ServiceDescriptor service = Api.getDescriptor().findServiceByName("Plugin");
+        Map<HookEvent, Rpc> out = new EnumMap<>(HookEvent.class);
+        for (HookEvent e : HookEvent.values()) {
+            MethodDescriptor m = service.findMethodByName(e.displayName());
+            if (m == null) {
+                continue; // AdjustPodSandbox: no NRI method
+            }
+            boolean stateChange =
+                    m.getOutputType().getFields().isEmpty()
+                            && m.getInputType().getFields().stream()
+                                    .allMatch(f -> STATE_CHANGE_FIELDS.contains(f.getName()));
+            out.put(
+                    e,
+                    new Rpc(
+                            m.getName(),
+                            defaultInstance(m.getInputType()),
+                            defaultInstance(m.getOutputType()),
+                            stateChange));
+        }
+        return out;
+    }
+
+    /** The generated class's default instance of {@code type}, found by the file's Java package. */
+    private static Message defaultInstance(Descriptor type) {
+        String name = type.getFile().getOptions().getJavaPackage() + "." + type.getName();
+        try {
+            return (Message)
+                    Class.forName(name, true, Api.class.getClassLoader())
+                            .getMethod("getDefaultInstance")
+                            .invoke(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(
+                    "no generated class " + name + " for " + type.getFullName(), e);
+        }
+    }
+}
