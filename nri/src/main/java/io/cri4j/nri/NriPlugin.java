@@ -5,6 +5,7 @@ import io.cri4j.hook.Hook;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.Hooks;
 import io.cri4j.nri.internal.NriMeters;
+import io.cri4j.nri.internal.PluginNames;
 import io.cri4j.nri.internal.plugin.PluginRunner;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -445,25 +446,9 @@ public final class NriPlugin implements AutoCloseable {
     }
 
     static void checkName(String name) {
-        if (name == null || name.isEmpty()) {
-            throw new IllegalArgumentException("NRI plugin name is empty");
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (!((c >= 'a' && c <= 'z')
-                    || (c >= 'A' && c <= 'Z')
-                    || (c >= '0' && c <= '9')
-                    || c == '-'
-                    || c == '_'
-                    || c == '.'
-                    || c == '+')) {
-                throw new IllegalArgumentException(
-                        "invalid NRI plugin name '"
-                                + name
-                                + "': contains '"
-                                + c
-                                + "' (allowed: letters, digits, - _ . +)");
-            }
+        String bad = name == null ? "the plugin name is empty" : PluginNames.checkName(name);
+        if (bad != null) {
+            throw new IllegalArgumentException("NRI plugin: " + bad);
         }
     }
 }

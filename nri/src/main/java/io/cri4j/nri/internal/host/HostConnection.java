@@ -28,6 +28,7 @@ import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriProtocolException;
 import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.PluginNames;
 import io.cri4j.nri.internal.mux.MuxCodec;
 import io.cri4j.nri.internal.ttrpc.TraceMetadata;
 import io.cri4j.nri.internal.ttrpc.TtrpcCodec;

@@ -1,4 +1,4 @@
-package io.cri4j.nri.internal.host;
+package io.cri4j.nri.internal;
 
 /** NRI's rules for a plugin's name and index, as NRI's stub and containerd check them. */
 public final class PluginNames {
