@@ -28,6 +28,7 @@ import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriProtocolException;
 import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.PluginEvents;
 import io.cri4j.nri.internal.PluginNames;
 import io.cri4j.nri.internal.mux.MuxCodec;
 import io.cri4j.nri.internal.ttrpc.TraceMetadata;
@@ -71,6 +72,10 @@ import org.slf4j.LoggerFactory;
 public final class HostConnection extends ChannelInboundHandlerAdapter {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostConnection.class);
+
+    static {
+        PluginEvents.load();
+    }
 
     /** Lines about connections dropped before they registered: at most 10 a minute. */
     private static final io.cri4j.cri.internal.LogLimiter UNREGISTERED_LOG =

@@ -19,42 +19,18 @@ import io.cri4j.hook.nri.v1alpha1.ConfigureResponse;
 import io.cri4j.hook.nri.v1alpha1.Container;
 import io.cri4j.hook.nri.v1alpha1.ContainerAdjustment;
 import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
-import io.cri4j.hook.nri.v1alpha1.CreateContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.CreateContainerResponse;
 import io.cri4j.hook.nri.v1alpha1.Empty;
 import io.cri4j.hook.nri.v1alpha1.Event;
+import io.cri4j.hook.nri.v1alpha1.LinuxResources;
 import io.cri4j.hook.nri.v1alpha1.PodSandbox;
-import io.cri4j.hook.nri.v1alpha1.PostCreateContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.PostCreateContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.PostStartContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.PostStartContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.PostUpdateContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.PostUpdateContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.PostUpdatePodSandboxRequest;
-import io.cri4j.hook.nri.v1alpha1.PostUpdatePodSandboxResponse;
-import io.cri4j.hook.nri.v1alpha1.RemoveContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.RemoveContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.RemovePodSandboxRequest;
-import io.cri4j.hook.nri.v1alpha1.RemovePodSandboxResponse;
-import io.cri4j.hook.nri.v1alpha1.RunPodSandboxRequest;
-import io.cri4j.hook.nri.v1alpha1.RunPodSandboxResponse;
-import io.cri4j.hook.nri.v1alpha1.StartContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.StartContainerResponse;
 import io.cri4j.hook.nri.v1alpha1.StateChangeEvent;
-import io.cri4j.hook.nri.v1alpha1.StopContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.StopContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.StopPodSandboxRequest;
-import io.cri4j.hook.nri.v1alpha1.StopPodSandboxResponse;
 import io.cri4j.hook.nri.v1alpha1.SynchronizeRequest;
 import io.cri4j.hook.nri.v1alpha1.SynchronizeResponse;
-import io.cri4j.hook.nri.v1alpha1.UpdateContainerRequest;
-import io.cri4j.hook.nri.v1alpha1.UpdateContainerResponse;
-import io.cri4j.hook.nri.v1alpha1.UpdatePodSandboxRequest;
-import io.cri4j.hook.nri.v1alpha1.UpdatePodSandboxResponse;
 import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentRequest;
 import io.cri4j.hook.nri.v1alpha1.ValidateContainerAdjustmentResponse;
 import io.cri4j.nri.internal.NriMeters;
 import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.PluginEvents;
 import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
 import io.cri4j.nri.internal.ttrpc.TtrpcStatus;
 import io.grpc.Status;
@@ -68,7 +44,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,6 +69,11 @@ import org.slf4j.LoggerFactory;
 public final class PluginService implements TtrpcPeer.Service {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginService.class);
+
+    static {
+        PluginEvents.load();
+    }
+
     private static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
 
@@ -272,146 +252,24 @@ public final class PluginService implements TtrpcPeer.Service {
             case "StateChange" -> {
                 return stateChange(c, StateChangeEvent.parseFrom(p));
             }
-            case "RunPodSandbox" -> {
-                PodSandbox pod = RunPodSandboxRequest.parseFrom(p).getPod();
-                return pod(
-                        c,
-                        HookEvent.RUN_POD_SANDBOX,
-                        pod,
-                        () -> hook.runPodSandbox(pod),
-                        RunPodSandboxResponse.getDefaultInstance());
-            }
-            case "UpdatePodSandbox" -> {
-                UpdatePodSandboxRequest r = UpdatePodSandboxRequest.parseFrom(p);
-                return pod(
-                        c,
-                        HookEvent.UPDATE_POD_SANDBOX,
-                        r.getPod(),
-                        () ->
-                                hook.updatePodSandbox(
-                                        r.getPod(),
-                                        r.getOverheadLinuxResources(),
-                                        r.getLinuxResources()),
-                        UpdatePodSandboxResponse.getDefaultInstance());
-            }
-            case "PostUpdatePodSandbox" -> {
-                PodSandbox pod = PostUpdatePodSandboxRequest.parseFrom(p).getPod();
-                return pod(
-                        c,
-                        HookEvent.POST_UPDATE_POD_SANDBOX,
-                        pod,
-                        () -> hook.postUpdatePodSandbox(pod),
-                        PostUpdatePodSandboxResponse.getDefaultInstance());
-            }
-            case "StopPodSandbox" -> {
-                PodSandbox pod = StopPodSandboxRequest.parseFrom(p).getPod();
-                return pod(
-                        c,
-                        HookEvent.STOP_POD_SANDBOX,
-                        pod,
-                        () -> hook.stopPodSandbox(pod),
-                        StopPodSandboxResponse.getDefaultInstance());
-            }
-            case "RemovePodSandbox" -> {
-                PodSandbox pod = RemovePodSandboxRequest.parseFrom(p).getPod();
-                return pod(
-                        c,
-                        HookEvent.REMOVE_POD_SANDBOX,
-                        pod,
-                        () -> hook.removePodSandbox(pod),
-                        RemovePodSandboxResponse.getDefaultInstance());
-            }
-            case "CreateContainer" -> {
-                CreateContainerRequest r = CreateContainerRequest.parseFrom(p);
-                return result(
-                        c,
-                        HookEvent.CREATE_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        () -> hook.createContainer(r.getPod(), r.getContainer()),
-                        this::createResponse);
-            }
-            case "UpdateContainer" -> {
-                UpdateContainerRequest r = UpdateContainerRequest.parseFrom(p);
-                return result(
-                        c,
-                        HookEvent.UPDATE_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        () ->
-                                hook.updateContainer(
-                                        r.getPod(), r.getContainer(), r.getLinuxResources()),
-                        h ->
-                                UpdateContainerResponse.newBuilder()
-                                        .addAllUpdate(h.updates())
-                                        .addAllEvict(h.evictions())
-                                        .build());
-            }
-            case "StopContainer" -> {
-                StopContainerRequest r = StopContainerRequest.parseFrom(p);
-                return result(
-                        c,
-                        HookEvent.STOP_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        () -> hook.stopContainer(r.getPod(), r.getContainer()),
-                        h -> stopResponse(h, r.getContainer()));
-            }
-            case "PostCreateContainer" -> {
-                PostCreateContainerRequest r = PostCreateContainerRequest.parseFrom(p);
-                return container(
-                        c,
-                        HookEvent.POST_CREATE_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        PostCreateContainerResponse.getDefaultInstance());
-            }
-            case "StartContainer" -> {
-                StartContainerRequest r = StartContainerRequest.parseFrom(p);
-                return container(
-                        c,
-                        HookEvent.START_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        StartContainerResponse.getDefaultInstance());
-            }
-            case "PostStartContainer" -> {
-                PostStartContainerRequest r = PostStartContainerRequest.parseFrom(p);
-                return container(
-                        c,
-                        HookEvent.POST_START_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        PostStartContainerResponse.getDefaultInstance());
-            }
-            case "PostUpdateContainer" -> {
-                PostUpdateContainerRequest r = PostUpdateContainerRequest.parseFrom(p);
-                return container(
-                        c,
-                        HookEvent.POST_UPDATE_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        PostUpdateContainerResponse.getDefaultInstance());
-            }
-            case "RemoveContainer" -> {
-                RemoveContainerRequest r = RemoveContainerRequest.parseFrom(p);
-                return container(
-                        c,
-                        HookEvent.REMOVE_CONTAINER,
-                        r.getPod(),
-                        r.getContainer(),
-                        RemoveContainerResponse.getDefaultInstance());
-            }
             case "ValidateContainerAdjustment" -> {
                 return validate(c, ValidateContainerAdjustmentRequest.parseFrom(p));
             }
             default -> {
-                return failed(
-                        Status.Code.UNIMPLEMENTED,
-                        NriWire.PLUGIN_SERVICE
-                                + "/"
-                                + c.method()
-                                + " is not implemented by this plugin");
+                PluginEvents.Rpc rpc = PluginEvents.ofMethod(c.method());
+                if (rpc == null) {
+                    return failed(
+                            Status.Code.UNIMPLEMENTED,
+                            NriWire.PLUGIN_SERVICE
+                                    + "/"
+                                    + c.method()
+                                    + " is not implemented by this plugin");
+                }
+                Message r = rpc.parseRequest(p);
+                PodSandbox pod = rpc.pod(r);
+                Container ctr = rpc.container(r);
+                return event(c, rpc.event(), pod, ctr, rpc.overhead(r), rpc.resources(r))
+                        .thenApply(h -> answer(rpc, h, ctr));
             }
         }
     }
@@ -513,136 +371,107 @@ public final class PluginService implements TtrpcPeer.Service {
 
     // --- events ---------------------------------------------------------------------------
 
+    /** NRI v0.8's form of the events that have no answer: the same hook call, answered empty. */
     private CompletionStage<Empty> stateChange(TtrpcPeer.Call c, StateChangeEvent e) {
         Empty empty = Empty.getDefaultInstance();
-        PodSandbox pod = e.getPod();
-        Container ctr = e.getContainer();
-        Event ev = e.getEvent();
-        return switch (ev) {
-            case RUN_POD_SANDBOX ->
-                    pod(c, HookEvent.RUN_POD_SANDBOX, pod, () -> hook.runPodSandbox(pod), empty);
-            case STOP_POD_SANDBOX ->
-                    pod(c, HookEvent.STOP_POD_SANDBOX, pod, () -> hook.stopPodSandbox(pod), empty);
-            case REMOVE_POD_SANDBOX ->
-                    pod(
-                            c,
-                            HookEvent.REMOVE_POD_SANDBOX,
-                            pod,
-                            () -> hook.removePodSandbox(pod),
-                            empty);
-            case POST_UPDATE_POD_SANDBOX ->
-                    pod(
-                            c,
-                            HookEvent.POST_UPDATE_POD_SANDBOX,
-                            pod,
-                            () -> hook.postUpdatePodSandbox(pod),
-                            empty);
-            case POST_CREATE_CONTAINER ->
-                    container(c, HookEvent.POST_CREATE_CONTAINER, pod, ctr, empty);
-            case START_CONTAINER -> container(c, HookEvent.START_CONTAINER, pod, ctr, empty);
-            case POST_START_CONTAINER ->
-                    container(c, HookEvent.POST_START_CONTAINER, pod, ctr, empty);
-            case POST_UPDATE_CONTAINER ->
-                    container(c, HookEvent.POST_UPDATE_CONTAINER, pod, ctr, empty);
-            case REMOVE_CONTAINER -> container(c, HookEvent.REMOVE_CONTAINER, pod, ctr, empty);
-            default -> {
-                LOG.debug("StateChange for {} has no hook method without an answer; ignored", ev);
-                yield CompletableFuture.completedFuture(empty);
+        PluginEvents.Rpc rpc = stateChangeEvent(e.getEvent());
+        if (rpc == null) {
+            LOG.debug(
+                    "StateChange for {} has no hook method without an answer; ignored",
+                    e.getEvent());
+            return CompletableFuture.completedFuture(empty);
+        }
+        // a pod event's call has no container, a container event's call has one
+        Container ctr = rpc.container(rpc.request()) == null ? null : e.getContainer();
+        return event(c, rpc.event(), e.getPod(), ctr, null, null).thenApply(h -> empty);
+    }
+
+    /** The per-event call that NRI v0.8 sends as {@code StateChange} {@code ev}, or null. */
+    private static PluginEvents.Rpc stateChangeEvent(Event ev) {
+        for (HookEvent h : HookEvent.values()) {
+            if (h.name().equals(ev.name())) {
+                PluginEvents.Rpc rpc = PluginEvents.ofMethod(h.displayName());
+                return rpc != null && rpc.stateChange() ? rpc : null;
             }
-        };
-    }
-
-    private <R> CompletionStage<R> pod(
-            TtrpcPeer.Call c,
-            HookEvent event,
-            PodSandbox pod,
-            Supplier<CompletionStage<Void>> call,
-            R answer) {
-        if (!events.contains(event)) {
-            return CompletableFuture.completedFuture(answer);
         }
-        return bounded(
-                        c,
-                        event.displayName(),
-                        "pod " + describe(pod),
-                        policy.failurePolicy(),
-                        call,
-                        null)
-                .thenApply(v -> answer);
+        return null;
     }
 
-    private <R> CompletionStage<R> container(
-            TtrpcPeer.Call c, HookEvent event, PodSandbox pod, Container ctr, R answer) {
-        if (!events.contains(event)) {
-            return CompletableFuture.completedFuture(answer);
-        }
-        Supplier<CompletionStage<Void>> call =
-                switch (event) {
-                    case POST_CREATE_CONTAINER -> () -> hook.postCreateContainer(pod, ctr);
-                    case START_CONTAINER -> () -> hook.startContainer(pod, ctr);
-                    case POST_START_CONTAINER -> () -> hook.postStartContainer(pod, ctr);
-                    case POST_UPDATE_CONTAINER -> () -> hook.postUpdateContainer(pod, ctr);
-                    case REMOVE_CONTAINER -> () -> hook.removeContainer(pod, ctr);
-                    default -> throw new IllegalArgumentException(event.toString());
-                };
-        return bounded(
-                        c,
-                        event.displayName(),
-                        "container " + describe(pod, ctr),
-                        policy.failurePolicy(),
-                        call,
-                        null)
-                .thenApply(v -> answer);
-    }
-
-    private <R> CompletionStage<R> result(
+    /**
+     * Runs the hook's method for {@code event}, bounded by the runtime's deadline and the hook's
+     * policy; the pod and container events that return nothing give an empty result.
+     */
+    private CompletionStage<HookResult> event(
             TtrpcPeer.Call c,
             HookEvent event,
             PodSandbox pod,
             Container ctr,
-            Supplier<CompletionStage<HookResult>> call,
-            Function<HookResult, R> answer) {
+            LinuxResources overhead,
+            LinuxResources resources) {
         if (!events.contains(event)) {
-            return CompletableFuture.completedFuture(answer.apply(HookResult.none()));
+            return CompletableFuture.completedFuture(HookResult.none());
         }
         return bounded(
                         c,
                         event.displayName(),
-                        "container " + describe(pod, ctr),
+                        ctr == null ? "pod " + describe(pod) : "container " + describe(pod, ctr),
                         policy.failurePolicy(),
-                        call,
+                        () -> hookCall(event, pod, ctr, overhead, resources),
                         HookResult.none())
-                .thenApply(h -> answer.apply(h == null ? HookResult.none() : h));
+                .thenApply(h -> h == null ? HookResult.none() : h);
     }
 
-    private CreateContainerResponse createResponse(HookResult h) {
-        CreateContainerResponse.Builder b =
-                CreateContainerResponse.newBuilder()
-                        .addAllUpdate(h.updates())
-                        .addAllEvict(h.evictions());
-        if (!h.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
-            b.setAdjust(h.adjustment());
-        }
-        return b.build();
+    /** The typed hook method of {@code event}: the one place the events meet the hook's API. */
+    private CompletionStage<HookResult> hookCall(
+            HookEvent event,
+            PodSandbox pod,
+            Container ctr,
+            LinuxResources overhead,
+            LinuxResources resources) {
+        return switch (event) {
+            case RUN_POD_SANDBOX -> none(hook.runPodSandbox(pod));
+            case UPDATE_POD_SANDBOX -> none(hook.updatePodSandbox(pod, overhead, resources));
+            case POST_UPDATE_POD_SANDBOX -> none(hook.postUpdatePodSandbox(pod));
+            case STOP_POD_SANDBOX -> none(hook.stopPodSandbox(pod));
+            case REMOVE_POD_SANDBOX -> none(hook.removePodSandbox(pod));
+            case CREATE_CONTAINER -> hook.createContainer(pod, ctr);
+            case POST_CREATE_CONTAINER -> none(hook.postCreateContainer(pod, ctr));
+            case START_CONTAINER -> none(hook.startContainer(pod, ctr));
+            case POST_START_CONTAINER -> none(hook.postStartContainer(pod, ctr));
+            case UPDATE_CONTAINER -> hook.updateContainer(pod, ctr, resources);
+            case POST_UPDATE_CONTAINER -> none(hook.postUpdateContainer(pod, ctr));
+            case STOP_CONTAINER -> hook.stopContainer(pod, ctr);
+            case REMOVE_CONTAINER -> none(hook.removeContainer(pod, ctr));
+            default -> throw new IllegalArgumentException(event + " has no per-event hook call");
+        };
     }
 
-    private StopContainerResponse stopResponse(HookResult h, Container ctr) {
-        if (!h.evictions().isEmpty()) {
+    private static CompletionStage<HookResult> none(CompletionStage<Void> stage) {
+        return stage == null ? null : stage.thenApply(v -> HookResult.none());
+    }
+
+    /** The result as {@code rpc}'s answer, with a warning for what the answer cannot carry. */
+    private Message answer(PluginEvents.Rpc rpc, HookResult h, Container ctr) {
+        String subject = ctr == null ? "" : " of " + ctr.getId();
+        if (!rpc.answersEvictions() && !h.evictions().isEmpty()) {
             LOG.warn(
-                    "hook '{}' asked to evict {} containers when container {} stops; NRI's "
-                            + "StopContainer answer carries only updates, the evictions are dropped",
+                    "hook '{}' asked to evict {} containers on {}{}; NRI's answer to it carries no "
+                            + "evictions, they are dropped",
                     hookName,
                     h.evictions().size(),
-                    ctr.getId());
+                    rpc.method(),
+                    subject);
         }
-        if (!h.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
+        if (!rpc.answersAdjustment()
+                && !h.adjustment().equals(ContainerAdjustment.getDefaultInstance())) {
             LOG.warn(
-                    "hook '{}' answered StopContainer of {} with an adjustment; only "
-                            + "CreateContainer adjusts a container, it is dropped",
+                    "hook '{}' answered {}{} with an adjustment; only CreateContainer adjusts a "
+                            + "container, it is dropped",
                     hookName,
-                    ctr.getId());
+                    rpc.method(),
+                    subject);
         }
-        return StopContainerResponse.newBuilder().addAllUpdate(h.updates()).build();
+        return rpc.answer(h);
     }
 
     private CompletionStage<ValidateContainerAdjustmentResponse> validate(

@@ -1,7 +1,8 @@
-package io.cri4j.nri.internal.host;
+package io.cri4j.nri.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Message;
 import io.cri4j.hook.HookEvent;
 import io.cri4j.hook.HookResult;
 import io.cri4j.hook.nri.v1alpha1.Container;
@@ -14,8 +15,10 @@ import io.cri4j.hook.nri.v1alpha1.KeyValue;
 import io.cri4j.hook.nri.v1alpha1.LinuxCPU;
 import io.cri4j.hook.nri.v1alpha1.LinuxResources;
 import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.hook.nri.v1alpha1.StartContainerResponse;
 import io.cri4j.hook.nri.v1alpha1.StopContainerResponse;
 import io.cri4j.hook.nri.v1alpha1.UpdateContainerRequest;
+import io.cri4j.hook.nri.v1alpha1.UpdateContainerResponse;
 import io.cri4j.hook.nri.v1alpha1.UpdatePodSandboxRequest;
 import java.util.EnumSet;
 import java.util.Set;
@@ -117,5 +120,53 @@ class PluginEventsTest {
                 .isEqualTo(HookResult.update(java.util.List.of(update)));
         assertThat(PluginEvents.of(HookEvent.CREATE_CONTAINER).result(new byte[0]))
                 .isEqualTo(HookResult.none());
+    }
+
+    @Test
+    void readsARequestAndWritesTheAnswerAsThePluginSide() throws Exception {
+        PluginEvents.Rpc update = PluginEvents.ofMethod("UpdatePodSandbox");
+        assertThat(update.event()).isEqualTo(HookEvent.UPDATE_POD_SANDBOX);
+        Message r =
+                update.parseRequest(
+                        UpdatePodSandboxRequest.newBuilder()
+                                .setPod(POD)
+                                .setOverheadLinuxResources(OVERHEAD)
+                                .setLinuxResources(RES)
+                                .build()
+                                .toByteArray());
+        assertThat(update.pod(r)).isEqualTo(POD);
+        assertThat(update.container(r)).as("a pod event has no container").isNull();
+        assertThat(update.overhead(r)).isEqualTo(OVERHEAD);
+        assertThat(update.resources(r)).isEqualTo(RES);
+        assertThat(PluginEvents.ofMethod("Configure")).as("not a per-event call").isNull();
+
+        ContainerAdjustment adjust =
+                ContainerAdjustment.newBuilder()
+                        .addEnv(KeyValue.newBuilder().setKey("A").setValue("1"))
+                        .build();
+        ContainerUpdate up = ContainerUpdate.newBuilder().setContainerId("other").build();
+        ContainerEviction evict = ContainerEviction.newBuilder().setContainerId("victim").build();
+        HookResult all = new HookResult(adjust, java.util.List.of(up), java.util.List.of(evict));
+        PluginEvents.Rpc create = PluginEvents.ofMethod("CreateContainer");
+        assertThat(create.answer(all))
+                .isEqualTo(
+                        CreateContainerResponse.newBuilder()
+                                .setAdjust(adjust)
+                                .addUpdate(up)
+                                .addEvict(evict)
+                                .build());
+        assertThat(create.answer(HookResult.none()))
+                .as("an empty adjustment is left out, as Go leaves out a nil one")
+                .isEqualTo(CreateContainerResponse.getDefaultInstance());
+        PluginEvents.Rpc stop = PluginEvents.ofMethod("StopContainer");
+        assertThat(stop.answersEvictions()).isFalse();
+        assertThat(stop.answersAdjustment()).isFalse();
+        assertThat(stop.answer(all))
+                .isEqualTo(StopContainerResponse.newBuilder().addUpdate(up).build());
+        assertThat(PluginEvents.ofMethod("UpdateContainer").answer(all))
+                .isEqualTo(
+                        UpdateContainerResponse.newBuilder().addUpdate(up).addEvict(evict).build());
+        assertThat(PluginEvents.ofMethod("StartContainer").answer(all))
+                .isEqualTo(StartContainerResponse.getDefaultInstance());
     }
 }
