@@ -6,6 +6,8 @@ import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerMetadata;
 import io.cri4j.cri.v1.CreateContainerRequest;
 import io.cri4j.cri.v1.CreateContainerResponse;
+import io.cri4j.cri.v1.RemoveContainerRequest;
+import io.cri4j.cri.v1.RemoveContainerResponse;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.cri.v1.VersionRequest;
 import io.cri4j.cri.v1.VersionResponse;
@@ -248,20 +250,28 @@ public final class ProxyLatencyRatio {
             var direct = stub.apply("b.sock");
             List<String> names = new ArrayList<>();
             List<Runnable> calls = new ArrayList<>();
+            // untimed, after each call: a proxy's container is removed again, as kubelet removes
+            // what it created, so that the proxy's state does not grow with the run
+            List<Runnable> cleanups = new ArrayList<>();
+            Runnable nothing = () -> {};
             names.add("Version direct");
             calls.add(() -> direct.version(v));
+            cleanups.add(nothing);
             var versionRelayed = stub.apply(proxies.get(0).socket());
             names.add("Version relayed");
             calls.add(() -> versionRelayed.version(v));
+            cleanups.add(nothing);
             names.add("CreateContainer direct");
             calls.add(() -> direct.createContainer(c));
+            cleanups.add(nothing);
             names.add("CreateContainer changed, direct");
             calls.add(() -> direct.createContainer(changed));
+            cleanups.add(nothing);
             for (Proxy p : proxies) {
                 var s = stub.apply(p.socket());
                 // each series reaches the backend as its proxy's hook or interceptor ran: one
                 // annotation
-                s.createContainer(c);
+                remove(s, s.createContainer(c).getContainerId());
                 int got = lastAnnotationCount();
                 int want = p.changes() ? 1 : 0;
                 if (got != want) {
@@ -273,16 +283,26 @@ public final class ProxyLatencyRatio {
                                     + want);
                 }
                 names.add("CreateContainer " + p.name());
-                calls.add(() -> s.createContainer(c));
+                String[] created = new String[1];
+                calls.add(() -> created[0] = s.createContainer(c).getContainerId());
+                cleanups.add(() -> remove(s, created[0]));
             }
             String loadBefore = loadAverage();
             for (int i = 0; i < n / 2; i++) { // warm-up
-                for (Runnable r : calls) {
-                    r.run();
+                for (int k = 0; k < calls.size(); k++) {
+                    calls.get(k).run();
+                    cleanups.get(k).run();
                 }
             }
             for (int k = 0; k < calls.size(); k++) {
-                TraceMarks.runAlone(names.get(k), calls.get(k));
+                Runnable call = calls.get(k);
+                Runnable cleanup = cleanups.get(k);
+                TraceMarks.runAlone(
+                        names.get(k),
+                        () -> {
+                            call.run();
+                            cleanup.run();
+                        });
             }
             long[][] t = new long[calls.size()][n];
             long wall0 = System.nanoTime();
@@ -291,6 +311,7 @@ public final class ProxyLatencyRatio {
                     long t0 = System.nanoTime();
                     calls.get(k).run();
                     t[k][i] = System.nanoTime() - t0;
+                    cleanups.get(k).run();
                 }
             }
             double seconds = (System.nanoTime() - wall0) / 1e9;
@@ -439,6 +460,10 @@ public final class ProxyLatencyRatio {
                 / 1000.0;
     }
 
+    private static void remove(RuntimeServiceGrpc.RuntimeServiceBlockingStub s, String id) {
+        s.removeContainer(RemoveContainerRequest.newBuilder().setContainerId(id).build());
+    }
+
     /**
      * The annotations the built-in backend's last {@code CreateContainer} got, leaving out the
      * proxy's own (a hooked proxy names the container and answers its own id, so the answer's id
@@ -467,6 +492,14 @@ public final class ProxyLatencyRatio {
                                         VersionResponse.newBuilder()
                                                 .setVersion(r.getVersion())
                                                 .build());
+                                o.onCompleted();
+                            }
+
+                            @Override
+                            public void removeContainer(
+                                    RemoveContainerRequest r,
+                                    StreamObserver<RemoveContainerResponse> o) {
+                                o.onNext(RemoveContainerResponse.getDefaultInstance());
                                 o.onCompleted();
                             }
 
