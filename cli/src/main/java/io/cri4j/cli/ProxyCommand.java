@@ -273,9 +273,7 @@ final class ProxyCommand implements Callable<Integer> {
                             + p.listenEndpoint()
                             + " -> "
                             + backend
-                            + (p.backendServesV1alpha2()
-                                    ? " (v1 and v1alpha2 hooked)"
-                                    : " (v1; v1alpha2 hooked once the backend answers it)"));
+                            + " (runtime.v1 and runtime.v1alpha2)");
             if (nriSocket != null) {
                 out.println("cri4j proxy: NRI plugins connect to " + nriSocket);
             }

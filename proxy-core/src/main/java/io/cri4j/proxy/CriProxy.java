@@ -57,8 +57,8 @@ import org.slf4j.LoggerFactory;
  * hook wants, including the whole ImageService, server-streaming RPCs and services or methods the
  * proxy does not know, are relayed as raw bytes without decoding. Serves {@code runtime.v1} and
  * {@code runtime.v1alpha2}; hooks run on v1alpha2 calls once the backend answered v1alpha2
- * Version (probed at start, and again on the next v1alpha2 call while the backend could not be
- * reached).
+ * Version (probed once the proxy serves, and again on the next v1alpha2 call while the backend
+ * could not be reached; a v1alpha2 call waits for a running probe).
  *
  * <p>The hooks are one {@link HookChain} in cri4j's (NRI's) model: in-process {@link Hook}s and
  * {@link AsyncHook}s ({@link Builder#addHook}, {@link Builder#loadHooks}), the Koordinator hook
@@ -144,8 +144,8 @@ public final class CriProxy implements AutoCloseable {
     }
 
     /**
-     * Probes the backend, rebuilds the checkpoint store from it, starts watching the hook config
-     * directory and starts serving. A backend that is down at start is not fatal: the store is
+     * Rebuilds the checkpoint store from the backend, starts watching the hook config directory,
+     * starts serving, then probes whether the backend serves v1alpha2. A backend that is down at start is not fatal: the store is
      * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
      *
      * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
@@ -174,7 +174,6 @@ public final class CriProxy implements AutoCloseable {
                 throw e;
             }
         }
-        v1alpha2 = probeV1alpha2();
         // without hooks, and no directory or provider to add them later, the lifecycle methods are
         // not intercepted at all: those calls are relayed like every other, and no store is kept
         boolean hooksPossible =
@@ -231,12 +230,13 @@ public final class CriProxy implements AutoCloseable {
             close();
             throw e;
         }
+        // asked once the proxy serves, not before: bringing up the client for it would delay the
+        // first relayed call; a v1alpha2 call that needs the answer waits for this probe
+        workers.execute(this::probeV1alpha2);
         LOG.info(
-                "CRI proxy listening on {} for backend {} (v1alpha2 hooks: {}, intercepted methods:"
-                        + " {}, hooks: {})",
+                "CRI proxy listening on {} for backend {} (intercepted methods: {}, hooks: {})",
                 config.listen,
                 config.backend,
-                v1alpha2,
                 intercepted.size(),
                 hooks == null ? "none" : hooks.chain().hookNames());
         return this;
@@ -543,23 +543,59 @@ public final class CriProxy implements AutoCloseable {
         return out;
     }
 
-    /** TRUE/FALSE when the backend answered (or refused) v1alpha2 Version; null if unreachable. */
-    private Boolean probeV1alpha2() {
-        try {
-            io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(backend)
-                    .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
-                    .version(io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance());
-            return Boolean.TRUE;
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
-                return Boolean.FALSE;
-            }
-            LOG.warn(
-                    "v1alpha2 probe of backend {} failed ({}); probing again on the next v1alpha2 call",
-                    config.backend,
-                    IoErrors.describe(e.getStatus()));
-            return null;
+    /**
+     * Asks the backend for v1alpha2 Version unless a probe is running (then joins it) or one was
+     * conclusive: completes with TRUE/FALSE when the backend answered (or refused) it, null when
+     * it could not be reached.
+     */
+    private CompletableFuture<Boolean> probeV1alpha2() {
+        Boolean known = v1alpha2;
+        if (known != null) {
+            return CompletableFuture.completedFuture(known);
         }
+        CompletableFuture<Boolean> probe = new CompletableFuture<>();
+        if (!probing.compareAndSet(null, probe)) {
+            CompletableFuture<Boolean> running = probing.get();
+            return running != null ? running : CompletableFuture.completedFuture(v1alpha2);
+        }
+        io.grpc.stub.ClientCalls.asyncUnaryCall(
+                backend.newCall(
+                        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
+                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
+                                config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
+                io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
+                new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
+                    @Override
+                    public void onNext(io.cri4j.cri.v1alpha2.VersionResponse r) {
+                        v1alpha2 = Boolean.TRUE;
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        Status s = Status.fromThrowable(t);
+                        if (s.getCode() == Status.Code.UNIMPLEMENTED) {
+                            v1alpha2 = Boolean.FALSE;
+                        } else {
+                            LOG.warn(
+                                    "v1alpha2 probe of backend {} failed ({}); probing again on the next"
+                                            + " v1alpha2 call",
+                                    config.backend,
+                                    IoErrors.describe(s));
+                        }
+                        done();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done();
+                    }
+
+                    private void done() {
+                        probing.set(null);
+                        probe.complete(v1alpha2);
+                    }
+                });
+        return probe;
     }
 
     /**
@@ -572,68 +608,21 @@ public final class CriProxy implements AutoCloseable {
         if (svc == null || !svc.startsWith("runtime.v1alpha2.")) {
             return CompletableFuture.completedFuture(true);
         }
-        Boolean known = v1alpha2;
-        if (known != null) {
-            return CompletableFuture.completedFuture(known);
-        }
-        CompletableFuture<Boolean> probe = new CompletableFuture<>();
-        if (!probing.compareAndSet(null, probe)) {
-            CompletableFuture<Boolean> running = probing.get();
-            probe = running != null ? running : CompletableFuture.completedFuture(v1alpha2);
-        } else {
-            CompletableFuture<Boolean> mine = probe;
-            io.grpc.stub.ClientCalls.asyncUnaryCall(
-                    backend.newCall(
-                            io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
-                            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
-                                    config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
-                    io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
-                    new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
-                        @Override
-                        public void onNext(io.cri4j.cri.v1alpha2.VersionResponse r) {
-                            v1alpha2 = Boolean.TRUE;
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                            Status s = Status.fromThrowable(t);
-                            if (s.getCode() == Status.Code.UNIMPLEMENTED) {
-                                v1alpha2 = Boolean.FALSE;
-                            } else {
-                                LOG.warn(
-                                        "v1alpha2 probe of backend {} failed ({}); probing again on the next"
-                                                + " v1alpha2 call",
-                                        config.backend,
-                                        IoErrors.describe(s));
+        return probeV1alpha2()
+                .thenApply(
+                        served -> {
+                            if (served == null) {
+                                throw new java.util.concurrent.CompletionException(
+                                        Status.UNAVAILABLE
+                                                .withDescription(
+                                                        "backend "
+                                                                + config.backend
+                                                                + " is unreachable (cannot tell whether it serves"
+                                                                + " runtime.v1alpha2)")
+                                                .asException());
                             }
-                            done();
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            done();
-                        }
-
-                        private void done() {
-                            probing.set(null);
-                            mine.complete(v1alpha2);
-                        }
-                    });
-        }
-        return probe.thenApply(
-                served -> {
-                    if (served == null) {
-                        throw new java.util.concurrent.CompletionException(
-                                Status.UNAVAILABLE
-                                        .withDescription(
-                                                "backend "
-                                                        + config.backend
-                                                        + " is unreachable (cannot tell whether it serves"
-                                                        + " runtime.v1alpha2)")
-                                        .asException());
-                    }
-                    return served;
-                });
+                            return served;
+                        });
     }
 
     /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */
