@@ -106,7 +106,12 @@ class CriProxyIT extends ProxyTestBase {
                 new TestHook("threaded", 0, FailurePolicy.FAIL, HookEvent.CREATE_CONTAINER);
         threaded.containerAnswer =
                 HookResult.adjust(Adjustments.create().addAnnotation("threaded", "yes").build());
-        RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(with(inline, threaded));
+        startProxy(with(inline, threaded));
+        // a deadline per call: the 1,200 calls may take longer than one stub's deadline under load
+        java.util.function.Supplier<RuntimeServiceGrpc.RuntimeServiceBlockingStub> stubs =
+                () ->
+                        RuntimeServiceGrpc.newBlockingStub(client)
+                                .withDeadlineAfter(30, TimeUnit.SECONDS);
         MethodDescriptor<byte[], byte[]> echo =
                 MethodDescriptor.<byte[], byte[]>newBuilder()
                         .setType(MethodDescriptor.MethodType.UNARY)
@@ -128,25 +133,30 @@ class CriProxyIT extends ProxyTestBase {
                                 () -> {
                                     java.util.Random rnd = new java.util.Random(seed);
                                     String podId =
-                                            stub.runPodSandbox(pod("mix-" + seed))
+                                            stubs.get()
+                                                    .runPodSandbox(pod("mix-" + seed))
                                                     .getPodSandboxId();
                                     podsMade.incrementAndGet();
                                     for (int i = 0; i < 150; i++) {
                                         switch ((i + seed) % 5) {
                                             case 0 ->
                                                     assertThat(
-                                                                    stub.version(
+                                                                    stubs.get()
+                                                                            .version(
                                                                                     VersionRequest
                                                                                             .getDefaultInstance())
                                                                             .getRuntimeName())
                                                             .isEqualTo("test-backend");
                                             case 1 -> {
-                                                stub.runPodSandbox(pod("mix-" + seed + "-" + i));
+                                                stubs.get()
+                                                        .runPodSandbox(
+                                                                pod("mix-" + seed + "-" + i));
                                                 podsMade.incrementAndGet();
                                             }
                                             case 2 ->
                                                     assertThat(
-                                                                    stub.createContainer(
+                                                                    stubs.get()
+                                                                            .createContainer(
                                                                                     container(
                                                                                             podId,
                                                                                             pod(
@@ -174,7 +184,8 @@ class CriProxyIT extends ProxyTestBase {
                                                 // a deadline that may pass in the proxy, the hooks
                                                 // or the backend
                                                 try {
-                                                    stub.withDeadlineAfter(
+                                                    RuntimeServiceGrpc.newBlockingStub(client)
+                                                            .withDeadlineAfter(
                                                                     rnd.nextInt(400),
                                                                     TimeUnit.MICROSECONDS)
                                                             .createContainer(
@@ -213,7 +224,7 @@ class CriProxyIT extends ProxyTestBase {
         assertThat(threaded.threads).allMatch(n -> n.startsWith(WORKER));
         assertThat(inline.threads).allMatch(n -> n.startsWith("cri4j-proxy-io"));
         // and the one connection the client used is still fine
-        assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
+        assertThat(stubs.get().version(VersionRequest.getDefaultInstance()).getRuntimeName())
                 .isEqualTo("test-backend");
     }
 
@@ -1072,7 +1083,7 @@ class CriProxyIT extends ProxyTestBase {
         TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX);
         hook.podAnswer = PodSandboxAdjustment.builder().putLabel("hooked", "v1alpha2").build();
         startProxy(with(hook));
-        assertThat(proxy.backendServesV1alpha2()).isTrue();
+        // the first v1alpha2 call waits for the probe the proxy started once it served
         io.cri4j.cri.v1alpha2.RunPodSandboxResponse r =
                 io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client)
                         .runPodSandbox(
@@ -1088,6 +1099,7 @@ class CriProxyIT extends ProxyTestBase {
                                                         .putLabels("app", "x"))
                                         .build());
         assertThat(r.getPodSandboxId()).startsWith("alpha-pod-");
+        assertThat(proxy.backendServesV1alpha2()).isTrue();
         io.cri4j.cri.v1alpha2.RunPodSandboxRequest got =
                 backend.received(io.cri4j.cri.v1alpha2.RunPodSandboxRequest.class).get(0);
         assertThat(got.getConfig().getLabelsMap())
