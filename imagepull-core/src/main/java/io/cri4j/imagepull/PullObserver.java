@@ -210,11 +210,19 @@ public final class PullObserver implements AutoCloseable {
     }
 
     private final Builder config;
-    private final ManagedChannel channel;
-    private final boolean ownsChannel;
     private final ScheduledExecutorService executor;
-    private final ContentProgressPoller content;
-    private final CriImagePullBackend status;
+
+    /**
+     * The observer's own clients of the runtime, made for the first pull it records (not at
+     * start: a proxy's start does not wait for a gRPC client it may not need for a while).
+     */
+    private record Clients(
+            ManagedChannel channel,
+            boolean ownsChannel,
+            ContentProgressPoller content,
+            CriImagePullBackend status) {}
+
+    private Clients clients; // guarded by this
     private final Map<String, Entry> active = new LinkedHashMap<>();
     private final PullMeters meters;
 
@@ -231,8 +239,6 @@ public final class PullObserver implements AutoCloseable {
     private PullObserver(Builder b) {
         this.config = b;
         this.meters = PullMeters.observer(b.meterRegistry, this::followedNow);
-        this.channel = b.channel != null ? b.channel : CriChannels.newChannel(b.endpoint);
-        this.ownsChannel = b.channel == null;
         this.executor =
                 Executors.newSingleThreadScheduledExecutor(
                         r -> {
@@ -240,13 +246,31 @@ public final class PullObserver implements AutoCloseable {
                             t.setDaemon(true);
                             return t;
                         });
-        this.content =
-                b.contentProgress
-                        ? new ContentProgressPoller(
-                                channel, b.namespace, b.pollInterval, executor, true)
-                        : null;
-        // only its ImageStatus (v1, v1alpha2 fallback) is used, to find a finished pull's manifest
-        this.status = CriImagePullBackend.builder(channel).contentProgress(false).build();
+    }
+
+    private synchronized Clients clients() {
+        if (clients == null) {
+            ManagedChannel channel =
+                    config.channel != null
+                            ? config.channel
+                            : CriChannels.newChannel(config.endpoint);
+            clients =
+                    new Clients(
+                            channel,
+                            config.channel == null,
+                            config.contentProgress
+                                    ? new ContentProgressPoller(
+                                            channel,
+                                            config.namespace,
+                                            config.pollInterval,
+                                            executor,
+                                            true)
+                                    : null,
+                            // only its ImageStatus (v1, v1alpha2 fallback) is used, to find a
+                            // finished pull's manifest
+                            CriImagePullBackend.builder(channel).contentProgress(false).build());
+        }
+        return clients;
     }
 
     /**
@@ -315,6 +339,7 @@ public final class PullObserver implements AutoCloseable {
                 e = new Entry(c.image, key);
                 active.put(key, e);
                 String why = null;
+                ContentProgressPoller content = clients().content();
                 if (content == null) {
                     why = "byte progress is not followed (content progress is off)";
                 } else if (content.unavailableReason() != null) {
@@ -374,7 +399,13 @@ public final class PullObserver implements AutoCloseable {
             return;
         }
         // the final layers: found during the pull, or read from the manifest the runtime stored
-        status.imageStatus(e.image)
+        Clients runtime;
+        synchronized (this) {
+            runtime = clients;
+        }
+        ContentProgressPoller content = runtime.content();
+        runtime.status()
+                .imageStatus(e.image)
                 .thenCompose(
                         info ->
                                 info.isEmpty() || content == null
@@ -587,6 +618,7 @@ public final class PullObserver implements AutoCloseable {
     @Override
     public void close() {
         List<WatchImpl> open;
+        Clients runtime;
         synchronized (this) {
             if (closed) {
                 return;
@@ -596,9 +628,10 @@ public final class PullObserver implements AutoCloseable {
             watchers.clear();
             active.clear();
             recent.clear();
+            runtime = clients;
         }
-        if (content != null) {
-            content.close();
+        if (runtime != null && runtime.content() != null) {
+            runtime.content().close();
         }
         executor.shutdownNow();
         try {
@@ -613,11 +646,14 @@ public final class PullObserver implements AutoCloseable {
                 LOG.debug("a pull progress listener failed at the end: {}", ex.toString());
             }
         }
-        status.close();
-        if (ownsChannel) {
-            channel.shutdownNow();
+        if (runtime == null) {
+            return;
+        }
+        runtime.status().close();
+        if (runtime.ownsChannel()) {
+            runtime.channel().shutdownNow();
             try {
-                channel.awaitTermination(5, TimeUnit.SECONDS);
+                runtime.channel().awaitTermination(5, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
