@@ -11,78 +11,157 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code ./cri4j proxy} with a jar newer than its class data sharing archive makes the archive
- * with a training run, then starts the proxy from it: the proxy answers through the script, the
- * archive sits next to the jar, and the proxy's own classes come from it.
+ * {@code ./cri4j proxy}, {@code fake-runtime} and {@code nri-plugin} with a jar newer than the
+ * command's class data sharing archive make the archive with a training run, then start from it:
+ * the command answers (a Version; registered with an NRI host), the archive sits next to the jar,
+ * and the command's own classes come from it.
  */
-class ProxyCdsArchiveIT {
+class CdsArchiveIT {
     private static final Path JAR = Path.of("target", "cri4j-cli.jar");
-    private static final Path JSA = Path.of("target", "cri4j-cli.jsa");
 
     @TempDir Path dir;
 
+    private static Path archive(String command) {
+        return Path.of("target", "cri4j-cli-" + command + ".jsa");
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** Starts {@code ./cri4j ARGS} with its class loading logged to {@code dir/classes.log}. */
+    private Process script(String... args) throws IOException {
+        Files.deleteIfExists(archive(args[0]));
+        Files.deleteIfExists(Path.of(archive(args[0]) + ".failed"));
+        List<String> cmd = new ArrayList<>(List.of("bash", Path.of("..", "cri4j").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb =
+                new ProcessBuilder(cmd)
+                        .redirectErrorStream(true)
+                        .redirectOutput(dir.resolve("script.out").toFile());
+        pb.environment()
+                .put("CRI4J_JAVA_OPTS", "-Xlog:class+load=info:file=" + dir.resolve("classes.log"));
+        pb.environment().remove("CRI4J_CDS");
+        return pb.start();
+    }
+
+    /** The archive was made for {@code command} and {@code probe} came from it. */
+    private void madeAndUsed(String command, String probe) throws IOException {
+        Path jsa = archive(command);
+        assertThat(jsa).as("the archive next to the jar").isRegularFile();
+        assertThat(Files.getLastModifiedTime(jsa))
+                .as("made after the jar")
+                .isGreaterThanOrEqualTo(Files.getLastModifiedTime(JAR));
+        assertThat(Files.readString(dir.resolve("script.out")))
+                .contains("making the class data sharing archive " + jsa.getFileName())
+                .doesNotContain("training run failed");
+        assertThat(Files.readAllLines(dir.resolve("classes.log")))
+                .as("the command's classes, loaded from the archive")
+                .anyMatch(l -> l.contains(probe + " ") && l.contains("shared objects file (top)"));
+    }
+
+    private Process fakeRuntime(String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(java(), "-jar", JAR.toString(), "fake-runtime"));
+        cmd.addAll(List.of(extra));
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("fake.out").toFile())
+                .start();
+    }
+
+    private static void stop(Process... ps) throws InterruptedException {
+        for (Process p : ps) {
+            if (p != null) {
+                p.destroy();
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
-    void theFirstProxyMakesTheArchiveAndStartsFromIt() throws Exception {
-        Files.deleteIfExists(JSA);
-        Files.deleteIfExists(Path.of("target", "cri4j-cli.jsa.failed"));
+    void theFirstProxyMakesItsArchiveAndStartsFromIt() throws Exception {
         Path fakeSock = dir.resolve("fake.sock");
         Path proxySock = dir.resolve("proxy.sock");
-        Path classLog = dir.resolve("classes.log");
-        Process fake =
-                new ProcessBuilder(
-                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                                "-jar",
-                                JAR.toString(),
-                                "fake-runtime",
-                                "--listen",
-                                "unix://" + fakeSock)
-                        .redirectErrorStream(true)
-                        .redirectOutput(dir.resolve("fake.out").toFile())
-                        .start();
+        Process fake = fakeRuntime("--listen", "unix://" + fakeSock);
         Process proxy = null;
         try {
-            ProcessBuilder pb =
-                    new ProcessBuilder(
-                                    "bash",
-                                    Path.of("..", "cri4j").toString(),
-                                    "proxy",
-                                    "--listen",
-                                    "unix://" + proxySock,
-                                    "--backend",
-                                    "unix://" + fakeSock)
-                            .redirectErrorStream(true)
-                            .redirectOutput(dir.resolve("proxy.out").toFile());
-            pb.environment().put("CRI4J_JAVA_OPTS", "-Xlog:class+load=info:file=" + classLog);
-            pb.environment().remove("CRI4J_CDS");
-            proxy = pb.start();
+            proxy =
+                    script(
+                            "proxy",
+                            "--listen",
+                            "unix://" + proxySock,
+                            "--backend",
+                            "unix://" + fakeSock);
             answered(proxySock, 180);
-            assertThat(JSA).as("the archive next to the jar").isRegularFile();
-            assertThat(Files.getLastModifiedTime(JSA))
-                    .as("made after the jar")
-                    .isGreaterThanOrEqualTo(Files.getLastModifiedTime(JAR));
-            assertThat(Files.readString(dir.resolve("proxy.out")))
-                    .contains("making the class data sharing archive")
-                    .doesNotContain("training run failed");
-            List<String> loaded = Files.readAllLines(classLog);
-            assertThat(loaded)
-                    .as("the proxy's classes, loaded from the archive")
-                    .anyMatch(
-                            l ->
-                                    l.contains("io.cri4j.proxy.CriProxy ")
-                                            && l.contains("shared objects file (top)"));
+            madeAndUsed("proxy", "io.cri4j.proxy.CriProxy");
         } finally {
-            if (proxy != null) {
-                proxy.destroy();
-                proxy.waitFor(30, TimeUnit.SECONDS);
+            stop(proxy, fake);
+        }
+    }
+
+    @Test
+    void theFirstFakeRuntimeMakesItsArchiveAndStartsFromIt() throws Exception {
+        Path sock = dir.resolve("rt.sock");
+        Process fake = script("fake-runtime", "--listen", "unix://" + sock);
+        try {
+            answered(sock, 180);
+            madeAndUsed("fake-runtime", "io.cri4j.testing.fake.FakeCriServer");
+        } finally {
+            stop(fake);
+        }
+    }
+
+    @Test
+    void theFirstNriPluginMakesItsArchiveAndStartsFromIt() throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        try (Stream<Path> built = Files.list(Path.of("..", "example-hook-plugin", "target"))) {
+            for (Path j :
+                    built.filter(
+                                    p ->
+                                            p.getFileName()
+                                                    .toString()
+                                                    .matches("cri4j-example-hook-plugin-.*\\.jar"))
+                            .toList()) {
+                Files.copy(j, plugins.resolve(j.getFileName()));
             }
-            fake.destroy();
-            fake.waitFor(30, TimeUnit.SECONDS);
+        }
+        Path nriSock = dir.resolve("nri.sock");
+        Process host =
+                fakeRuntime(
+                        "--listen",
+                        "unix://" + dir.resolve("host.sock"),
+                        "--nri-socket",
+                        "unix://" + nriSock);
+        Process plugin = null;
+        try {
+            answered(dir.resolve("host.sock"), 60);
+            plugin =
+                    script(
+                            "nri-plugin",
+                            "--socket",
+                            "unix://" + nriSock,
+                            "--plugins",
+                            plugins.toString());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+            while (!Files.readString(dir.resolve("script.out"))
+                    .contains("nri-plugin: registered as")) {
+                assertThat(plugin.isAlive())
+                        .as("the plugin runs: %s", Files.readString(dir.resolve("script.out")))
+                        .isTrue();
+                assertThat(System.nanoTime()).as("registered in 180 s").isLessThan(deadline);
+                Thread.sleep(100); // polling a condition with a deadline
+            }
+            madeAndUsed("nri-plugin", "io.cri4j.nri.NriPlugin");
+        } finally {
+            stop(plugin, host);
         }
     }
 
