@@ -194,6 +194,10 @@ public final class StreamingVsContainerd {
                 cch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 fch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
+        } finally {
+            try (var files = Files.walk(logs)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
         }
     }
 
