@@ -15,7 +15,7 @@ import java.util.TreeMap;
  * and GC) and of each group of application threads (by name: the client's event loop
  * {@code cri4j-streaming-client}, the server's event loops {@code cri4j-streaming-io}, the
  * runtime {@code cri4j-streaming}, the reader {@code main}; the raw copy's writer
- * {@code raw-copy}). Less noisy than throughput on a shared machine, since other load does not
+ * {@code raw-copy}), and the JIT compiler threads' share of the process's. Less noisy than throughput on a shared machine, since other load does not
  * change how much CPU a byte costs. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.StreamingThreadCpu [raw|spdy|ws] [copies]}.
  */
@@ -45,6 +45,7 @@ public final class StreamingThreadCpu {
             }
             Map<Long, Long> before = cpu(threads);
             long process0 = os.getProcessCpuTime();
+            long jit0 = StreamingThroughputRatio.compilerCpuNanos();
             long t0 = System.nanoTime();
             for (int i = 0; i < copies; i++) {
                 copy(f, client, kind, bytes);
@@ -52,6 +53,7 @@ public final class StreamingThreadCpu {
             double seconds = (System.nanoTime() - t0) / 1e9;
             double totalMib = (double) copies * mib;
             long process = os.getProcessCpuTime() - process0;
+            long jit = StreamingThroughputRatio.compilerCpuNanos() - jit0;
             Map<String, Double> byGroup = new TreeMap<>();
             double app = 0;
             for (Map.Entry<Long, Long> e : cpu(threads).entrySet()) {
@@ -66,8 +68,14 @@ public final class StreamingThreadCpu {
                 app += ms;
             }
             System.out.printf(
-                    "%s: %d copies of %d MiB, %.0f MiB/s; CPU per MiB: process %.3f ms, application threads %.3f ms%n",
-                    kind, copies, mib, totalMib / seconds, process / 1e6 / totalMib, app);
+                    "%s: %d copies of %d MiB, %.0f MiB/s; CPU per MiB: process %.3f ms (JIT compiler threads %.3f ms), application threads %.3f ms%n",
+                    kind,
+                    copies,
+                    mib,
+                    totalMib / seconds,
+                    process / 1e6 / totalMib,
+                    jit / 1e6 / totalMib,
+                    app);
             byGroup.forEach(
                     (name, ms) -> {
                         if (ms >= 0.005) {

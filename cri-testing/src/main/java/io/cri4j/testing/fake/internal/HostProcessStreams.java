@@ -128,7 +128,8 @@ public final class HostProcessStreams {
         CompletableFuture<Void> done = new CompletableFuture<>();
         pumps.execute(
                 () -> {
-                    byte[] buf = new byte[8192];
+                    // 32 KiB, the buffer of Go's io.Copy with which containerd copies a pipe
+                    byte[] buf = new byte[32 * 1024];
                     try {
                         int n;
                         while ((n = in.read(buf)) >= 0) {
