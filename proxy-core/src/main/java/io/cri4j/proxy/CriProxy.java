@@ -111,6 +111,9 @@ public final class CriProxy implements AutoCloseable {
     private volatile RuntimeFeatures features = RuntimeFeatures.ALL;
     private final List<HookProvider> startedProviders = new ArrayList<>();
 
+    /** The probe started once the proxy serves: its answer, null if inconclusive. */
+    private volatile CompletableFuture<Boolean> firstProbe = new CompletableFuture<>();
+
     /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
     private volatile Boolean v1alpha2;
 
@@ -232,7 +235,20 @@ public final class CriProxy implements AutoCloseable {
         }
         // asked once the proxy serves, not before: bringing up the client for it would delay the
         // first relayed call; a v1alpha2 call that needs the answer waits for this probe
-        workers.execute(this::probeV1alpha2);
+        CompletableFuture<Boolean> first = new CompletableFuture<>();
+        firstProbe = first;
+        workers.execute(
+                () -> {
+                    try {
+                        probeV1alpha2().whenComplete((served, t) -> first.complete(served));
+                    } catch (RuntimeException e) {
+                        first.complete(null);
+                        LOG.warn(
+                                "v1alpha2 probe of backend {} failed: {}",
+                                config.backend,
+                                e.toString());
+                    }
+                });
         LOG.info(
                 "CRI proxy listening on {} for backend {} (intercepted methods: {}, hooks: {})",
                 config.listen,
@@ -623,6 +639,11 @@ public final class CriProxy implements AutoCloseable {
                             }
                             return served;
                         });
+    }
+
+    /** Completes when the probe the proxy started once it served has its answer. For tests. */
+    CompletionStage<Boolean> firstProbe() {
+        return firstProbe;
     }
 
     /** True once the backend answered v1alpha2 Version (v1alpha2 calls are then hooked). */

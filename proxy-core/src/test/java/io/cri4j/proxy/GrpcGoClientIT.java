@@ -14,6 +14,7 @@ import io.cri4j.cri.v1.VersionResponse;
 import io.cri4j.testing.real.GrpcGoClient;
 import io.cri4j.testing.real.GrpcGoClient.Call;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +51,9 @@ class GrpcGoClientIT extends ProxyTestBase {
                                                                                     "interceptor"))
                                                             .build());
                                         })));
-        int before = backend.connections.get(); // the proxy's own, to probe the runtime
+        // the proxy's own connection, made for the probe it starts once it serves
+        proxy.firstProbe().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        int before = backend.connections.get();
         CreateContainerRequest create =
                 CreateContainerRequest.newBuilder()
                         .setPodSandboxId("pod")
@@ -156,7 +159,9 @@ class GrpcGoClientIT extends ProxyTestBase {
                                                 VersionResponse.newBuilder()
                                                         .setRuntimeName("from-the-proxy")
                                                         .build())));
-        int before = backend.connections.get(); // the proxy's own, to probe the runtime
+        // the proxy's own connection, made for the probe it starts once it serves
+        proxy.firstProbe().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        int before = backend.connections.get();
 
         GrpcGoClient.Run run =
                 go.call(
