@@ -912,6 +912,56 @@ class CriProxyIT extends ProxyTestBase {
     }
 
     @Test
+    void aRuntimeIgnoringTheExitFilterDoesNotStopRunningContainersForTheHooks() throws Exception {
+        backend.ignoreListFilter = true;
+        List<io.cri4j.hook.nri.v1alpha1.Container> stopped = new CopyOnWriteArrayList<>();
+        AsyncHook onStop =
+                new AsyncHook() {
+                    @Override
+                    public String name() {
+                        return "on-stop";
+                    }
+
+                    @Override
+                    public Set<HookEvent> events() {
+                        return Set.of(HookEvent.STOP_CONTAINER);
+                    }
+
+                    @Override
+                    public CompletionStage<HookResult> stopContainer(
+                            PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
+                        stopped.add(c);
+                        return CompletableFuture.completedFuture(HookResult.none());
+                    }
+                };
+        startProxy(CriProxy.builder().addHook(onStop));
+        java.util.function.Supplier<RuntimeServiceGrpc.RuntimeServiceBlockingStub> stubs =
+                () ->
+                        RuntimeServiceGrpc.newBlockingStub(client)
+                                .withDeadlineAfter(10, TimeUnit.SECONDS);
+        RunPodSandboxRequest p = pod("unfiltered");
+        String podId = stubs.get().runPodSandbox(p).getPodSandboxId();
+        String ctr = stubs.get().createContainer(container(podId, p)).getContainerId();
+        stubs.get().startContainer(StartContainerRequest.newBuilder().setContainerId(ctr).build());
+        // the proxy looks for exits once a second; the runtime answers with its running container
+        int before = backend.received(io.cri4j.cri.v1.ListContainersRequest.class).size();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (stopped.isEmpty()
+                && backend.received(io.cri4j.cri.v1.ListContainersRequest.class).size()
+                        < before + 2) {
+            assertThat(System.nanoTime()).as("two exit polls in 20 s").isLessThan(deadline);
+            Thread.sleep(20); // polling a condition with a deadline
+        }
+        assertThat(stopped).as("no StopContainer for a running container").isEmpty();
+        stubs.get()
+                .stopContainer(
+                        io.cri4j.cri.v1.StopContainerRequest.newBuilder()
+                                .setContainerId(ctr)
+                                .build());
+        assertThat(stopped).singleElement().satisfies(c -> assertThat(c.getId()).isEqualTo(ctr));
+    }
+
+    @Test
     void hooksSeeAPodAsItsLastUpdateLeftItAndTheStoreFollowsEventsNoHookIsSubscribedTo()
             throws Exception {
         List<PodSandbox> created = new CopyOnWriteArrayList<>();

@@ -81,6 +81,10 @@ final class TestBackend implements AutoCloseable {
     final Path socket;
     final boolean v1alpha2;
     final List<Object> received = new CopyOnWriteArrayList<>();
+
+    /** When set, ListContainers answers every container whatever its filter asks for. */
+    volatile boolean ignoreListFilter;
+
     final List<String> headerValues = new CopyOnWriteArrayList<>();
     final AtomicInteger versionCalls = new AtomicInteger();
 
@@ -246,6 +250,12 @@ final class TestBackend implements AutoCloseable {
                                 .asException(trailers));
                 return;
             }
+            containers.computeIfPresent(
+                    r.getContainerId(),
+                    (k, c) ->
+                            c.toBuilder()
+                                    .setState(io.cri4j.cri.v1.ContainerState.CONTAINER_RUNNING)
+                                    .build());
             o.onNext(StartContainerResponse.getDefaultInstance());
             o.onCompleted();
         }
@@ -255,6 +265,12 @@ final class TestBackend implements AutoCloseable {
                 io.cri4j.cri.v1.StopContainerRequest r,
                 StreamObserver<io.cri4j.cri.v1.StopContainerResponse> o) {
             received.add(r);
+            containers.computeIfPresent(
+                    r.getContainerId(),
+                    (k, c) ->
+                            c.toBuilder()
+                                    .setState(io.cri4j.cri.v1.ContainerState.CONTAINER_EXITED)
+                                    .build());
             o.onNext(io.cri4j.cri.v1.StopContainerResponse.getDefaultInstance());
             o.onCompleted();
         }
@@ -316,9 +332,34 @@ final class TestBackend implements AutoCloseable {
         @Override
         public void listContainers(
                 ListContainersRequest r, StreamObserver<ListContainersResponse> o) {
+            received.add(r);
+            // the filter as containerd applies it: the proxy's exit poll asks for exited ones only
+            io.cri4j.cri.v1.ContainerFilter f =
+                    ignoreListFilter
+                            ? io.cri4j.cri.v1.ContainerFilter.getDefaultInstance()
+                            : r.getFilter();
             o.onNext(
                     ListContainersResponse.newBuilder()
-                            .addAllContainers(containers.values())
+                            .addAllContainers(
+                                    containers.values().stream()
+                                            .filter(
+                                                    c ->
+                                                            !f.hasState()
+                                                                    || c.getState()
+                                                                            == f.getState()
+                                                                                    .getState())
+                                            .filter(
+                                                    c ->
+                                                            f.getId().isEmpty()
+                                                                    || c.getId().equals(f.getId()))
+                                            .filter(
+                                                    c ->
+                                                            f.getPodSandboxId().isEmpty()
+                                                                    || c.getPodSandboxId()
+                                                                            .equals(
+                                                                                    f
+                                                                                            .getPodSandboxId()))
+                                            .toList())
                             .build());
             o.onCompleted();
         }

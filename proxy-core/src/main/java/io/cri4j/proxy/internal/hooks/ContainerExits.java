@@ -178,6 +178,8 @@ final class ContainerExits implements AutoCloseable {
                                                                                             .CONTAINER_EXITED)))
                                             .build());
             list.getContainersList().stream()
+                    // a runtime that ignores the filter answers with running ones too
+                    .filter(c -> c.getState() == ContainerState.CONTAINER_EXITED)
                     .map(c -> ids.toClient(c.getId()))
                     .filter(running::contains)
                     .forEach(this::exit);
