@@ -31,6 +31,7 @@ import io.cri4j.testing.real.TestPods;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -267,6 +268,28 @@ class ProxyNriSocketIT {
         }
     }
 
+    /** Polls {@code ss} until a unix socket of process {@code pid} holds bytes it has not read. */
+    static void awaitUnreadInput(long pid) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String owner = "pid=" + pid + ",";
+        while (true) {
+            Process ss =
+                    new ProcessBuilder("ss", "-x", "-p", "-n").redirectErrorStream(true).start();
+            String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(ss.waitFor()).as(out).isZero();
+            for (String line : out.split("\n")) {
+                String[] f = line.trim().split("\\s+");
+                if (line.contains(owner) && f.length > 2 && f[2].matches("[1-9][0-9]*")) {
+                    return;
+                }
+            }
+            assertThat(System.nanoTime())
+                    .as("a request waiting in the socket of process %d", pid)
+                    .isLessThan(deadline);
+            Thread.sleep(20); // polling a condition with a deadline
+        }
+    }
+
     static void signal(String signal, long pid) throws Exception {
         Process p =
                 new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
@@ -345,6 +368,9 @@ class ProxyNriSocketIT {
         } finally {
             stuck.release.countDown();
         }
+        // nri-logger goes only once the proxy's request to it is in its socket: killed earlier, it
+        // would be gone before its turn, and the call would go on without it
+        awaitUnreadInput(logger.pid());
         signal("KILL", logger.pid());
         assertThat(call.get(60, TimeUnit.SECONDS))
                 .isInstanceOfSatisfying(
