@@ -117,6 +117,8 @@ class JvmDefaultsIT {
                         .redirectErrorStream(true);
         pb.environment().remove("CRI4J_JAVA_OPTS");
         pb.environment().remove("MALLOC_ARENA_MAX");
+        // the defaults alone, as the image and the unit run them (CdsArchiveIT: the archives)
+        pb.environment().put("CRI4J_CDS", "0");
         Process p = pb.start();
         try {
             BufferedReader out =
