@@ -17,6 +17,7 @@
 #                                                  (CLI_JAR=FILE: another CLI jar)
 #
 # Needs Debian's golang-go and golang-google-grpc-dev (installed when missing, as root).
+# GOCACHE, when set, is the Go build cache (default: benchmarks/go/target/gocache).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -36,7 +37,7 @@ mkdir -p "$here/target/src/grpcgolatency"
 cp "$root/cri-testing/src/main/resources/io/cri4j/testing/real/grpcgo/main.go" \
   "$here/target/src/grpcgolatency/main.go"
 (cd "$here/target/src/grpcgolatency" && GO111MODULE=off GOPATH="$here/target:/usr/share/gocode" \
-  GOCACHE="$here/target/gocache" go build -o "$here/target/grpcgolatency" .)
+  GOCACHE="${GOCACHE:-$here/target/gocache}" go build -o "$here/target/grpcgolatency" .)
 bench_dir="$here/target"
 jar="$root/benchmarks/target/benchmarks.jar"
 if [[ "$mode" != jvm && ! -f "$jar" ]]; then
