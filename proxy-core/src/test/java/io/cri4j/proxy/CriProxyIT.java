@@ -911,29 +911,32 @@ class CriProxyIT extends ProxyTestBase {
         assertThat(hook.seen).isEmpty();
     }
 
+    /** A hook subscribed to StopContainer only, recording the containers it hears of. */
+    static AsyncHook recordingStops(List<Container> stopped) {
+        return new AsyncHook() {
+            @Override
+            public String name() {
+                return "on-stop";
+            }
+
+            @Override
+            public Set<HookEvent> events() {
+                return Set.of(HookEvent.STOP_CONTAINER);
+            }
+
+            @Override
+            public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container c) {
+                stopped.add(c);
+                return CompletableFuture.completedFuture(HookResult.none());
+            }
+        };
+    }
+
     @Test
     void aRuntimeIgnoringTheExitFilterDoesNotStopRunningContainersForTheHooks() throws Exception {
         backend.ignoreListFilter = true;
-        List<io.cri4j.hook.nri.v1alpha1.Container> stopped = new CopyOnWriteArrayList<>();
-        AsyncHook onStop =
-                new AsyncHook() {
-                    @Override
-                    public String name() {
-                        return "on-stop";
-                    }
-
-                    @Override
-                    public Set<HookEvent> events() {
-                        return Set.of(HookEvent.STOP_CONTAINER);
-                    }
-
-                    @Override
-                    public CompletionStage<HookResult> stopContainer(
-                            PodSandbox pod, io.cri4j.hook.nri.v1alpha1.Container c) {
-                        stopped.add(c);
-                        return CompletableFuture.completedFuture(HookResult.none());
-                    }
-                };
+        List<Container> stopped = new CopyOnWriteArrayList<>();
+        AsyncHook onStop = recordingStops(stopped);
         startProxy(CriProxy.builder().addHook(onStop));
         java.util.function.Supplier<RuntimeServiceGrpc.RuntimeServiceBlockingStub> stubs =
                 () ->
@@ -985,24 +988,7 @@ class CriProxyIT extends ProxyTestBase {
                         return CompletableFuture.completedFuture(HookResult.none());
                     }
                 };
-        AsyncHook onStop =
-                new AsyncHook() {
-                    @Override
-                    public String name() {
-                        return "on-stop";
-                    }
-
-                    @Override
-                    public Set<HookEvent> events() {
-                        return Set.of(HookEvent.STOP_CONTAINER);
-                    }
-
-                    @Override
-                    public CompletionStage<HookResult> stopContainer(PodSandbox pod, Container c) {
-                        stopped.add(c);
-                        return CompletableFuture.completedFuture(HookResult.none());
-                    }
-                };
+        AsyncHook onStop = recordingStops(stopped);
         RuntimeServiceGrpc.RuntimeServiceBlockingStub stub =
                 startProxy(CriProxy.builder().addHook(onCreate).addHook(onStop));
         RunPodSandboxRequest p = pod("web");

@@ -233,6 +233,11 @@ final class TestBackend implements AutoCloseable {
             o.onCompleted();
         }
 
+        /** A known container's state, as its start and stop leave it. */
+        private void state(String id, io.cri4j.cri.v1.ContainerState state) {
+            containers.computeIfPresent(id, (k, c) -> c.toBuilder().setState(state).build());
+        }
+
         @Override
         public void startContainer(
                 StartContainerRequest r, StreamObserver<StartContainerResponse> o) {
@@ -250,12 +255,7 @@ final class TestBackend implements AutoCloseable {
                                 .asException(trailers));
                 return;
             }
-            containers.computeIfPresent(
-                    r.getContainerId(),
-                    (k, c) ->
-                            c.toBuilder()
-                                    .setState(io.cri4j.cri.v1.ContainerState.CONTAINER_RUNNING)
-                                    .build());
+            state(r.getContainerId(), io.cri4j.cri.v1.ContainerState.CONTAINER_RUNNING);
             o.onNext(StartContainerResponse.getDefaultInstance());
             o.onCompleted();
         }
@@ -265,12 +265,7 @@ final class TestBackend implements AutoCloseable {
                 io.cri4j.cri.v1.StopContainerRequest r,
                 StreamObserver<io.cri4j.cri.v1.StopContainerResponse> o) {
             received.add(r);
-            containers.computeIfPresent(
-                    r.getContainerId(),
-                    (k, c) ->
-                            c.toBuilder()
-                                    .setState(io.cri4j.cri.v1.ContainerState.CONTAINER_EXITED)
-                                    .build());
+            state(r.getContainerId(), io.cri4j.cri.v1.ContainerState.CONTAINER_EXITED);
             o.onNext(io.cri4j.cri.v1.StopContainerResponse.getDefaultInstance());
             o.onCompleted();
         }
