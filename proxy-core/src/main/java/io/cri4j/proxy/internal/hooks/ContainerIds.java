@@ -1,15 +1,11 @@
 package io.cri4j.proxy.internal.hooks;
 
-import com.google.protobuf.Descriptors.Descriptor;
-import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import java.security.SecureRandom;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -127,20 +123,6 @@ public final class ContainerIds {
     // ---------------------------------------------------------------- messages
 
     /**
-     * The messages whose field {@code id} is a container's id (every other CRI field holding one
-     * is named {@code container_id} or {@code container_ids}).
-     */
-    private static final Set<String> CONTAINER_ID_MESSAGES =
-            Set.of(
-                    "Container",
-                    "ContainerAttributes",
-                    "ContainerFilter",
-                    "ContainerStatus",
-                    "ContainerStatsFilter");
-
-    private static final Map<Descriptor, Boolean> CARRIES = new ConcurrentHashMap<>();
-
-    /**
      * {@code request} with every container id in it (any depth) as the runtime knows it; the same
      * instance when nothing changes.
      */
@@ -149,7 +131,7 @@ public final class ContainerIds {
         if (isEmpty() || !(request instanceof Message m)) {
             return request;
         }
-        return (M) translate(m, this::toBackend, false);
+        return (M) ContainerIdFields.translate(m, this::toBackend, null);
     }
 
     /**
@@ -162,39 +144,23 @@ public final class ContainerIds {
             return response;
         }
         if (!creating.isEmpty()) {
-            learn(m);
+            ContainerIdFields.containers(
+                    m,
+                    (c, s) -> {
+                        if (c != null) {
+                            learn(c.getAnnotationsMap().get(ANNOTATION), c.getId());
+                        } else {
+                            learn(s.getAnnotationsMap().get(ANNOTATION), s.getId());
+                        }
+                    });
         }
         if (isEmpty()) {
             return response;
         }
-        return (M) translate(m, this::toClient, true);
+        return (M) ContainerIdFields.translate(m, this::toClient, ANNOTATION);
     }
 
-    /** Learns the pairs of containers being created from their annotations in {@code m}. */
-    private void learn(Message m) {
-        if (m instanceof io.cri4j.cri.v1.Container c) {
-            learn(c.getAnnotationsMap().get(ANNOTATION), c.getId());
-        } else if (m instanceof io.cri4j.cri.v1.ContainerStatus c) {
-            learn(c.getAnnotationsMap().get(ANNOTATION), c.getId());
-        }
-        Descriptor d = m.getDescriptorForType();
-        if (!carriesContainerIds(d)) {
-            return;
-        }
-        for (FieldDescriptor fd : d.getFields()) {
-            if (fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE
-                    && carriesContainerIds(fd.getMessageType())) {
-                if (fd.isRepeated()) {
-                    for (int i = 0, n = m.getRepeatedFieldCount(fd); i < n; i++) {
-                        learn((Message) m.getRepeatedField(fd, i));
-                    }
-                } else if (m.hasField(fd)) {
-                    learn((Message) m.getField(fd));
-                }
-            }
-        }
-    }
-
+    /** Learns the pair of a container being created from its annotation. */
     private void learn(String proxyId, String backendId) {
         if (proxyId != null
                 && !backendId.isEmpty()
@@ -204,102 +170,8 @@ public final class ContainerIds {
         }
     }
 
-    /** Whether messages of type {@code d} can hold a container id at some depth. */
-    public static boolean carriesContainerIds(Descriptor d) {
-        return carries(d, new HashSet<>());
-    }
-
-    private static boolean carries(Descriptor d, Set<Descriptor> seen) {
-        Boolean known = CARRIES.get(d);
-        if (known != null) {
-            return known;
-        }
-        if (!seen.add(d)) {
-            return false; // a cycle: decided by its other fields
-        }
-        boolean any = false;
-        for (FieldDescriptor f : d.getFields()) {
-            if (isId(d, f)
-                    || (f.getJavaType() == FieldDescriptor.JavaType.MESSAGE
-                            && carries(f.getMessageType(), seen))) {
-                any = true;
-                break;
-            }
-        }
-        CARRIES.put(d, any);
-        return any;
-    }
-
-    /** Whether field {@code f} of {@code d} holds a container's id. */
-    static boolean isId(Descriptor d, FieldDescriptor f) {
-        if (f.getType() != FieldDescriptor.Type.STRING) {
-            return false;
-        }
-        String n = f.getName();
-        return (n.equals("container_id") && !f.isRepeated())
-                || (n.equals("container_ids") && f.isRepeated())
-                || (n.equals("id")
-                        && !f.isRepeated()
-                        && CONTAINER_ID_MESSAGES.contains(d.getName()));
-    }
-
-    private static Message translate(Message m, UnaryOperator<String> f, boolean strip) {
-        Descriptor d = m.getDescriptorForType();
-        if (!carriesContainerIds(d)) {
-            return m;
-        }
-        Message.Builder b = null;
-        for (FieldDescriptor fd : d.getFields()) {
-            if (isId(d, fd)) {
-                if (fd.isRepeated()) {
-                    for (int i = 0, n = m.getRepeatedFieldCount(fd); i < n; i++) {
-                        String v = (String) m.getRepeatedField(fd, i);
-                        String t = f.apply(v);
-                        if (!t.equals(v)) {
-                            b = b != null ? b : m.toBuilder();
-                            b.setRepeatedField(fd, i, t);
-                        }
-                    }
-                } else {
-                    String v = (String) m.getField(fd);
-                    String t = f.apply(v);
-                    if (!t.equals(v)) {
-                        b = b != null ? b : m.toBuilder();
-                        b.setField(fd, t);
-                    }
-                }
-            } else if (fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE
-                    && carriesContainerIds(fd.getMessageType())) {
-                if (fd.isRepeated()) {
-                    for (int i = 0, n = m.getRepeatedFieldCount(fd); i < n; i++) {
-                        Message v = (Message) m.getRepeatedField(fd, i);
-                        Message t = translate(v, f, strip);
-                        if (t != v) {
-                            b = b != null ? b : m.toBuilder();
-                            b.setRepeatedField(fd, i, t);
-                        }
-                    }
-                } else if (m.hasField(fd)) {
-                    Message v = (Message) m.getField(fd);
-                    Message t = translate(v, f, strip);
-                    if (t != v) {
-                        b = b != null ? b : m.toBuilder();
-                        b.setField(fd, t);
-                    }
-                }
-            }
-        }
-        Message out = b == null ? m : b.build();
-        if (strip
-                && out instanceof io.cri4j.cri.v1.Container c
-                && c.containsAnnotations(ANNOTATION)) {
-            return c.toBuilder().removeAnnotations(ANNOTATION).build();
-        }
-        if (strip
-                && out instanceof io.cri4j.cri.v1.ContainerStatus c
-                && c.containsAnnotations(ANNOTATION)) {
-            return c.toBuilder().removeAnnotations(ANNOTATION).build();
-        }
-        return out;
+    /** Whether messages of {@code prototype}'s type (either CRI version) can hold a container id. */
+    public static boolean carriesContainerIds(Object prototype) {
+        return ContainerIdFields.carries(prototype);
     }
 }

@@ -1,6 +1,5 @@
 package io.cri4j.proxy.internal.hooks;
 
-import com.google.protobuf.Message;
 import io.cri4j.cri.internal.UnaryCalls;
 import io.cri4j.cri.v1.ContainerConfig;
 import io.cri4j.cri.v1.ContainerState;
@@ -371,8 +370,7 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
 
     private static boolean carries(MethodDescriptor.Marshaller<?> m) {
         return m instanceof MethodDescriptor.PrototypeMarshaller<?> p
-                && p.getMessagePrototype() instanceof Message msg
-                && ContainerIds.carriesContainerIds(msg.getDescriptorForType());
+                && ContainerIds.carriesContainerIds(p.getMessagePrototype());
     }
 
     /** One lifecycle call: the host's method for it, with the proxy's step. */

@@ -58,6 +58,45 @@ class ContainerIdsTest {
     private static final String B = "b".repeat(64); // the runtime's id
     private static final String POD = "c".repeat(64);
 
+    /**
+     * The proto's rule, read from its descriptors: a string field named {@code container_id},
+     * repeated {@code container_ids}, or {@code id} of the messages that describe a container.
+     */
+    private static final java.util.Set<String> CONTAINER_ID_MESSAGES =
+            java.util.Set.of(
+                    "Container",
+                    "ContainerAttributes",
+                    "ContainerFilter",
+                    "ContainerStatus",
+                    "ContainerStatsFilter");
+
+    static boolean isId(Descriptor d, FieldDescriptor f) {
+        if (f.getType() != FieldDescriptor.Type.STRING) {
+            return false;
+        }
+        String n = f.getName();
+        return (n.equals("container_id") && !f.isRepeated())
+                || (n.equals("container_ids") && f.isRepeated())
+                || (n.equals("id")
+                        && !f.isRepeated()
+                        && CONTAINER_ID_MESSAGES.contains(d.getName()));
+    }
+
+    /** Whether messages of type {@code d} hold a container id at some depth, by the rule above. */
+    static boolean carries(Descriptor d, java.util.Set<Descriptor> seen) {
+        if (!seen.add(d)) {
+            return false;
+        }
+        for (FieldDescriptor f : d.getFields()) {
+            if (isId(d, f)
+                    || (f.getJavaType() == FieldDescriptor.JavaType.MESSAGE
+                            && carries(f.getMessageType(), seen))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static ContainerIds ids() {
         ContainerIds ids = new ContainerIds();
         ids.put(P, B);
@@ -339,9 +378,23 @@ class ContainerIdsTest {
      */
     @Test
     void everyContainerIdFieldOfTheProtoAndNoOtherIsTranslated() {
+        everyContainerIdFieldAndNoOtherIsTranslated(
+                RuntimeServiceGrpc.getServiceDescriptor().getMethods(), true);
+    }
+
+    /** The same for {@code runtime.v1alpha2}, which goes through the v1 counterparts. */
+    @Test
+    void everyContainerIdFieldOfTheV1alpha2ProtoAndNoOtherIsTranslated() {
+        everyContainerIdFieldAndNoOtherIsTranslated(
+                io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getServiceDescriptor().getMethods(),
+                false);
+    }
+
+    private static void everyContainerIdFieldAndNoOtherIsTranslated(
+            java.util.Collection<MethodDescriptor<?, ?>> methods, boolean v1) {
         ContainerIds ids = ids();
         List<String> translated = new ArrayList<>();
-        for (MethodDescriptor<?, ?> m : RuntimeServiceGrpc.getServiceDescriptor().getMethods()) {
+        for (MethodDescriptor<?, ?> m : methods) {
             boolean carries = false;
             for (MethodDescriptor.Marshaller<?> marshaller :
                     List.of(m.getRequestMarshaller(), m.getResponseMarshaller())) {
@@ -351,17 +404,31 @@ class ContainerIdsTest {
                                         .getMessagePrototype();
                 Message parsed = parse(proto, fill(proto.getDescriptorForType(), 0));
                 Message toClient = ids.responseToClient(parsed);
+                Message toBackend = ids.requestToBackend(toClient);
                 assertThat(new ContainerIds().requestToBackend(parsed)).isSameAs(parsed);
                 check(toClient, "", translated);
                 boolean changed = toClient != parsed;
-                assertThat(ContainerIds.carriesContainerIds(proto.getDescriptorForType()))
+                assertThat(toClient.getClass()).isSameAs(proto.getClass());
+                assertThat(toBackend).as("back to the runtime's ids").isEqualTo(parsed);
+                assertThat(carries(proto.getDescriptorForType(), new java.util.HashSet<>()))
                         .as(proto.getDescriptorForType().getName())
                         .isEqualTo(changed);
+                if (v1 || changed) {
+                    // a v1alpha2 type may lack the field its v1 counterpart has (translated as
+                    // the identity then)
+                    assertThat(ContainerIds.carriesContainerIds(proto))
+                            .as(proto.getDescriptorForType().getName())
+                            .isEqualTo(changed);
+                }
                 carries |= changed;
             }
-            assertThat(ProxyHooks.CARRYING_IDS.contains(m.getBareMethodName()))
-                    .as(m.getBareMethodName())
-                    .isEqualTo(carries);
+            if (v1) {
+                assertThat(ProxyHooks.CARRYING_IDS.contains(m.getBareMethodName()))
+                        .as(m.getBareMethodName())
+                        .isEqualTo(carries);
+            } else if (carries) {
+                assertThat(ProxyHooks.CARRYING_IDS).contains(m.getBareMethodName());
+            }
         }
         assertThat(translated)
                 .contains(
@@ -369,11 +436,12 @@ class ContainerIdsTest {
                         "ContainerStatus.id",
                         "ContainerAttributes.id",
                         "ContainerFilter.id",
-                        "ContainerStatsFilter.id",
-                        "ContainerEventResponse.container_id",
-                        "CheckpointPodRequest.container_ids",
-                        "ContainerMetrics.container_id",
-                        "RestoredContainer.container_id");
+                        "ContainerStatsFilter.id");
+        if (v1) {
+            assertThat(translated)
+                    .contains(
+                            "CheckpointPodRequest.container_ids", "RestoredContainer.container_id");
+        }
     }
 
     private static Message parse(Message proto, Message dynamic) {
@@ -420,7 +488,7 @@ class ContainerIdsTest {
             }
             for (Object v : values) {
                 if (v instanceof String s) {
-                    boolean id = ContainerIds.isId(d, f);
+                    boolean id = isId(d, f);
                     assertThat(s).as(path + d.getName() + "." + f.getName()).isEqualTo(id ? P : B);
                     if (id) {
                         translated.add(d.getName() + "." + f.getName());
