@@ -10,11 +10,13 @@ mkdir -p "$out/opt" "$out/tmp" "$out/etc"
 java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
 "$java_home/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.net.http,jdk.unsupported,jdk.crypto.ec,java.security.jgss,jdk.net \
   --strip-debug --no-header-files --no-man-pages --generate-cds-archive --output "$out/opt/java"
-# every shared library the runtime's binaries and libraries link against, plus the loader
+# every shared library the runtime's binaries and libraries link against, the loader, and what
+# Netty's epoll library (unpacked from its jar at run time) links against: libdl and librt
 libs=$( { ldd "$out/opt/java/bin/java"; find "$out/opt/java/lib" -name '*.so' -exec ldd {} \; 2>/dev/null; } \
         | awk '/=> \//{print $3} /^\s*\/lib/{print $1}' | sort -u)
 for lib in $libs /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libresolv.so.2 \
-           /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libnss_dns.so.2; do
+           /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libnss_dns.so.2 \
+           /lib/x86_64-linux-gnu/libdl.so.2 /lib/x86_64-linux-gnu/librt.so.1; do
   [[ -e "$lib" ]] || continue
   case "$lib" in "$out"/*) continue ;; esac
   mkdir -p "$out$(dirname "$lib")"
