@@ -29,7 +29,7 @@ class ImageLibsCheck {
     void theImageHoldsTheCommandLineAndNoJUnitClass() throws Exception {
         Path tar = Path.of("target", "jib-image.tar").toAbsolutePath();
         assertThat(tar)
-                .as("the image, built by mvn -pl cli -am -Pimage -DskipTests package")
+                .as("the image, built by mvn -pl cli -am -Pimage -DskipTests verify")
                 .exists();
         Path image = dir.resolve("image");
         untar(tar, image);
@@ -44,11 +44,20 @@ class ImageLibsCheck {
         for (var layer : layers) {
             untar(image.resolve(layer.getAsString()), root);
         }
-        assertThat(root.resolve("app/classes/io/cri4j/cli/Cri4jCli.class")).exists();
+        // the command line as a jar (packaged mode: class data sharing takes no directory)
+        Path cli = root.resolve("app/classpath").resolve("cri4j-cli-" + version() + ".jar");
+        try (java.util.zip.ZipFile jar = new java.util.zip.ZipFile(cli.toFile())) {
+            assertThat(jar.getEntry("io/cri4j/cli/Cri4jCli.class")).as("%s", cli).isNotNull();
+        }
         assertThat(Files.readString(root.resolve("app/jib-classpath-file")))
-                .contains("/app/libs/picocli-");
+                .startsWith("/app/classpath/")
+                .contains("/app/libs/picocli-")
+                .doesNotContain("/app/classes");
         List<Path> libs;
-        try (Stream<Path> s = Files.list(root.resolve("app/libs"))) {
+        try (Stream<Path> s =
+                Stream.concat(
+                        Files.list(root.resolve("app/libs")),
+                        Files.list(root.resolve("app/classpath")))) {
             libs = s.toList();
         }
         assertThat(libs)
@@ -64,6 +73,18 @@ class ImageLibsCheck {
             assertThat(all.map(p -> root.relativize(p).toString()))
                     .as("the image's classes and resources")
                     .noneMatch(p -> p.contains("org/junit") || p.contains("org/opentest4j"));
+        }
+    }
+
+    /** The project's version, from the jar the build made next to the image. */
+    private static String version() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("target"))) {
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.matches("cri4j-cli-.*\\.jar") && !n.contains("sources"))
+                    .map(n -> n.substring("cri4j-cli-".length(), n.length() - ".jar".length()))
+                    .filter(v -> Character.isDigit(v.charAt(0)))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no cri4j-cli-VERSION.jar in target"));
         }
     }
 
