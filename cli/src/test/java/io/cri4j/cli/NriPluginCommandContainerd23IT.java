@@ -19,4 +19,9 @@ class NriPluginCommandContainerd23IT extends NriPluginLaunchedCases {
     String runtimeVersion() {
         return "v2.3.4";
     }
+
+    @Override
+    boolean trainsAnArchive() {
+        return true;
+    }
 }

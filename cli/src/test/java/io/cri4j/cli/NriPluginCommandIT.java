@@ -52,6 +52,11 @@ class NriPluginCommandIT extends NriPluginLaunchedCases {
         return "2.1.4";
     }
 
+    @Override
+    boolean trainsAnArchive() {
+        return false;
+    }
+
     static Path examplePluginJar() throws Exception {
         try (Stream<Path> built = Files.list(Path.of("..", "example-hook-plugin", "target"))) {
             return built.filter(

@@ -29,8 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code deploy/cri4j-nri-launcher} in containerd's plugin directory: containerd starts the agent
  * itself (pre-registered, over the socket in {@code NRI_PLUGIN_SOCKET}), passes it its {@code
  * plugin_config_path} file, and the example hook's env, as that config says, reaches a container
- * created right after containerd's start. Run on containerd 2.1.4 ({@link NriPluginCommandIT})
- * and 2.3.4 ({@link NriPluginCommandContainerd23IT}).
+ * created right after containerd's start. Run on containerd 2.1.4 ({@link NriPluginCommandIT}),
+ * launched without a class data sharing archive, and 2.3.4 ({@link
+ * NriPluginCommandContainerd23IT}), after the launcher's {@code train} made one, which the launched
+ * JVM then must use ({@code -Xshare:on}: it does not start with an archive it cannot map).
  */
 abstract class NriPluginLaunchedCases {
 
@@ -41,6 +43,9 @@ abstract class NriPluginLaunchedCases {
 
     /** Its version, as it tells plugins. */
     abstract String runtimeVersion();
+
+    /** Whether the launcher's {@code train} runs before containerd launches it. */
+    abstract boolean trainsAnArchive();
 
     @Test
     void containerdLaunchesTheLauncherItselfAndTheFirstContainerGetsTheConfiguredHooksEnv()
@@ -67,13 +72,36 @@ abstract class NriPluginLaunchedCases {
                                 "jar=/opt/cri4j/cri4j-cli.jar",
                                 "jar=" + Path.of("target", "cri4j-cli.jar").toAbsolutePath())
                         .replace("plugins=/opt/cri4j/plugins", "plugins=" + plugins)
-                        .replace("log=/var/log/cri4j-nri-plugin.log", "log=" + log);
+                        .replace("log=/var/log/cri4j-nri-plugin.log", "log=" + log)
+                        .replace(
+                                "archive=/opt/cri4j/cri4j-nri-plugin.jsa",
+                                "archive=" + launchDir.resolve("cri4j-nri-plugin.jsa"))
+                        // an archive the JVM cannot map fails the start instead of going unnoticed
+                        .replace(
+                                "cds=\"-Xshare:auto -XX:SharedArchiveFile=$archive\"",
+                                "cds=\"-Xshare:on -XX:SharedArchiveFile=$archive\"");
         assertThat(launcher).as("paths replaced").doesNotContain("/opt/cri4j", "/var/log");
+        assertThat(launcher).as("the archive's flags replaced").contains("-Xshare:on");
         Path nri = containerd.directory().resolve("nri");
         Path installed = nri.resolve("plugins").resolve("45-cri4j");
         Path config = nri.resolve("conf.d").resolve("45-cri4j.conf");
         Files.writeString(installed, launcher);
         installed.toFile().setExecutable(true);
+        Path archive = launchDir.resolve("cri4j-nri-plugin.jsa");
+        if (trainsAnArchive()) {
+            Process train =
+                    new ProcessBuilder(installed.toString(), "train")
+                            .redirectErrorStream(true)
+                            .start();
+            String out =
+                    new String(
+                            train.getInputStream().readAllBytes(),
+                            java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(train.waitFor(2, TimeUnit.MINUTES)).as("launcher train").isTrue();
+            assertThat(train.exitValue()).as("launcher train: %s", out).isZero();
+            assertThat(out).contains("made " + archive);
+            assertThat(archive).isNotEmptyFile();
+        }
         Files.writeString(
                 config,
                 "# the example hook's team for pods without one\n" + "default-team=platform\n");
@@ -105,9 +133,12 @@ abstract class NriPluginLaunchedCases {
             assertThat(m.find()).isTrue();
             long ms = Long.parseLong(m.group(1));
             System.out.printf(
-                    "NRI pre-registered launch on containerd %s: registered %d ms after the JVM"
-                            + " started (containerd's registration timeout: 5 s)%n",
-                    runtimeVersion(), ms);
+                    "NRI pre-registered launch on containerd %s (%s): registered %d ms after the"
+                            + " JVM started (containerd's registration timeout: 5 s)%n",
+                    runtimeVersion(),
+                    trainsAnArchive() ? "with its archive" : "without an archive",
+                    ms);
+            assertThat(Files.exists(archive)).isEqualTo(trainsAnArchive());
             assertThat(ms).as("within containerd's registration timeout").isLessThan(5000);
         } finally {
             Files.delete(installed);
