@@ -83,18 +83,30 @@ public final class Cri4jCli {
     }
 
     /**
-     * Makes {@code cli} run its command (or print its help) once {@code warmup} is done, as
-     * picocli runs it otherwise: the main thread never initialises a class while the warm-up
-     * does. A usage error is reported before, without waiting.
+     * Makes {@code cli} run its command once {@code warmup} is done, as picocli runs it otherwise:
+     * the main thread never initialises a class while the warm-up does. A usage error, the usage
+     * help and the version are printed without waiting (they initialise none of its classes).
      *
      * @return {@code cli}
      */
     static CommandLine afterWarmup(CommandLine cli, StartWarmup warmup) {
         return cli.setExecutionStrategy(
                 parsed -> {
-                    warmup.await();
+                    if (!helpRequested(parsed)) {
+                        warmup.await();
+                    }
                     return new CommandLine.RunLast().execute(parsed);
                 });
+    }
+
+    /** Whether the command line asks for the usage help or the version of any command in it. */
+    private static boolean helpRequested(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+            if (p.isUsageHelpRequested() || p.isVersionHelpRequested()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -32,11 +32,13 @@ final class StartWarmup {
     static final String PICOCLI_CLASSES = "picocli-classes.txt";
 
     private final List<Runnable> steps;
+    private final long maxWaitMs;
     private final Thread classes;
     private volatile Thread stepsThread;
 
-    private StartWarmup(List<Runnable> steps, Thread classes) {
+    private StartWarmup(List<Runnable> steps, long maxWaitMs, Thread classes) {
         this.steps = steps;
+        this.maxWaitMs = maxWaitMs;
         this.classes = classes;
     }
 
@@ -52,8 +54,15 @@ final class StartWarmup {
 
     /** Starts loading picocli's classes; {@code steps} run on {@link #startSteps}. */
     static StartWarmup of(List<Runnable> steps) {
+        return of(steps, MAX_WAIT_MS);
+    }
+
+    /** As {@link #of(List)}, with {@link #await} waiting at most {@code maxWaitMs}. For tests. */
+    static StartWarmup of(List<Runnable> steps, long maxWaitMs) {
         return new StartWarmup(
-                List.copyOf(steps), daemon("cri4j-start-classes", StartWarmup::loadPicocliClasses));
+                List.copyOf(steps),
+                maxWaitMs,
+                daemon("cri4j-start-classes", StartWarmup::loadPicocliClasses));
     }
 
     /**
@@ -151,11 +160,11 @@ final class StartWarmup {
     }
 
     /**
-     * Waits until both threads are done (at most {@value #MAX_WAIT_MS} ms in all); the command runs
-     * after.
+     * Waits until both threads are done (at most {@value #MAX_WAIT_MS} ms in all unless a test set
+     * another bound); the command runs after.
      */
     void await() {
-        long deadline = System.nanoTime() + MAX_WAIT_MS * 1_000_000;
+        long deadline = System.nanoTime() + maxWaitMs * 1_000_000;
         try {
             for (Thread t : new Thread[] {classes, stepsThread}) {
                 long left = (deadline - System.nanoTime()) / 1_000_000;

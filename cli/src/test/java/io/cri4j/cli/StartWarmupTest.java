@@ -93,6 +93,42 @@ class StartWarmupTest {
     }
 
     @Test
+    void theUsageHelpAndTheVersionDoNotWaitForTheWarmup() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            for (String[] args :
+                    new String[][] {
+                        {"proxy", "--help"}, {"fake-runtime", "-V"}, {"nri-plugin", "-h"}
+                    }) {
+                // waiting for the step would take its 30 s: the help would then find it done
+                StartWarmup w =
+                        StartWarmup.of(
+                                List.of(
+                                        () -> {
+                                            try {
+                                                release.await(30, TimeUnit.SECONDS);
+                                            } catch (InterruptedException e) {
+                                                Thread.currentThread().interrupt();
+                                            }
+                                        }),
+                                60_000);
+                w.startSteps();
+                CliRun help =
+                        CliRun.of(Cri4jCli.afterWarmup(Cri4jCli.commandLine(args[0]), w), args);
+                assertThat(w.done()).as("the step still waits").isFalse();
+                assertThat(help.exitCode()).isZero();
+                // the subcommands have no version of their own: -V prints nothing, as before
+                assertThat(help).isEqualTo(CliRun.of(args));
+                if (!args[1].equals("-V")) {
+                    assertThat(help.out()).as(String.join(" ", args)).contains("Usage:");
+                }
+            }
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @Test
     void helpUsageErrorsAndExitCodesAreTheSameAfterTheWarmup() {
         String[][] cases = {
             {"proxy", "--help"},
