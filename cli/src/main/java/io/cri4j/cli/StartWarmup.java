@@ -18,7 +18,9 @@ import java.util.List;
  * gRPC and HTTP/2 classes): picocli's model and parse cost a start as much as these, and on two
  * cores the two overlap. The command runs only after {@link #await}: the main thread never
  * initialises these classes while that thread does (no class-initialisation deadlock), and before
- * then it initialises none of them itself (picocli, the JDK and this package only). Each step
+ * then it initialises none of them itself (picocli, the JDK, this package and the option values'
+ * types, such as {@code CriEndpoint} and {@code FailurePolicy}, which use none of them). The usage
+ * help and the version do not wait (they use none of them either). Each step
  * calls the same entry point the command calls first, so classes initialise in the command's
  * order. A step that fails is left alone: the command then does the same work (and reports its
  * failure) itself.
