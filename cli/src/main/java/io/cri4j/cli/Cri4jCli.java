@@ -55,11 +55,20 @@ public final class Cri4jCli {
      * @return the command's exit code
      */
     public static int run(String[] args, Object... moreCommands) {
+        // picocli's classes load on another core while this thread sets up logging
+        StartWarmup warmup =
+                moreCommands.length == 0 && args.length > 0
+                        ? StartWarmup.forCommand(args[0])
+                        : null;
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         keepFrameLoggersQuiet();
         JulLogging.toSlf4j(); // gRPC logs through java.util.logging: one line each, like ours
+        if (warmup != null) {
+            // what the command initialises first, on another core while picocli reads the arguments
+            warmup.startSteps();
+        }
         CommandLine cli =
                 moreCommands.length == 0
                         ? commandLine(args.length == 0 ? null : args[0])
@@ -67,7 +76,37 @@ public final class Cri4jCli {
         for (Object command : moreCommands) {
             cli.addSubcommand(command);
         }
+        if (warmup != null) {
+            afterWarmup(cli, warmup);
+        }
         return cli.execute(args);
+    }
+
+    /**
+     * Makes {@code cli} run its command once {@code warmup} is done, as picocli runs it otherwise:
+     * the main thread never initialises a class while the warm-up does. A usage error, the usage
+     * help and the version are printed without waiting (they initialise none of its classes).
+     *
+     * @return {@code cli}
+     */
+    static CommandLine afterWarmup(CommandLine cli, StartWarmup warmup) {
+        return cli.setExecutionStrategy(
+                parsed -> {
+                    if (!helpRequested(parsed)) {
+                        warmup.await();
+                    }
+                    return new CommandLine.RunLast().execute(parsed);
+                });
+    }
+
+    /** Whether the command line asks for the usage help or the version of any command in it. */
+    private static boolean helpRequested(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+            if (p.isUsageHelpRequested() || p.isVersionHelpRequested()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

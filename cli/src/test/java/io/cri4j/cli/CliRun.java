@@ -17,7 +17,8 @@ record CliRun(int exitCode, String out, String err) {
         return of(Cri4jCli.commandLine(), args);
     }
 
-    private static CliRun of(CommandLine cli, String... args) {
+    /** With {@code cli} as it is. */
+    static CliRun of(CommandLine cli, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         cli.setOut(new PrintWriter(out, true));
