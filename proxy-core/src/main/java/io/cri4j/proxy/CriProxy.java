@@ -112,7 +112,7 @@ public final class CriProxy implements AutoCloseable {
     private final List<HookProvider> startedProviders = new ArrayList<>();
 
     /** The probe started once the proxy serves: its answer, null if inconclusive. */
-    private volatile CompletableFuture<Boolean> firstProbe = new CompletableFuture<>();
+    private final CompletableFuture<Boolean> firstProbe = new CompletableFuture<>();
 
     /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
     private volatile Boolean v1alpha2;
@@ -235,14 +235,12 @@ public final class CriProxy implements AutoCloseable {
         }
         // asked once the proxy serves, not before: bringing up the client for it would delay the
         // first relayed call; a v1alpha2 call that needs the answer waits for this probe
-        CompletableFuture<Boolean> first = new CompletableFuture<>();
-        firstProbe = first;
         workers.execute(
                 () -> {
                     try {
-                        probeV1alpha2().whenComplete((served, t) -> first.complete(served));
+                        probeV1alpha2().whenComplete((served, t) -> firstProbe.complete(served));
                     } catch (RuntimeException e) {
-                        first.complete(null);
+                        firstProbe.complete(null);
                         LOG.warn(
                                 "v1alpha2 probe of backend {} failed: {}",
                                 config.backend,

@@ -138,36 +138,40 @@ final class ContainerIdFields {
      * nothing changes.
      */
     static Message translate(Message m, UnaryOperator<String> f, String strip) {
-        Message t = new Translation(f, strip).any(m);
+        Translation translation = new Translation(f, strip);
+        Message t = translation.any(m);
         if (t != null) {
             return t;
         }
         if (m.getClass().getName().startsWith(V1ALPHA2) && carries(m)) {
             Message v1 = CriConversion.toOtherVersion(m);
-            Message out = new Translation(f, strip).any(v1);
+            Message out = translation.any(v1);
             return out == v1 ? m : CriConversion.convert(out, m.getClass());
         }
         return m;
     }
 
-    /** Calls {@code each} with every {@code runtime.v1} container and container status in {@code m}. */
-    static void containers(Message m, BiConsumer<Container, ContainerStatus> each) {
+    /**
+     * Calls {@code each} with the value of the annotation {@code key} (null when absent) and the id
+     * of every {@code runtime.v1} container and container status in {@code m}.
+     */
+    static void annotated(Message m, String key, BiConsumer<String, String> each) {
         if (m instanceof Container c) {
-            each.accept(c, null);
+            each.accept(c.getAnnotationsMap().get(key), c.getId());
         } else if (m instanceof ContainerStatus s) {
-            each.accept(null, s);
+            each.accept(s.getAnnotationsMap().get(key), s.getId());
         } else if (m instanceof ListContainersResponse r) {
-            r.getContainersList().forEach(c -> each.accept(c, null));
+            r.getContainersList().forEach(c -> annotated(c, key, each));
         } else if (m instanceof StreamContainersResponse r) {
-            r.getContainersList().forEach(c -> each.accept(c, null));
+            r.getContainersList().forEach(c -> annotated(c, key, each));
         } else if (m instanceof ContainerStatusResponse r) {
             if (r.hasStatus()) {
-                each.accept(null, r.getStatus());
+                annotated(r.getStatus(), key, each);
             }
         } else if (m instanceof ContainerEventResponse r) {
-            r.getContainersStatusesList().forEach(s -> each.accept(null, s));
+            r.getContainersStatusesList().forEach(s -> annotated(s, key, each));
         } else if (m instanceof PodSandboxStatusResponse r) {
-            r.getContainersStatusesList().forEach(s -> each.accept(null, s));
+            r.getContainersStatusesList().forEach(s -> annotated(s, key, each));
         }
     }
 

@@ -144,15 +144,7 @@ public final class ContainerIds {
             return response;
         }
         if (!creating.isEmpty()) {
-            ContainerIdFields.containers(
-                    m,
-                    (c, s) -> {
-                        if (c != null) {
-                            learn(c.getAnnotationsMap().get(ANNOTATION), c.getId());
-                        } else {
-                            learn(s.getAnnotationsMap().get(ANNOTATION), s.getId());
-                        }
-                    });
+            ContainerIdFields.annotated(m, ANNOTATION, this::learn);
         }
         if (isEmpty()) {
             return response;
