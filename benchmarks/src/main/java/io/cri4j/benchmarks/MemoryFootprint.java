@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * node runs them: {@code cri4j fake-runtime} and {@code cri4j proxy} in front of it with a
  * watched hook config directory, each a JVM of its own started from the CLI jar. Per JVM setting
  * (the JVM's own defaults, and the defaults {@code ./cri4j} and the container image set), in the
- * same run: RSS once both serve and answered a first call ("idle"), after every 25,000 of
+ * same run: RSS once both serve and answered a first call, again after they stayed idle for
+ * {@code -Dsettle} seconds (default 10: "idle"), after every 25,000 of
  * {@code calls} relayed {@code Version} calls (8 callers on one channel), and after
  * {@code changes} changes of a hook config file (a hook server in this JVM; a relayed call after
  * each change), and the relayed calls per second. With flags, the processes get
@@ -39,6 +40,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class MemoryFootprint {
     private MemoryFootprint() {}
+
+    /** How long the processes stay idle after their first call before the second reading. */
+    private static long settleMs() {
+        return Long.getLong("settle", 10) * 1000;
+    }
 
     /** A CLI process and its output, read on a thread of its own. */
     private static final class Cli implements AutoCloseable {
@@ -137,7 +143,9 @@ public final class MemoryFootprint {
         }
         System.out.println("flags: " + String.join(" ", flags));
         System.out.println(
-                "RSS in MiB: idle, after each quarter of the calls, after the config changes;"
+                "RSS in MiB: at the first answer, idle "
+                        + settleMs() / 1000
+                        + " s later, after each quarter of the calls, after the config changes;"
                         + " then relayed calls per second");
         for (Map.Entry<String, List<String>> s : settings.entrySet()) {
             run(jar, s.getKey(), s.getValue(), calls, changes);
@@ -178,6 +186,11 @@ public final class MemoryFootprint {
                         .version(VersionRequest.getDefaultInstance());
                 List<String> row = new ArrayList<>();
                 List<String> fakeRow = new ArrayList<>();
+                row.add(mib(proxy.rssKib()));
+                fakeRow.add(mib(fake.rssKib()));
+                // idle for a while: what a JVM compiled or allocated for its start is given back
+                // by now where its flags say so (e.g. -XX:TrimNativeHeapInterval)
+                Thread.sleep(settleMs());
                 row.add(mib(proxy.rssKib()));
                 fakeRow.add(mib(fake.rssKib()));
                 ExecutorService callers = Executors.newFixedThreadPool(8);

@@ -98,7 +98,7 @@ class HarnessSmokeIT {
     void memoryFootprint() throws Exception {
         String printed =
                 run(
-                        Map.of("flags", defaults()),
+                        Map.of("flags", defaults(), "settle", "1"),
                         () -> MemoryFootprint.main(new String[] {CLI_JAR.toString(), "400", "2"}));
         assertThat(printed)
                 .containsPattern("(?m)^JVM defaults +proxy +[1-9]")

@@ -131,7 +131,8 @@ final class StartWarmup {
                     List.of(
                             StartWarmup::logging,
                             StartWarmup::epoll,
-                            StartWarmup::criV1Services,
+                            // not the CRI service descriptors: the proxy loads a method's message
+                            // classes when it first decodes one of its calls
                             () -> initialise("io.netty.bootstrap.ServerBootstrap"),
                             () ->
                                     initialise(

@@ -6,7 +6,6 @@ import com.google.common.util.concurrent.MoreExecutors;
 import io.cri4j.cri.CriEndpoint;
 import io.cri4j.cri.CriServer;
 import io.cri4j.cri.internal.IoErrors;
-import io.cri4j.cri.v1.ImageServiceGrpc;
 import io.cri4j.cri.v1.RuntimeServiceGrpc;
 import io.cri4j.hook.AsyncHook;
 import io.cri4j.hook.Hook;
@@ -24,6 +23,7 @@ import io.cri4j.imagepull.PullObserver;
 import io.cri4j.proxy.internal.hooks.CheckpointStore;
 import io.cri4j.proxy.internal.hooks.ProxyHooks;
 import io.cri4j.proxy.internal.hooks.PullObserving;
+import io.cri4j.proxy.internal.interception.CriMethods;
 import io.cri4j.proxy.internal.interception.InterceptedService;
 import io.cri4j.proxy.internal.relay.ProxyTransport;
 import io.cri4j.proxy.internal.relay.RelayMetrics;
@@ -202,21 +202,24 @@ public final class CriProxy implements AutoCloseable {
             }
             chain.add(hooks);
         }
-        List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
-        methods.addAll(RuntimeServiceGrpc.getServiceDescriptor().getMethods());
-        methods.addAll(ImageServiceGrpc.getServiceDescriptor().getMethods());
+        // the user's interceptors get the generated descriptors (they may compare them by
+        // identity); the proxy's own links go by name, so without user interceptors a method's
+        // message classes are loaded when one of its calls is first decoded, not at start
+        List<MethodDescriptor<?, ?>> v1 =
+                config.interceptors.isEmpty() ? CriMethods.lazy() : CriMethods.generated();
+        List<MethodDescriptor<?, ?>> methods = new ArrayList<>(v1);
         // v1alpha2 methods are decoded like v1 ones; hooks run on them only once a probe showed the
         // backend serves v1alpha2 (ProxyHooks asks hooksApply)
         methods.addAll(
                 asV1alpha2(
                         io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.class,
                         io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.SERVICE_NAME,
-                        RuntimeServiceGrpc.getServiceDescriptor().getMethods()));
+                        v1));
         methods.addAll(
                 asV1alpha2(
                         io.cri4j.cri.v1alpha2.ImageServiceGrpc.class,
                         io.cri4j.cri.v1alpha2.ImageServiceGrpc.SERVICE_NAME,
-                        ImageServiceGrpc.getServiceDescriptor().getMethods()));
+                        v1));
         if (config.pullObserver != null) {
             methods.addAll(PullObserving.localMethods()); // answered here, not relayed
         }

@@ -132,6 +132,11 @@ final class ContainerIdFields {
         return n.startsWith(V1ALPHA2) && CARRYING.contains(n.substring(V1ALPHA2.length()));
     }
 
+    /** Whether messages of the {@code runtime.v1} type {@code simpleName} can hold a container's id. */
+    static boolean carries(String simpleName) {
+        return CARRYING.contains(simpleName);
+    }
+
     /**
      * {@code m} with every container id {@code f} changes, and, when {@code strip}, without the
      * annotation {@code strip} names on containers and container statuses; the same instance when

@@ -38,6 +38,7 @@ import io.cri4j.hook.nri.v1alpha1.Container;
 import io.cri4j.hook.nri.v1alpha1.ContainerEviction;
 import io.cri4j.hook.nri.v1alpha1.ContainerUpdate;
 import io.cri4j.hook.nri.v1alpha1.PodSandbox;
+import io.cri4j.proxy.internal.interception.CriMethods;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
@@ -360,17 +361,14 @@ public final class ProxyHooks implements AsyncCriInterceptor, HookHost, AutoClos
     /** The RuntimeService methods whose messages can carry a container's id. */
     private static Set<String> carryingIds() {
         Set<String> names = new java.util.TreeSet<>();
-        for (MethodDescriptor<?, ?> m : RuntimeServiceGrpc.getServiceDescriptor().getMethods()) {
-            if (carries(m.getRequestMarshaller()) || carries(m.getResponseMarshaller())) {
-                names.add(m.getBareMethodName());
+        for (CriMethods.Method m : CriMethods.V1) {
+            if (m.service().equals(V1)
+                    && (ContainerIdFields.carries(m.request())
+                            || ContainerIdFields.carries(m.response()))) {
+                names.add(m.name());
             }
         }
         return Set.copyOf(names);
-    }
-
-    private static boolean carries(MethodDescriptor.Marshaller<?> m) {
-        return m instanceof MethodDescriptor.PrototypeMarshaller<?> p
-                && ContainerIds.carriesContainerIds(p.getMessagePrototype());
     }
 
     /** One lifecycle call: the host's method for it, with the proxy's step. */
