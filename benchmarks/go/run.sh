@@ -12,7 +12,8 @@
 #                                                  Version against a runtime (fake: a `cri4j
 #                                                  fake-runtime` with the JVM's defaults), direct and
 #                                                  through one `cri4j proxy` process (the CLI jar) per
-#                                                  setting (`defaults`: ./cri4j's defaults= line), all
+#                                                  setting (`defaults`: ./cri4j's defaults= and
+#                                                  proxy_flags= lines), all
 #                                                  interleaved; then each proxy's VmRSS
 #                                                  (CLI_JAR=FILE: another CLI jar)
 #
@@ -69,7 +70,8 @@ if [[ "$mode" == jvm ]]; then
   for setting in "${@:4}"; do
     name="${setting%%=*}" flags="${setting#*=}"
     if [[ "$flags" == defaults ]]; then
-      flags="$(sed -n 's/^defaults="\(.*\)"$/\1/p' "$root/cri4j")"
+      # ./cri4j's defaults with the proxy's own flags after them, as ./cri4j starts the proxy
+      flags="$(sed -n 's/^defaults="\(.*\)"$/\1/p' "$root/cri4j") $(sed -n 's/^proxy_flags="\(.*\)"$/\1/p' "$root/cri4j")"
     fi
     # shellcheck disable=SC2086 # FLAGS: several options
     MALLOC_ARENA_MAX=2 java $flags -jar "$cli" proxy --listen "unix://$dir/$name.sock" \

@@ -30,10 +30,11 @@ import java.util.concurrent.TimeUnit;
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.ColdStart cli/target/cri4j-cli.jar [rounds]}
  * (default 10), with {@code -Dcommands=proxy,fake-runtime,nri-plugin} (the default: the ones
  * whose inputs are there; {@code nri-plugin} needs {@code -Dplugins}), the settings as system
- * properties {@code -Dset.NAME="flags..."} (default: {@code ./cri4j}'s {@code defaults=} line as
- * "cri4j", plus, with {@code -Dcds=true}, the same with each command's AppCDS archive as
+ * properties {@code -Dset.NAME="flags..."} (default: {@code ./cri4j}'s {@code defaults=} line, with
+ * its {@code proxy_flags=} after it for {@code proxy}, as "cri4j", plus, with {@code -Dcds=true}, the same with each command's AppCDS archive as
  * {@code ./cri4j} names it next to the jar ({@code cri4j-cli-COMMAND.jsa}) as "cri4j+cds"; in a
- * setting's flags {@code @COMMAND@} stands for the command), and {@code -Djar.NAME=FILE} to start setting NAME from another CLI jar (e.g. the
+ * setting's flags {@code @COMMAND@} stands for the command and {@code @COMMAND_FLAGS@} for the flags
+ * {@code ./cri4j} adds for it), and {@code -Djar.NAME=FILE} to start setting NAME from another CLI jar (e.g. the
  * build before a change, in the same run); one round of warm-up first ({@code -Dwarmup=false}
  * leaves it out). A process that exits before its first answer stops the
  * run with its output.
@@ -43,6 +44,9 @@ public final class ColdStart {
 
     /** In a setting's flags, stands for the command being started. */
     private static final String COMMAND = "@COMMAND@";
+
+    /** In a setting's flags: the flags {@code ./cri4j} adds for the command (the proxy's). */
+    private static final String COMMAND_FLAGS = "@COMMAND_FLAGS@";
 
     /** One command's start: what to run and when it has answered. */
     private interface Command {
@@ -63,7 +67,8 @@ public final class ColdStart {
             }
         }
         if (settings.isEmpty()) {
-            List<String> flags = MemoryFootprint.scriptFlags(Path.of("cri4j"));
+            List<String> flags = new ArrayList<>(MemoryFootprint.scriptFlags(Path.of("cri4j")));
+            flags.add(COMMAND_FLAGS);
             settings.put("cri4j", flags);
             if (Boolean.getBoolean("cds")) {
                 // each command's archive, named as ./cri4j names it next to the jar
@@ -128,8 +133,15 @@ public final class ColdStart {
                 for (String c : commands) {
                     for (int k = 0; k < names.size(); k++) {
                         String n = names.get((Math.max(r, 0) + k) % names.size());
-                        List<String> flags =
-                                settings.get(n).stream().map(x -> x.replace(COMMAND, c)).toList();
+                        List<String> flags = new ArrayList<>();
+                        for (String x : settings.get(n)) {
+                            if (x.equals(COMMAND_FLAGS)) {
+                                flags.addAll(
+                                        MemoryFootprint.scriptCommandFlags(Path.of("cri4j"), c));
+                            } else {
+                                flags.add(x.replace(COMMAND, c));
+                            }
+                        }
                         double f = javaVersion(java, flags);
                         Path j = Path.of(System.getProperty("jar." + n, jar.toString()));
                         double[] cpuMs = new double[1];

@@ -36,7 +36,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * each change), and the relayed calls per second. With flags, the processes get
  * {@code MALLOC_ARENA_MAX=2} as {@code ./cri4j} gives them; without, glibc's default. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar io.cri4j.benchmarks.MemoryFootprint cli/target/cri4j-cli.jar [calls] [changes]},
- * with the flags to compare in {@code -Dflags="..."} (default: those of {@code ./cri4j}).
+ * with the flags to compare in {@code -Dflags="..."} (default: those of {@code ./cri4j}, the proxy
+ * with its {@code proxy_flags} after them).
  */
 public final class MemoryFootprint {
     private MemoryFootprint() {}
@@ -110,13 +111,25 @@ public final class MemoryFootprint {
 
     /** The JVM flags {@code ./cri4j} sets (its {@code defaults=} line). */
     static List<String> scriptFlags(Path script) throws Exception {
+        return scriptLine(script, "defaults");
+    }
+
+    /**
+     * The flags {@code ./cri4j} adds for {@code command} after its defaults (its {@code
+     * proxy_flags=} line for {@code proxy}; none for the other commands).
+     */
+    static List<String> scriptCommandFlags(Path script, String command) throws Exception {
+        return command.equals("proxy") ? scriptLine(script, "proxy_flags") : List.of();
+    }
+
+    private static List<String> scriptLine(Path script, String name) throws Exception {
         for (String l : Files.readAllLines(script)) {
-            if (l.startsWith("defaults=")) {
+            if (l.startsWith(name + "=")) {
                 return Arrays.asList(
-                        l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
+                        l.substring(name.length() + 1).replace("\"", "").trim().split("\\s+"));
             }
         }
-        throw new IllegalStateException("no defaults= line in " + script);
+        throw new IllegalStateException("no " + name + "= line in " + script);
     }
 
     private static String mib(long kib) {
@@ -133,6 +146,9 @@ public final class MemoryFootprint {
                 flagProp != null
                         ? Arrays.asList(flagProp.trim().split("\\s+"))
                         : scriptFlags(Path.of("cri4j"));
+        // the proxy's own flags after the defaults, as ./cri4j starts it (not with -Dflags)
+        List<String> proxyFlags =
+                flagProp != null ? List.of() : scriptCommandFlags(Path.of("cri4j"), "proxy");
         Map<String, List<String>> settings = new LinkedHashMap<>();
         settings.put("JVM defaults", List.of());
         settings.put("cri4j defaults", flags);
@@ -141,18 +157,33 @@ public final class MemoryFootprint {
             settings.put("also", Arrays.asList(also.trim().split("\\s+")));
             System.out.println("also: " + also);
         }
-        System.out.println("flags: " + String.join(" ", flags));
+        System.out.println(
+                "flags: "
+                        + String.join(" ", flags)
+                        + (proxyFlags.isEmpty()
+                                ? ""
+                                : "; the proxy's: " + String.join(" ", proxyFlags)));
         System.out.println(
                 "RSS in MiB: at the first answer, idle "
                         + settleMs() / 1000
                         + " s later, after each quarter of the calls, after the config changes;"
                         + " then relayed calls per second");
         for (Map.Entry<String, List<String>> s : settings.entrySet()) {
-            run(jar, s.getKey(), s.getValue(), calls, changes);
+            List<String> proxy = new ArrayList<>(s.getValue());
+            if (s.getKey().equals("cri4j defaults")) {
+                proxy.addAll(proxyFlags);
+            }
+            run(jar, s.getKey(), s.getValue(), proxy, calls, changes);
         }
     }
 
-    private static void run(Path jar, String name, List<String> flags, int calls, int changes)
+    private static void run(
+            Path jar,
+            String name,
+            List<String> flags,
+            List<String> proxyFlags,
+            int calls,
+            int changes)
             throws Exception {
         Path dir = Files.createTempDirectory("cri4j-rss");
         Path hooks = Files.createDirectories(dir.resolve("hooks"));
@@ -178,7 +209,7 @@ public final class MemoryFootprint {
                                 "fake-runtime",
                                 "--listen",
                                 "unix://" + dir.resolve("fake.sock"));
-                Cli proxy = startProxy(jar, flags, dir, fake)) {
+                Cli proxy = startProxy(jar, proxyFlags, dir, fake)) {
             ManagedChannel ch = CriChannels.newChannel(CriEndpoint.unix(dir.resolve("proxy.sock")));
             try {
                 var rt = RuntimeServiceGrpc.newBlockingStub(ch);

@@ -25,22 +25,39 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The JVM settings a node runs the agent with: {@code ./cri4j}, the container image and the
  * systemd unit start the JVM with the same documented defaults (a heap cap, the serial collector,
- * bounded metaspace, code cache and direct memory, Netty's unpooled buffers, two malloc arenas),
- * a process started by {@code ./cri4j} gets all of them, and it stays within a memory bound under
- * load where the JVM's own defaults let it grow (see BENCHMARKS.md, "Memory").
+ * bounded metaspace, code cache and direct memory, Netty's unpooled buffers, two malloc arenas;
+ * the proxy compiles with C2 alone and trims the native heap), a process started by {@code
+ * ./cri4j} gets all of them, and it stays within a memory bound under load where the JVM's own
+ * defaults let it grow (see BENCHMARKS.md, "Memory").
  */
 class JvmDefaultsIT {
 
     @TempDir Path dir;
 
     static List<String> scriptDefaults() throws Exception {
+        return scriptLine("defaults");
+    }
+
+    /** The flags {@code ./cri4j} adds for {@code proxy} (its {@code proxy_flags=} line). */
+    static List<String> scriptProxyFlags() throws Exception {
+        return scriptLine("proxy_flags");
+    }
+
+    private static List<String> scriptLine(String name) throws Exception {
         for (String l : Files.readAllLines(Path.of("..", "cri4j"))) {
-            if (l.startsWith("defaults=")) {
+            if (l.startsWith(name + "=")) {
                 return Arrays.asList(
-                        l.substring("defaults=".length()).replace("\"", "").trim().split("\\s+"));
+                        l.substring(name.length() + 1).replace("\"", "").trim().split("\\s+"));
             }
         }
-        throw new AssertionError("./cri4j has no defaults= line");
+        throw new AssertionError("./cri4j has no " + name + "= line");
+    }
+
+    /** The defaults and then the proxy's flags: what the image and the unit run the proxy with. */
+    private static List<String> proxyDefaults() throws Exception {
+        List<String> all = new ArrayList<>(scriptDefaults());
+        all.addAll(scriptProxyFlags());
+        return all;
     }
 
     /** The JVM options of the image's entrypoint (the -Pimage profile of cli/pom.xml). */
@@ -81,7 +98,7 @@ class JvmDefaultsIT {
                 .anyMatch(f -> f.startsWith("-XX:MaxDirectMemorySize="));
         // the image starts from its own archive (src/image/train-cds.sh), as ./cri4j from its own
         List<String> image = new ArrayList<>();
-        for (String f : defaults) {
+        for (String f : proxyDefaults()) {
             if (f.equals("-Xshare:off")) {
                 image.add("-Xshare:auto");
                 image.add("-XX:SharedArchiveFile=/app/cri4j-proxy.jsa");
@@ -111,8 +128,78 @@ class JvmDefaultsIT {
         }
         assertThat(flags)
                 .as("the JVM flags of deploy/cri4j-proxy.service")
-                .containsExactlyElementsOf(scriptDefaults());
+                .containsExactlyElementsOf(proxyDefaults());
         assertThat(unit).as("its environment").contains("Environment=MALLOC_ARENA_MAX=2");
+    }
+
+    @Test
+    void theProxyStartedByTheScriptCompilesWithC2Alone() throws Exception {
+        ProcessBuilder pb =
+                new ProcessBuilder(
+                                "bash",
+                                Path.of("..", "cri4j").toString(),
+                                "proxy",
+                                "--listen",
+                                "unix://" + dir.resolve("proxy.sock"),
+                                "--backend",
+                                "unix://" + dir.resolve("absent.sock"))
+                        .redirectErrorStream(true);
+        pb.environment().remove("CRI4J_JAVA_OPTS");
+        pb.environment().put("CRI4J_CDS", "0");
+        Process p = pb.start();
+        try {
+            BufferedReader out =
+                    new BufferedReader(
+                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            // a backend that is down is not fatal: the proxy serves
+            String serving =
+                    CompletableFuture.supplyAsync(
+                                    () -> {
+                                        try {
+                                            for (String l; (l = out.readLine()) != null; ) {
+                                                if (l.contains("cri4j proxy: serving")) {
+                                                    return l;
+                                                }
+                                            }
+                                            return null;
+                                        } catch (Exception e) {
+                                            return null;
+                                        }
+                                    })
+                            .get(60, TimeUnit.SECONDS);
+            assertThat(serving).isNotNull();
+            Thread drain =
+                    new Thread(
+                            () -> {
+                                try {
+                                    while (out.readLine() != null) {
+                                        // keep the pipe empty
+                                    }
+                                } catch (Exception e) {
+                                    // gone
+                                }
+                            });
+            drain.setDaemon(true);
+            drain.start();
+            String jvmArgs =
+                    jcmd(p.pid(), "VM.command_line")
+                            .lines()
+                            .filter(l -> l.startsWith("jvm_args:"))
+                            .findFirst()
+                            .orElseThrow();
+            assertThat(Arrays.asList(jvmArgs.substring("jvm_args:".length()).trim().split("\\s+")))
+                    .as("the arguments of the proxy ./cri4j started")
+                    .containsExactlyElementsOf(proxyDefaults());
+            assertThat(jcmd(p.pid(), "VM.flags"))
+                    .contains("-XX:-TieredCompilation", "-XX:TrimNativeHeapInterval=5000");
+            String threads = jcmd(p.pid(), "Thread.print");
+            assertThat(threads)
+                    .contains("\"C2 CompilerThread0\"")
+                    .doesNotContain("C1 CompilerThread");
+        } finally {
+            p.destroy();
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
     }
 
     @Test
