@@ -134,66 +134,22 @@ class JvmDefaultsIT {
 
     @Test
     void theProxyStartedByTheScriptCompilesWithC2Alone() throws Exception {
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                                "bash",
-                                Path.of("..", "cri4j").toString(),
-                                "proxy",
-                                "--listen",
-                                "unix://" + dir.resolve("proxy.sock"),
-                                "--backend",
-                                "unix://" + dir.resolve("absent.sock"))
-                        .redirectErrorStream(true);
-        pb.environment().remove("CRI4J_JAVA_OPTS");
-        pb.environment().put("CRI4J_CDS", "0");
-        Process p = pb.start();
+        Process p =
+                startScript(
+                        "proxy",
+                        "--listen",
+                        "unix://" + dir.resolve("proxy.sock"),
+                        "--backend",
+                        "unix://" + dir.resolve("absent.sock"));
         try {
-            BufferedReader out =
-                    new BufferedReader(
-                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             // a backend that is down is not fatal: the proxy serves
-            String serving =
-                    CompletableFuture.supplyAsync(
-                                    () -> {
-                                        try {
-                                            for (String l; (l = out.readLine()) != null; ) {
-                                                if (l.contains("cri4j proxy: serving")) {
-                                                    return l;
-                                                }
-                                            }
-                                            return null;
-                                        } catch (Exception e) {
-                                            return null;
-                                        }
-                                    })
-                            .get(60, TimeUnit.SECONDS);
-            assertThat(serving).isNotNull();
-            Thread drain =
-                    new Thread(
-                            () -> {
-                                try {
-                                    while (out.readLine() != null) {
-                                        // keep the pipe empty
-                                    }
-                                } catch (Exception e) {
-                                    // gone
-                                }
-                            });
-            drain.setDaemon(true);
-            drain.start();
-            String jvmArgs =
-                    jcmd(p.pid(), "VM.command_line")
-                            .lines()
-                            .filter(l -> l.startsWith("jvm_args:"))
-                            .findFirst()
-                            .orElseThrow();
-            assertThat(Arrays.asList(jvmArgs.substring("jvm_args:".length()).trim().split("\\s+")))
+            assertThat(servingLine(p)).contains("cri4j proxy: serving");
+            assertThat(jvmArgs(p))
                     .as("the arguments of the proxy ./cri4j started")
                     .containsExactlyElementsOf(proxyDefaults());
             assertThat(jcmd(p.pid(), "VM.flags"))
                     .contains("-XX:-TieredCompilation", "-XX:TrimNativeHeapInterval=5000");
-            String threads = jcmd(p.pid(), "Thread.print");
-            assertThat(threads)
+            assertThat(jcmd(p.pid(), "Thread.print"))
                     .contains("\"C2 CompilerThread0\"")
                     .doesNotContain("C1 CompilerThread");
         } finally {
@@ -202,50 +158,76 @@ class JvmDefaultsIT {
         }
     }
 
+    /**
+     * Starts {@code ./cri4j ARGS} with the defaults alone, as the image and the unit run them
+     * (CdsArchiveIT: the archives), and with glibc's arenas unset so the script's setting shows.
+     */
+    private static Process startScript(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("bash", Path.of("..", "cri4j").toString()));
+        cmd.addAll(Arrays.asList(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().remove("CRI4J_JAVA_OPTS");
+        pb.environment().remove("MALLOC_ARENA_MAX");
+        pb.environment().put("CRI4J_CDS", "0");
+        return pb.start();
+    }
+
+    /**
+     * The first line of {@code p}'s output that says it serves (null when it ends without one);
+     * the rest is read on a daemon thread so that the pipe never fills.
+     */
+    private static String servingLine(Process p) throws Exception {
+        BufferedReader out =
+                new BufferedReader(
+                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String serving =
+                CompletableFuture.supplyAsync(
+                                () -> {
+                                    try {
+                                        for (String l; (l = out.readLine()) != null; ) {
+                                            if (l.contains("serving")) {
+                                                return l;
+                                            }
+                                        }
+                                        return null;
+                                    } catch (Exception e) {
+                                        return null;
+                                    }
+                                })
+                        .get(60, TimeUnit.SECONDS);
+        Thread drain =
+                new Thread(
+                        () -> {
+                            try {
+                                while (out.readLine() != null) {
+                                    // keep the pipe empty
+                                }
+                            } catch (Exception e) {
+                                // gone
+                            }
+                        });
+        drain.setDaemon(true);
+        drain.start();
+        return serving;
+    }
+
+    /** The JVM arguments of the running JVM {@code p}, as {@code jcmd VM.command_line} gives them. */
+    private static List<String> jvmArgs(Process p) throws Exception {
+        String line =
+                jcmd(p.pid(), "VM.command_line")
+                        .lines()
+                        .filter(l -> l.startsWith("jvm_args:"))
+                        .findFirst()
+                        .orElseThrow();
+        return Arrays.asList(line.substring("jvm_args:".length()).trim().split("\\s+"));
+    }
+
     @Test
     void aProcessStartedByTheScriptRunsWithThemAndStaysBoundedUnderLoad() throws Exception {
         Path socket = dir.resolve("fake.sock");
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                                "bash",
-                                Path.of("..", "cri4j").toString(),
-                                "fake-runtime",
-                                "--listen",
-                                "unix://" + socket)
-                        .redirectErrorStream(true);
-        pb.environment().remove("CRI4J_JAVA_OPTS");
-        pb.environment().remove("MALLOC_ARENA_MAX");
-        // the defaults alone, as the image and the unit run them (CdsArchiveIT: the archives)
-        pb.environment().put("CRI4J_CDS", "0");
-        Process p = pb.start();
+        Process p = startScript("fake-runtime", "--listen", "unix://" + socket);
         try {
-            BufferedReader out =
-                    new BufferedReader(
-                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            String first =
-                    CompletableFuture.supplyAsync(
-                                    () -> {
-                                        try {
-                                            return out.readLine();
-                                        } catch (Exception e) {
-                                            return null;
-                                        }
-                                    })
-                            .get(60, TimeUnit.SECONDS);
-            assertThat(first).contains("serving");
-            Thread drain =
-                    new Thread(
-                            () -> {
-                                try {
-                                    while (out.readLine() != null) {
-                                        // keep the pipe empty
-                                    }
-                                } catch (Exception e) {
-                                    // gone
-                                }
-                            });
-            drain.setDaemon(true);
-            drain.start();
+            assertThat(servingLine(p)).contains("serving");
             assertThat(jcmd(p.pid(), "VM.flags"))
                     .as("flags of the JVM ./cri4j started")
                     .contains(
@@ -253,13 +235,7 @@ class JvmDefaultsIT {
                             "-XX:MaxHeapSize=67108864",
                             "-XX:MaxNewSize=1572864",
                             "-XX:-UseSharedSpaces");
-            String jvmArgs =
-                    jcmd(p.pid(), "VM.command_line")
-                            .lines()
-                            .filter(l -> l.startsWith("jvm_args:"))
-                            .findFirst()
-                            .orElseThrow();
-            assertThat(Arrays.asList(jvmArgs.substring("jvm_args:".length()).trim().split("\\s+")))
+            assertThat(jvmArgs(p))
                     .as("the arguments of the JVM ./cri4j started")
                     .containsExactlyElementsOf(scriptDefaults());
             assertThat(jcmd(p.pid(), "VM.system_properties"))
