@@ -344,6 +344,13 @@ class PingIT {
         private final Map<Integer, Http2Headers> requests = new ConcurrentHashMap<>();
         private final AtomicLong sent = new AtomicLong();
         private final List<Channel> channels = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        /**
+         * The connection each PING came in on: the proxy's relay connection, not the one its
+         * v1alpha2 probe opens, whichever of them the backend accepted last.
+         */
+        private final Map<Long, Channel> pingedOn = new ConcurrentHashMap<>();
+
         private Channel server;
 
         /** @param lastPing the payload's low half before this backend's first PING */
@@ -378,8 +385,9 @@ class PingIT {
         }
 
         /** Acks a PING on the newest connection. */
+        /** Acks the PING {@code data} on the connection it came in on. */
         void ack(long data) throws InterruptedException {
-            Channel c = channels.get(channels.size() - 1);
+            Channel c = pingedOn.get(data);
             c.eventLoop()
                     .submit(
                             () -> {
@@ -490,6 +498,7 @@ class PingIT {
 
         @Override
         public void onPingRead(ChannelHandlerContext c, long data) {
+            pingedOn.put(data, c.channel());
             pings.add(data);
         }
 
