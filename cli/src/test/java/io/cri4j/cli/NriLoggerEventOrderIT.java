@@ -59,6 +59,7 @@ class NriLoggerEventOrderIT {
                 .as("containerd 2.3.4's events")
                 .containsSubsequence("RunPodSandbox", "StartContainer", "StopContainer")
                 .contains("RemovePodSandbox");
+        reference = postStartFirst(reference);
 
         try (LocalContainerd c16 = LocalContainerd.builder().start()) {
             String image = c16.registry().push(TestImage.busybox()).reference();
@@ -105,6 +106,22 @@ class NriLoggerEventOrderIT {
                     .as("the fake's events, containerd 2.3.4's were %s", reference)
                     .isEqualTo(reference);
         }
+    }
+
+    /**
+     * {@code events} with a {@code PostStartContainer} that came right after the {@code
+     * StopContainer} of the container's exit put before it: the container exits at once, and
+     * containerd 2.3.4 sends the exit's {@code StopContainer} before {@code PostStartContainer} in
+     * some runs (its exit and its start answer race), after it in most.
+     */
+    private static List<String> postStartFirst(List<String> events) {
+        List<String> out = new ArrayList<>(events);
+        int stop = out.indexOf("StopContainer");
+        if (stop >= 0 && stop + 1 < out.size() && out.get(stop + 1).equals("PostStartContainer")) {
+            out.set(stop, "PostStartContainer");
+            out.set(stop + 1, "StopContainer");
+        }
+        return out;
     }
 
     /**
