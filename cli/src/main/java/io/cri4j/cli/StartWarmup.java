@@ -140,9 +140,8 @@ final class StartWarmup {
                             () ->
                                     initialise(
                                             "io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder"),
-                            // the client of the backend's v1alpha2 probe, made once the proxy
-                            // serves
-                            () -> io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
+                            // the gRPC channel to the backend, built before the proxy serves
+                            // (its first call, the v1alpha2 probe, comes a second later)
                             () -> initialise("io.grpc.netty.NettyChannelBuilder"));
             case "fake-runtime" ->
                     List.of(

@@ -43,6 +43,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,8 +58,9 @@ import org.slf4j.LoggerFactory;
  * hook wants, including the whole ImageService, server-streaming RPCs and services or methods the
  * proxy does not know, are relayed as raw bytes without decoding. Serves {@code runtime.v1} and
  * {@code runtime.v1alpha2}; hooks run on v1alpha2 calls once the backend answered v1alpha2
- * Version (probed once the proxy serves, and again on the next v1alpha2 call while the backend
- * could not be reached; a v1alpha2 call waits for a running probe).
+ * Version (probed a second after the proxy serves or on the first v1alpha2 call a hook would see,
+ * whichever comes first, and again on the next such call while the backend could not be reached;
+ * a v1alpha2 call waits for a running probe).
  *
  * <p>The hooks are one {@link HookChain} in cri4j's (NRI's) model: in-process {@link Hook}s and
  * {@link AsyncHook}s ({@link Builder#addHook}, {@link Builder#loadHooks}), the Koordinator hook
@@ -111,7 +113,14 @@ public final class CriProxy implements AutoCloseable {
     private volatile RuntimeFeatures features = RuntimeFeatures.ALL;
     private final List<HookProvider> startedProviders = new ArrayList<>();
 
-    /** The probe started once the proxy serves: its answer, null if inconclusive. */
+    /**
+     * How long after it serves the proxy asks the backend whether it serves v1alpha2 unless a call
+     * asked first: the gRPC client the probe brings up would otherwise take its CPU time from the
+     * first calls the proxy relays.
+     */
+    static final long FIRST_PROBE_DELAY_MILLIS = 1000;
+
+    /** The first probe (a second after the proxy serves): its answer, null if inconclusive. */
     private final CompletableFuture<Boolean> firstProbe = new CompletableFuture<>();
 
     /** Whether the backend serves v1alpha2: null until a probe was conclusive. */
@@ -148,7 +157,8 @@ public final class CriProxy implements AutoCloseable {
 
     /**
      * Rebuilds the checkpoint store from the backend, starts watching the hook config directory,
-     * starts serving, then probes whether the backend serves v1alpha2. A backend that is down at start is not fatal: the store is
+     * starts serving, and a second later probes whether the backend serves v1alpha2. A backend
+     * that is down at start is not fatal: the store is
      * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
      *
      * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
@@ -236,20 +246,9 @@ public final class CriProxy implements AutoCloseable {
             close();
             throw e;
         }
-        // asked once the proxy serves, not before: bringing up the client for it would delay the
-        // first relayed call; a v1alpha2 call that needs the answer waits for this probe
-        workers.execute(
-                () -> {
-                    try {
-                        probeV1alpha2().whenComplete((served, t) -> firstProbe.complete(served));
-                    } catch (RuntimeException e) {
-                        firstProbe.complete(null);
-                        LOG.warn(
-                                "v1alpha2 probe of backend {} failed: {}",
-                                config.backend,
-                                e.toString());
-                    }
-                });
+        // asked a second after the proxy serves, not before: bringing up the client for it would
+        // delay the first relayed calls; a v1alpha2 call that needs the answer asks (or joins) it
+        transport.schedule(this::startFirstProbe, FIRST_PROBE_DELAY_MILLIS);
         LOG.info(
                 "CRI proxy listening on {} for backend {} (intercepted methods: {}, hooks: {})",
                 config.listen,
@@ -642,7 +641,28 @@ public final class CriProxy implements AutoCloseable {
                         });
     }
 
-    /** Completes when the probe the proxy started once it served has its answer. For tests. */
+    /** The first probe, on a worker thread (the probe's first call loads the gRPC client). */
+    private void startFirstProbe() {
+        try {
+            workers.execute(
+                    () -> {
+                        try {
+                            probeV1alpha2()
+                                    .whenComplete((served, t) -> firstProbe.complete(served));
+                        } catch (RuntimeException e) {
+                            firstProbe.complete(null);
+                            LOG.warn(
+                                    "v1alpha2 probe of backend {} failed: {}",
+                                    config.backend,
+                                    e.toString());
+                        }
+                    });
+        } catch (RejectedExecutionException closing) {
+            firstProbe.complete(null);
+        }
+    }
+
+    /** Completes when the first probe (a second after the proxy served) has its answer. For tests. */
     CompletionStage<Boolean> firstProbe() {
         return firstProbe;
     }

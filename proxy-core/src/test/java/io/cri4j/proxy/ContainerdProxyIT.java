@@ -364,7 +364,7 @@ class ContainerdProxyIT {
         } finally {
             direct.shutdownNow();
         }
-        // probed once the proxy served
+        // probed a second after the proxy served
         ProxyContainerIdsContainerdIT.poll(
                 proxy::backendServesV1alpha2, "the proxy's v1alpha2 probe of containerd");
         var v =

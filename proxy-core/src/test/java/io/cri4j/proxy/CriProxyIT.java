@@ -1119,7 +1119,7 @@ class CriProxyIT extends ProxyTestBase {
         TestHook hook = new TestHook("h", 0, FailurePolicy.FAIL, HookEvent.ADJUST_POD_SANDBOX);
         hook.podAnswer = PodSandboxAdjustment.builder().putLabel("hooked", "v1alpha2").build();
         startProxy(with(hook));
-        // the first v1alpha2 call waits for the probe the proxy started once it served
+        // the first v1alpha2 call, within a second of the start, asks the backend itself
         io.cri4j.cri.v1alpha2.RunPodSandboxResponse r =
                 io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.newBlockingStub(client)
                         .runPodSandbox(
@@ -1142,6 +1142,27 @@ class CriProxyIT extends ProxyTestBase {
                 .containsEntry("hooked", "v1alpha2")
                 .containsEntry("app", "x");
         assertThat(hook.seen).containsExactly("AdjustPodSandbox:old-kubelet");
+    }
+
+    @Test
+    void theFirstProbeComesASecondAfterTheProxyServes() throws Exception {
+        backend.close();
+        backend = new TestBackend(dir.resolve("backend.sock"), true).start();
+        long before = System.nanoTime();
+        RuntimeServiceGrpc.RuntimeServiceBlockingStub stub = startProxy(CriProxy.builder());
+        // the first calls do not wait for the gRPC client the probe brings up
+        assertThat(stub.version(VersionRequest.getDefaultInstance()).getRuntimeName())
+                .isEqualTo("test-backend");
+        assertThat(proxy.firstProbe().toCompletableFuture().get(30, TimeUnit.SECONDS))
+                .as("the backend serves v1alpha2")
+                .isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before))
+                .as("the probe's answer, in ms after the proxy was started")
+                .isGreaterThanOrEqualTo(CriProxy.FIRST_PROBE_DELAY_MILLIS);
+        assertThat(proxy.backendServesV1alpha2()).isTrue();
+        assertThat(backend.received(io.cri4j.cri.v1alpha2.VersionRequest.class))
+                .as("one v1alpha2 Version: the probe's")
+                .hasSize(1);
     }
 
     @Test

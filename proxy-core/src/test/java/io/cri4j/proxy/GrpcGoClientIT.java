@@ -51,7 +51,7 @@ class GrpcGoClientIT extends ProxyTestBase {
                                                                                     "interceptor"))
                                                             .build());
                                         })));
-        // the proxy's own connection, made for the probe it starts once it serves
+        // the proxy's own connection, made for the probe it starts a second after it serves
         proxy.firstProbe().toCompletableFuture().get(30, TimeUnit.SECONDS);
         int before = backend.connections.get();
         CreateContainerRequest create =
@@ -159,7 +159,7 @@ class GrpcGoClientIT extends ProxyTestBase {
                                                 VersionResponse.newBuilder()
                                                         .setRuntimeName("from-the-proxy")
                                                         .build())));
-        // the proxy's own connection, made for the probe it starts once it serves
+        // the proxy's own connection, made for the probe it starts a second after it serves
         proxy.firstProbe().toCompletableFuture().get(30, TimeUnit.SECONDS);
         int before = backend.connections.get();
 

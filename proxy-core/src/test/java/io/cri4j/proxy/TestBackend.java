@@ -411,6 +411,7 @@ final class TestBackend implements AutoCloseable {
         public void version(
                 io.cri4j.cri.v1alpha2.VersionRequest r,
                 StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse> o) {
+            received.add(r);
             o.onNext(
                     io.cri4j.cri.v1alpha2.VersionResponse.newBuilder()
                             .setRuntimeName("test-backend")

@@ -23,6 +23,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -168,6 +169,18 @@ public final class ProxyTransport implements AutoCloseable {
     /** The endpoint served (the real port for {@code tcp://host:0}). */
     public synchronized CriEndpoint endpoint() {
         return bound != null ? bound : listen;
+    }
+
+    /**
+     * Runs {@code task} on one of the transport's event loops after {@code delayMillis}, unless the
+     * transport closes first. The task must not block.
+     */
+    public void schedule(Runnable task, long delayMillis) {
+        try {
+            serverLoop.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            // the loops are shutting down: nothing runs any more
+        }
     }
 
     /** Blocks until the transport is closed. */
