@@ -65,7 +65,29 @@ class CdsArchiveIT {
                 .doesNotContain("training run failed");
         assertThat(Files.readAllLines(dir.resolve("classes.log")))
                 .as("the command's classes, loaded from the archive")
-                .anyMatch(l -> l.contains(probe + " ") && l.contains("shared objects file (top)"));
+                .anyMatch(l -> l.contains(probe + " ") && l.contains("shared objects file (top)"))
+                .as("picocli's classes (Java 5 class files in picocli's jar), from the archive")
+                .anyMatch(
+                        l ->
+                                l.contains("picocli.CommandLine ")
+                                        && l.contains("shared objects file (top)"));
+    }
+
+    @Test
+    void picocliIsInTheJarAsClassFilesAnArchiveCanHold() throws IOException {
+        int classes = 0;
+        try (java.util.zip.ZipFile jar = new java.util.zip.ZipFile(JAR.toFile())) {
+            for (java.util.zip.ZipEntry e : java.util.Collections.list(jar.entries())) {
+                if (e.getName().startsWith("picocli/") && e.getName().endsWith(".class")) {
+                    byte[] head = jar.getInputStream(e).readNBytes(8);
+                    assertThat(((head[6] & 0xff) << 8) | (head[7] & 0xff))
+                            .as("class file version of %s (Java 6 is 50)", e.getName())
+                            .isGreaterThanOrEqualTo(50);
+                    classes++;
+                }
+            }
+        }
+        assertThat(classes).as("picocli's classes in the jar").isGreaterThan(100);
     }
 
     private Process fakeRuntime(String... extra) throws IOException {
