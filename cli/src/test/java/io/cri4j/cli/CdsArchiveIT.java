@@ -74,8 +74,8 @@ class CdsArchiveIT {
     }
 
     @Test
-    void picocliIsInTheJarAsClassFilesAnArchiveCanHold() throws IOException {
-        int classes = 0;
+    void picocliIsInTheJarAsClassFilesAnArchiveCanHoldAndEachVerifies() throws Exception {
+        List<String> names = new ArrayList<>();
         try (java.util.zip.ZipFile jar = new java.util.zip.ZipFile(JAR.toFile())) {
             for (java.util.zip.ZipEntry e : java.util.Collections.list(jar.entries())) {
                 if (e.getName().startsWith("picocli/") && e.getName().endsWith(".class")) {
@@ -83,11 +83,22 @@ class CdsArchiveIT {
                     assertThat(((head[6] & 0xff) << 8) | (head[7] & 0xff))
                             .as("class file version of %s (Java 6 is 50)", e.getName())
                             .isGreaterThanOrEqualTo(50);
-                    classes++;
+                    names.add(e.getName().replace('/', '.').replaceAll("\\.class$", ""));
                 }
             }
         }
-        assertThat(classes).as("picocli's classes in the jar").isGreaterThan(100);
+        assertThat(names).as("picocli's classes in the jar").hasSizeGreaterThan(100);
+        // the verifier checks each class's rewritten stack map frames when it links the class
+        try (java.net.URLClassLoader loader =
+                new java.net.URLClassLoader(
+                        new java.net.URL[] {JAR.toUri().toURL()},
+                        ClassLoader.getPlatformClassLoader())) {
+            for (String name : names) {
+                assertThat(Class.forName(name, true, loader).getClassLoader())
+                        .as(name)
+                        .isSameAs(loader);
+            }
+        }
     }
 
     private Process fakeRuntime(String... extra) throws IOException {
