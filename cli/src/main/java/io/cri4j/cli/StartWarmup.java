@@ -140,8 +140,9 @@ final class StartWarmup {
                             () ->
                                     initialise(
                                             "io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder"),
-                            // the gRPC channel to the backend, built before the proxy serves
-                            // (its first call, the v1alpha2 probe, comes a second later)
+                            // the gRPC channel to the backend, which a proxy with hooks makes
+                            // before it serves (without, its first call is the v1alpha2 probe a
+                            // second after)
                             () -> initialise("io.grpc.netty.NettyChannelBuilder"));
             case "fake-runtime" ->
                     List.of(

@@ -101,7 +101,6 @@ public final class CriProxy implements AutoCloseable {
 
     private final Builder config;
     private final ProxyTransport transport;
-    private final ManagedChannel backend;
 
     /** Runs blocking interceptors added without an executor of their own, and backend probes. */
     private final ThreadPoolExecutor workers;
@@ -133,7 +132,6 @@ public final class CriProxy implements AutoCloseable {
         this.config = b;
         this.transport = new ProxyTransport(b.listen, b.backend, b.ioThreads);
         this.transport.metrics(RelayMetrics.of(b.meterRegistry));
-        this.backend = transport.backend();
         AtomicInteger n = new AtomicInteger();
         this.workers =
                 new ThreadPoolExecutor(
@@ -148,6 +146,11 @@ public final class CriProxy implements AutoCloseable {
                             return t;
                         });
         workers.allowCoreThreadTimeOut(true); // idle, the proxy keeps no worker thread
+    }
+
+    /** The gRPC channel to the backend (made on first use: a proxy without hooks starts without it). */
+    private ManagedChannel backend() {
+        return transport.backend();
     }
 
     /** A builder; {@code listen} and {@code backend} are required. */
@@ -235,7 +238,7 @@ public final class CriProxy implements AutoCloseable {
         }
         InterceptedService intercepted =
                 new InterceptedService(
-                        backend,
+                        transport.lazyBackend(),
                         chain,
                         methods,
                         Tracing.of(config.openTelemetry, "io.cri4j.proxy"));
@@ -264,7 +267,7 @@ public final class CriProxy implements AutoCloseable {
      */
     private void startHooks(List<Object> fixed) throws IOException {
         try {
-            store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend));
+            store.rebuild(RuntimeServiceGrpc.newBlockingStub(backend()));
         } catch (StatusRuntimeException e) {
             LOG.warn(
                     "could not rebuild the checkpoint store from the backend {}: {}",
@@ -290,12 +293,12 @@ public final class CriProxy implements AutoCloseable {
                 new ProxyHooks(
                         hookChain,
                         store,
-                        backend,
+                        backend(),
                         this::hooksApply,
                         features,
                         DeviceNodes.system());
         hooks.start();
-        watchBackend(backend.getState(false));
+        watchBackend(backend().getState(false));
         for (HookProvider p : providers) {
             p.start(hooks);
             startedProviders.add(p);
@@ -312,20 +315,21 @@ public final class CriProxy implements AutoCloseable {
         if (seen == ConnectivityState.SHUTDOWN) {
             return;
         }
-        backend.notifyWhenStateChanged(
-                seen,
-                () -> {
-                    ConnectivityState now = backend.getState(false);
-                    if (now == ConnectivityState.READY && seen != ConnectivityState.READY) {
-                        rereadFeatures();
-                    }
-                    watchBackend(now);
-                });
+        backend()
+                .notifyWhenStateChanged(
+                        seen,
+                        () -> {
+                            ConnectivityState now = backend().getState(false);
+                            if (now == ConnectivityState.READY && seen != ConnectivityState.READY) {
+                                rereadFeatures();
+                            }
+                            watchBackend(now);
+                        });
     }
 
     private void rereadFeatures() {
         Futures.addCallback(
-                RuntimeServiceGrpc.newFutureStub(backend)
+                RuntimeServiceGrpc.newFutureStub(backend())
                         .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
                         .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance()),
                 new FutureCallback<io.cri4j.cri.v1.VersionResponse>() {
@@ -363,7 +367,7 @@ public final class CriProxy implements AutoCloseable {
     private RuntimeFeatures backendFeatures() {
         try {
             io.cri4j.cri.v1.VersionResponse v =
-                    RuntimeServiceGrpc.newBlockingStub(backend)
+                    RuntimeServiceGrpc.newBlockingStub(backend())
                             .withDeadlineAfter(config.probeTimeoutMillis, TimeUnit.MILLISECONDS)
                             .version(io.cri4j.cri.v1.VersionRequest.getDefaultInstance());
             RuntimeFeatures f = RuntimeFeatures.detect(v.getRuntimeName(), v.getRuntimeVersion());
@@ -575,10 +579,11 @@ public final class CriProxy implements AutoCloseable {
             return running != null ? running : CompletableFuture.completedFuture(v1alpha2);
         }
         io.grpc.stub.ClientCalls.asyncUnaryCall(
-                backend.newCall(
-                        io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
-                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
-                                config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
+                backend()
+                        .newCall(
+                                io.cri4j.cri.v1alpha2.RuntimeServiceGrpc.getVersionMethod(),
+                                io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
+                                        config.probeTimeoutMillis, TimeUnit.MILLISECONDS)),
                 io.cri4j.cri.v1alpha2.VersionRequest.getDefaultInstance(),
                 new io.grpc.stub.StreamObserver<io.cri4j.cri.v1alpha2.VersionResponse>() {
                     @Override

@@ -38,7 +38,25 @@ public final class ProxyTransport implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MILLIS = (int) CriChannels.DEFAULT_CONNECT_TIMEOUT.toMillis();
 
     private final EventLoopGroup serverLoop;
-    private final ManagedChannel backend;
+
+    /** The gRPC channel to the backend, made on first use (guarded by this). */
+    private ManagedChannel backend;
+
+    /** {@link #backend()} as a channel, the channel made at its first call. */
+    private final io.grpc.Channel lazyBackend =
+            new io.grpc.Channel() {
+                @Override
+                public <Q, R> io.grpc.ClientCall<Q, R> newCall(
+                        io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options) {
+                    return backend().newCall(method, options);
+                }
+
+                @Override
+                public String authority() {
+                    return backend().authority();
+                }
+            };
+
     private final CriEndpoint listen;
     private final CriEndpoint backendEndpoint;
     private final NettyTransport.Kind listenKind;
@@ -73,11 +91,6 @@ public final class ProxyTransport implements AutoCloseable {
                             + " event loops");
         }
         this.serverLoop = listenKind.newGroup(ioThreads, "cri4j-proxy-io");
-        this.backend =
-                CriChannels.builder(backendEndpoint)
-                        .eventLoopGroup(serverLoop)
-                        .directExecutor()
-                        .build();
     }
 
     private RelayMetrics metrics = RelayMetrics.NONE;
@@ -87,9 +100,29 @@ public final class ProxyTransport implements AutoCloseable {
         this.metrics = metrics;
     }
 
-    /** The channel to the backend (reconnects by itself; fails fast while the backend is down). */
-    public ManagedChannel backend() {
+    /**
+     * The gRPC channel to the backend (reconnects by itself; fails fast while the backend is down),
+     * for the calls the proxy decodes or makes itself: made at the first call of this method, so
+     * that a proxy that relays every call as frames starts without gRPC's client. After {@link
+     * #close} it is shut down.
+     */
+    public synchronized ManagedChannel backend() {
+        if (backend == null) {
+            backend =
+                    CriChannels.builder(backendEndpoint)
+                            .eventLoopGroup(serverLoop)
+                            .directExecutor()
+                            .build();
+            if (closed) {
+                backend.shutdownNow();
+            }
+        }
         return backend;
+    }
+
+    /** {@link #backend()} as a {@link io.grpc.Channel} that makes it at its first call. */
+    public io.grpc.Channel lazyBackend() {
+        return lazyBackend;
     }
 
     /**
@@ -196,6 +229,7 @@ public final class ProxyTransport implements AutoCloseable {
     public void close() {
         Channel s;
         UnixSockets.Claim c;
+        ManagedChannel b;
         synchronized (this) {
             if (closed) {
                 return;
@@ -203,17 +237,20 @@ public final class ProxyTransport implements AutoCloseable {
             closed = true;
             s = serverChannel;
             c = claim;
+            b = backend;
         }
         try {
             if (s != null) {
                 s.close().syncUninterruptibly();
             }
             connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-            backend.shutdownNow();
-            try {
-                backend.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (b != null) {
+                b.shutdownNow();
+                try {
+                    b.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             if (c != null) {
