@@ -48,7 +48,10 @@ class ImageCdsCheck {
                 .anyMatch(
                         l ->
                                 l.contains(
-                                        " io.cri4j.proxy.CriProxy source: shared objects file (top)"));
+                                        " io.cri4j.proxy.CriProxy source: shared objects file (top)"))
+                .as("picocli's classes (the image's picocli jar has archivable class files)")
+                .anyMatch(
+                        l -> l.contains(" picocli.CommandLine source: shared objects file (top)"));
         long fromArchive =
                 loaded.stream()
                         .filter(l -> l.contains("source: shared objects file (top)"))
