@@ -161,8 +161,8 @@ public final class CriProxy implements AutoCloseable {
     /**
      * Rebuilds the checkpoint store from the backend, starts watching the hook config directory,
      * starts serving, and a second later probes whether the backend serves v1alpha2. A backend
-     * that is down at start is not fatal: the store is
-     * rebuilt as far as possible and calls fail with UNAVAILABLE until the backend is up.
+     * that is down at start is not fatal: the store is rebuilt as far as possible and calls fail
+     * with UNAVAILABLE until the backend is up.
      *
      * @throws IOException when the listen socket cannot be bound (e.g. a live server owns it)
      */

@@ -39,8 +39,8 @@ public final class ProxyTransport implements AutoCloseable {
 
     private final EventLoopGroup serverLoop;
 
-    /** The gRPC channel to the backend, made on first use (guarded by this). */
-    private ManagedChannel backend;
+    /** The gRPC channel to the backend, made on first use (under this object's lock). */
+    private volatile ManagedChannel backend;
 
     /** {@link #backend()} as a channel, the channel made at its first call. */
     private final io.grpc.Channel lazyBackend =
@@ -106,18 +106,25 @@ public final class ProxyTransport implements AutoCloseable {
      * that a proxy that relays every call as frames starts without gRPC's client. After {@link
      * #close} it is shut down.
      */
-    public synchronized ManagedChannel backend() {
-        if (backend == null) {
-            backend =
-                    CriChannels.builder(backendEndpoint)
-                            .eventLoopGroup(serverLoop)
-                            .directExecutor()
-                            .build();
-            if (closed) {
-                backend.shutdownNow();
-            }
+    public ManagedChannel backend() {
+        ManagedChannel b = backend;
+        if (b != null) {
+            return b; // every decoded call comes here: no lock once it is made
         }
-        return backend;
+        synchronized (this) {
+            if (backend == null) {
+                b =
+                        CriChannels.builder(backendEndpoint)
+                                .eventLoopGroup(serverLoop)
+                                .directExecutor()
+                                .build();
+                if (closed) {
+                    b.shutdownNow();
+                }
+                backend = b;
+            }
+            return backend;
+        }
     }
 
     /** {@link #backend()} as a {@link io.grpc.Channel} that makes it at its first call. */
