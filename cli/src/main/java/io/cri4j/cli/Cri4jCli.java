@@ -3,34 +3,36 @@ package io.cri4j.cli;
 import io.cri4j.cri.internal.IoErrors;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 
-/** The {@code ./cri4j} command line: one subcommand per thing a node engineer wants to try. */
-@Command(
-        name = "cri4j",
-        mixinStandardHelpOptions = true,
-        version = "cri4j 0.1.0-SNAPSHOT",
-        description =
-                "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI plugins, image pulls.")
+/**
+ * The {@code ./cri4j} command line: one subcommand per thing a node engineer wants to try. The
+ * root and the commands that serve ({@code proxy}, {@code fake-runtime}, {@code nri-plugin}) have
+ * models written in code ({@link Specs}); the others are read from their annotations.
+ */
 public final class Cri4jCli {
 
+    /** The version {@code -V} prints. */
+    static final String VERSION = "cri4j 0.1.0-SNAPSHOT";
+
     /**
-     * The subcommands by name, in the order of the usage help. A command line naming one of them
-     * first builds only that one's model: picocli builds a command's model by reflection over its
-     * class and every option's type, which costs a start of {@code proxy} more than the proxy's
-     * own work before it listens when done for all of them.
+     * The subcommands by name, in the order of the usage help: each a picocli command (a model,
+     * or a class read from its annotations) made when asked for. A command line naming one of them
+     * first builds only that one's model: a model costs a start of {@code proxy} more than the
+     * proxy's own work before it listens when built for all of them.
      */
-    private static final Map<String, Class<?>> SUBCOMMANDS = new LinkedHashMap<>();
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = new LinkedHashMap<>();
 
     static {
-        SUBCOMMANDS.put("version", VersionCommand.class);
-        SUBCOMMANDS.put("fake-runtime", FakeRuntimeCommand.class);
-        SUBCOMMANDS.put("proxy", ProxyCommand.class);
-        SUBCOMMANDS.put("nri-plugin", NriPluginCommand.class);
-        SUBCOMMANDS.put("pull", PullCommand.class);
-        SUBCOMMANDS.put("pulls", PullsCommand.class);
-        SUBCOMMANDS.put("help", CommandLine.HelpCommand.class);
+        SUBCOMMANDS.put("version", () -> VersionCommand.class);
+        SUBCOMMANDS.put("fake-runtime", () -> new FakeRuntimeCommand().commandSpec());
+        SUBCOMMANDS.put("proxy", () -> new ProxyCommand().commandSpec());
+        SUBCOMMANDS.put("nri-plugin", () -> new NriPluginCommand().commandSpec());
+        SUBCOMMANDS.put("pull", () -> PullCommand.class);
+        SUBCOMMANDS.put("pulls", () -> PullsCommand.class);
+        SUBCOMMANDS.put("help", () -> CommandLine.HelpCommand.class);
     }
 
     private Cri4jCli() {}
@@ -138,12 +140,19 @@ public final class Cri4jCli {
      * error are the same as with all of them), else with every subcommand.
      */
     static CommandLine commandLine(String first) {
-        CommandLine cli = new CommandLine(new Cri4jCli());
-        Class<?> only = "help".equals(first) ? null : SUBCOMMANDS.get(first);
+        CommandSpec root =
+                Specs.command(
+                                new Cri4jCli(),
+                                "cri4j",
+                                "Java SDK for Kubernetes node agents: CRI tools, the CRI proxy, NRI"
+                                        + " plugins, image pulls.")
+                        .version(VERSION);
+        CommandLine cli = new CommandLine(root);
+        Supplier<Object> only = "help".equals(first) ? null : SUBCOMMANDS.get(first);
         if (only != null) {
-            cli.addSubcommand(first, only);
+            cli.addSubcommand(first, only.get());
         } else {
-            SUBCOMMANDS.forEach(cli::addSubcommand);
+            SUBCOMMANDS.forEach((name, command) -> cli.addSubcommand(name, command.get()));
         }
         // after the subcommands: picocli hands these settings to the subcommands present
         return cli.setParameterExceptionHandler(Cri4jCli::usageError)

@@ -6,63 +6,89 @@ import io.cri4j.testing.fake.FakeCriServer;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code cri4j fake-runtime}: serves the in-memory fake CRI runtime until stopped (Ctrl-C, SIGTERM). */
-@Command(
-        name = "fake-runtime",
-        mixinStandardHelpOptions = true,
-        description =
-                "Serve the in-memory fake CRI runtime (v1 and v1alpha2) for crictl or kubelet.")
 final class FakeRuntimeCommand implements Callable<Integer> {
 
-    @Spec CommandSpec spec;
-
-    @Option(
-            names = "--listen",
-            required = true,
-            converter = EndpointConverter.class,
-            description = "where to serve CRI, e.g. unix:///tmp/fake-cri.sock")
+    CommandSpec spec;
     CriEndpoint listen;
-
-    @Option(
-            names = "--streaming-address",
-            defaultValue = "127.0.0.1:0",
-            description =
-                    "HOST:PORT of the exec/attach/port-forward streaming server (default: ${DEFAULT-VALUE})")
     String streamingAddress;
-
-    @Option(
-            names = "--pull-rate",
-            defaultValue = "32MiB",
-            converter = ByteRateConverter.class,
-            description =
-                    "how fast PullImage downloads layers, bytes per second (e.g. 8MiB, 500KiB; 0 at once),"
-                            + " with progress in containerd's content service (default: ${DEFAULT-VALUE})")
     long pullRate;
-
-    @Option(
-            names = "--nri-socket",
-            converter = EndpointConverter.class,
-            description =
-                    "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins, critest's NRI"
-                            + " specs) connect and hook the fake's pods and containers, e.g."
-                            + " unix:///tmp/fake-nri.sock")
     CriEndpoint nriSocket;
-
-    @Option(
-            names = "--nri-failure-policy",
-            defaultValue = "Fail",
-            converter = FailurePolicyConverter.class,
-            description =
-                    "what an NRI plugin's failure does to the CRI call: Fail or Ignore (default:"
-                            + " ${DEFAULT-VALUE}, as containerd)")
     FailurePolicy nriFailurePolicy;
+    MetricsOptions metrics = new MetricsOptions();
 
-    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+    /** This command's picocli model, its options bound to the fields ({@link Specs}). */
+    CommandSpec commandSpec() {
+        CommandSpec s =
+                Specs.command(
+                        this,
+                        "fake-runtime",
+                        "Serve the in-memory fake CRI runtime (v1 and v1alpha2) for crictl or"
+                                + " kubelet.");
+        s.addOption(
+                Specs.option("--listen", CriEndpoint.class, "listen", () -> listen, v -> listen = v)
+                        .required(true)
+                        .converters(new EndpointConverter())
+                        .description("where to serve CRI, e.g. unix:///tmp/fake-cri.sock")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--streaming-address",
+                                String.class,
+                                "streamingAddress",
+                                () -> streamingAddress,
+                                v -> streamingAddress = v)
+                        .defaultValue("127.0.0.1:0")
+                        .description(
+                                "HOST:PORT of the exec/attach/port-forward streaming server (default:"
+                                        + " ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--pull-rate",
+                                long.class,
+                                "pullRate",
+                                () -> pullRate,
+                                v -> pullRate = v)
+                        .defaultValue("32MiB")
+                        .converters(new ByteRateConverter())
+                        .description(
+                                "how fast PullImage downloads layers, bytes per second (e.g. 8MiB,"
+                                        + " 500KiB; 0 at once), with progress in containerd's content"
+                                        + " service (default: ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-socket",
+                                CriEndpoint.class,
+                                "nriSocket",
+                                () -> nriSocket,
+                                v -> nriSocket = v)
+                        .converters(new EndpointConverter())
+                        .description(
+                                "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins,"
+                                        + " critest's NRI specs) connect and hook the fake's pods and"
+                                        + " containers, e.g. unix:///tmp/fake-nri.sock")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-failure-policy",
+                                FailurePolicy.class,
+                                "nriFailurePolicy",
+                                () -> nriFailurePolicy,
+                                v -> nriFailurePolicy = v)
+                        .defaultValue("Fail")
+                        .converters(new FailurePolicyConverter())
+                        .description(
+                                "what an NRI plugin's failure does to the CRI call: Fail or Ignore"
+                                        + " (default: ${DEFAULT-VALUE}, as containerd)")
+                        .build());
+        metrics.addTo(s);
+        spec = s;
+        return s;
+    }
 
     private volatile FakeCriServer running;
 

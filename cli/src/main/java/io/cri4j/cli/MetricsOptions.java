@@ -17,7 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import picocli.CommandLine;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code --metrics-address} and its companions, shared by {@code proxy}, {@code nri-plugin} and
@@ -26,27 +26,43 @@ import picocli.CommandLine.Option;
  */
 final class MetricsOptions {
 
-    @Option(
-            names = "--metrics-address",
-            converter = AddressConverter.class,
-            description =
-                    "serve /metrics (Prometheus text, OpenMetrics when asked), /healthz and /readyz here,"
-                            + " e.g. 127.0.0.1:9464; loopback only unless --metrics-allow-remote")
     InetSocketAddress address;
-
-    @Option(
-            names = "--metrics-allow-remote",
-            description = "allow --metrics-address on a non-loopback address")
     boolean allowRemote;
-
-    @Option(
-            names = "--http-allow-host",
-            split = ",",
-            paramLabel = "HOST",
-            description =
-                    "a Host header the HTTP endpoints (metrics, progress) accept besides loopback names and"
-                            + " addresses and the address they listen on (repeatable; * for any)")
     List<String> allowHosts = new ArrayList<>();
+
+    /** Adds these options to a command's model, bound to this object's fields. */
+    void addTo(CommandSpec s) {
+        s.addOption(
+                Specs.option(
+                                "--metrics-address",
+                                InetSocketAddress.class,
+                                "address",
+                                () -> address,
+                                v -> address = v)
+                        .converters(new AddressConverter())
+                        .description(
+                                "serve /metrics (Prometheus text, OpenMetrics when asked), /healthz and"
+                                        + " /readyz here, e.g. 127.0.0.1:9464; loopback only unless"
+                                        + " --metrics-allow-remote")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--metrics-allow-remote",
+                                boolean.class,
+                                "allowRemote",
+                                () -> allowRemote,
+                                v -> allowRemote = v)
+                        .description("allow --metrics-address on a non-loopback address")
+                        .build());
+        s.addOption(
+                Specs.strings("--http-allow-host", "HOST", () -> allowHosts, v -> allowHosts = v)
+                        .splitRegex(",")
+                        .description(
+                                "a Host header the HTTP endpoints (metrics, progress) accept besides"
+                                        + " loopback names and addresses and the address they listen"
+                                        + " on (repeatable; * for any)")
+                        .build());
+    }
 
     /** The registry, when metrics are asked for; null otherwise. */
     PrometheusMeterRegistry registry;

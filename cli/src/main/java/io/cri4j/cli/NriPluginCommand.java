@@ -19,11 +19,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code cri4j nri-plugin}: the hooks found in plugin jars ({@code META-INF/services/io.cri4j.hook.Hook}
@@ -34,43 +30,59 @@ import picocli.CommandLine.Spec;
  * and exits 0. Started by the runtime itself from its plugin directory ({@code NRI_PLUGIN_SOCKET}
  * set), it uses the socket, name and index the runtime passed and stops when the runtime closes it.
  */
-@Command(
-        name = "nri-plugin",
-        mixinStandardHelpOptions = true,
-        description = "Serve the hooks of plugin jars as an NRI plugin of containerd 2.x or CRI-O.")
 final class NriPluginCommand implements Callable<Integer> {
 
-    @Spec CommandSpec spec;
-
-    @Option(
-            names = "--socket",
-            converter = EndpointConverter.class,
-            defaultValue = "unix:///var/run/nri/nri.sock",
-            description = "the runtime's NRI socket (default: ${DEFAULT-VALUE})")
+    CommandSpec spec;
     CriEndpoint socket;
-
-    @Option(names = "--plugins", required = true, description = "directory of jars with hooks")
     Path plugins;
-
-    @Option(
-            names = "--name",
-            defaultValue = "cri4j",
-            description = "plugin name the runtime shows (default: ${DEFAULT-VALUE})")
     String name;
-
-    @Option(
-            names = "--index",
-            description =
-                    "plugin index 0..99, the runtime calls plugins in index order "
-                            + "(default: the hook's own index)")
     Integer index;
-
-    @Option(
-            names = "--wait",
-            description = "wait for the socket instead of failing when it cannot be reached")
     boolean waitForRuntime;
+    MetricsOptions metrics = new MetricsOptions();
 
-    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+    /** This command's picocli model, its options bound to the fields ({@link Specs}). */
+    CommandSpec commandSpec() {
+        CommandSpec s =
+                Specs.command(
+                        this,
+                        "nri-plugin",
+                        "Serve the hooks of plugin jars as an NRI plugin of containerd 2.x or CRI-O.");
+        s.addOption(
+                Specs.option("--socket", CriEndpoint.class, "socket", () -> socket, v -> socket = v)
+                        .converters(new EndpointConverter())
+                        .defaultValue("unix:///var/run/nri/nri.sock")
+                        .description("the runtime's NRI socket (default: ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option("--plugins", Path.class, "plugins", () -> plugins, v -> plugins = v)
+                        .required(true)
+                        .description("directory of jars with hooks")
+                        .build());
+        s.addOption(
+                Specs.option("--name", String.class, "name", () -> name, v -> name = v)
+                        .defaultValue("cri4j")
+                        .description("plugin name the runtime shows (default: ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option("--index", Integer.class, "index", () -> index, v -> index = v)
+                        .description(
+                                "plugin index 0..99, the runtime calls plugins in index order"
+                                        + " (default: the hook's own index)")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--wait",
+                                boolean.class,
+                                "waitForRuntime",
+                                () -> waitForRuntime,
+                                v -> waitForRuntime = v)
+                        .description(
+                                "wait for the socket instead of failing when it cannot be reached")
+                        .build());
+        metrics.addTo(s);
+        spec = s;
+        return s;
+    }
 
     private volatile NriPlugin running;
 

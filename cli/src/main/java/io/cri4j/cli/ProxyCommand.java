@@ -18,10 +18,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code cri4j proxy}: a CRI proxy in front of a runtime and an NRI host for it, with hooks from a watched
@@ -32,120 +29,191 @@ import picocli.CommandLine.Spec;
  * {@code cri4j.imagepull.v1.PullProgress} on its socket and, with {@code --progress-address}, serves the
  * progress over HTTP in KEP-5334's shape with a page of live bars. Runs until interrupted (SIGINT/SIGTERM).
  */
-@Command(
-        name = "proxy",
-        mixinStandardHelpOptions = true,
-        description = "Serve a CRI proxy with hooks in front of a runtime.")
 final class ProxyCommand implements Callable<Integer> {
 
-    @Spec CommandSpec spec;
-
-    @Option(
-            names = "--listen",
-            required = true,
-            converter = EndpointConverter.class,
-            description = "where the proxy serves, e.g. unix:///run/cri4j/proxy.sock")
+    CommandSpec spec;
     CriEndpoint listen;
-
-    @Option(
-            names = "--backend",
-            converter = EndpointConverter.class,
-            defaultValue = EndpointConverter.DEFAULT_RUNTIME_ENDPOINT,
-            description = "the runtime behind the proxy (default: ${DEFAULT-VALUE})")
     CriEndpoint backend;
-
-    @Option(
-            names = "--hook-config-dir",
-            description =
-                    "watched directory of hook configs (*.json), e.g. /etc/runtime/hookserver.d")
     Path hookConfigDir;
-
-    @Option(names = "--plugins", description = "directory of jars with in-process hooks")
     Path plugins;
-
-    @Option(
-            names = "--nri-socket",
-            converter = EndpointConverter.class,
-            description =
-                    "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins unchanged) connect"
-                            + " and run with the other hooks, e.g. unix:///var/run/cri4j/nri.sock")
     CriEndpoint nriSocket;
-
-    @Option(
-            names = "--nri-failure-policy",
-            defaultValue = "Fail",
-            converter = FailurePolicyConverter.class,
-            description =
-                    "what an NRI plugin's failure (an error, a missed deadline, a disconnection mid-call) does"
-                            + " to the CRI call: Fail or Ignore (default: ${DEFAULT-VALUE}, as containerd)")
     FailurePolicy nriFailurePolicy;
-
-    @Option(
-            names = "--nri-request-timeout",
-            defaultValue = "2s",
-            converter = DurationConverter.class,
-            description =
-                    "how long an NRI plugin may take to answer one call, e.g. 2s or 500ms (default:"
-                            + " ${DEFAULT-VALUE}, containerd's plugin_request_timeout)")
     Duration nriRequestTimeout;
-
-    @Option(
-            names = "--nri-plugin-timeout",
-            paramLabel = "PLUGIN=DURATION",
-            description =
-                    "the request timeout of one NRI plugin, by name (nri-logger=5s) or two-digit index"
-                            + " (10=5s); the name wins; repeatable")
     List<String> nriPluginTimeouts = new ArrayList<>();
-
-    @Option(
-            names = "--nri-max-missed-deadlines",
-            defaultValue = "" + NriHost.DEFAULT_MAX_MISSED_DEADLINES,
-            description =
-                    "an NRI plugin that misses this many deadlines in a row is disconnected; each miss"
-                            + " fails its call under --nri-failure-policy (default: ${DEFAULT-VALUE};"
-                            + " 1 is containerd's rule)")
     int nriMaxMissedDeadlines;
-
-    @Option(
-            names = "--nri-required-plugin",
-            paramLabel = "NAME",
-            description =
-                    "an NRI plugin (NAME or NN-NAME) without which no container is created: while it is not"
-                            + " connected CreateContainer fails naming it, and its failures fail the call"
-                            + " whatever --nri-failure-policy says; repeatable")
     List<String> nriRequiredPlugins = new ArrayList<>();
-
-    @Option(
-            names = "--observe-pulls",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description =
-                    "follow the image pulls passing through and answer cri4j.imagepull.v1.PullProgress on"
-                            + " the socket (default: ${DEFAULT-VALUE})")
     boolean observePulls;
-
-    @Option(
-            names = "--progress-address",
-            converter = AddressConverter.class,
-            description =
-                    "serve image pull progress over HTTP here (GET /imagePullProgress, a page at /),"
-                            + " e.g. 127.0.0.1:10251; loopback only unless --progress-allow-remote")
     InetSocketAddress progressAddress;
-
-    @Option(
-            names = "--progress-allow-remote",
-            description = "allow --progress-address on a non-loopback address")
     boolean progressAllowRemote;
-
-    @Option(
-            names = "--max-followed-pulls",
-            defaultValue = "" + PullObserver.DEFAULT_MAX_FOLLOWED,
-            description =
-                    "pulls whose bytes are followed at once; more show unknown progress (default: ${DEFAULT-VALUE})")
     int maxFollowedPulls;
+    MetricsOptions metrics = new MetricsOptions();
 
-    @CommandLine.Mixin MetricsOptions metrics = new MetricsOptions();
+    /** This command's picocli model, its options bound to the fields ({@link Specs}). */
+    CommandSpec commandSpec() {
+        CommandSpec s =
+                Specs.command(this, "proxy", "Serve a CRI proxy with hooks in front of a runtime.");
+        s.addOption(
+                Specs.option("--listen", CriEndpoint.class, "listen", () -> listen, v -> listen = v)
+                        .required(true)
+                        .converters(new EndpointConverter())
+                        .description("where the proxy serves, e.g. unix:///run/cri4j/proxy.sock")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--backend",
+                                CriEndpoint.class,
+                                "backend",
+                                () -> backend,
+                                v -> backend = v)
+                        .converters(new EndpointConverter())
+                        .defaultValue(EndpointConverter.DEFAULT_RUNTIME_ENDPOINT)
+                        .description("the runtime behind the proxy (default: ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--hook-config-dir",
+                                Path.class,
+                                "hookConfigDir",
+                                () -> hookConfigDir,
+                                v -> hookConfigDir = v)
+                        .description(
+                                "watched directory of hook configs (*.json), e.g."
+                                        + " /etc/runtime/hookserver.d")
+                        .build());
+        s.addOption(
+                Specs.option("--plugins", Path.class, "plugins", () -> plugins, v -> plugins = v)
+                        .description("directory of jars with in-process hooks")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-socket",
+                                CriEndpoint.class,
+                                "nriSocket",
+                                () -> nriSocket,
+                                v -> nriSocket = v)
+                        .converters(new EndpointConverter())
+                        .description(
+                                "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins"
+                                        + " unchanged) connect and run with the other hooks, e.g."
+                                        + " unix:///var/run/cri4j/nri.sock")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-failure-policy",
+                                FailurePolicy.class,
+                                "nriFailurePolicy",
+                                () -> nriFailurePolicy,
+                                v -> nriFailurePolicy = v)
+                        .defaultValue("Fail")
+                        .converters(new FailurePolicyConverter())
+                        .description(
+                                "what an NRI plugin's failure (an error, a missed deadline, a"
+                                        + " disconnection mid-call) does to the CRI call: Fail or"
+                                        + " Ignore (default: ${DEFAULT-VALUE}, as containerd)")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-request-timeout",
+                                Duration.class,
+                                "nriRequestTimeout",
+                                () -> nriRequestTimeout,
+                                v -> nriRequestTimeout = v)
+                        .defaultValue("2s")
+                        .converters(new DurationConverter())
+                        .description(
+                                "how long an NRI plugin may take to answer one call, e.g. 2s or 500ms"
+                                        + " (default: ${DEFAULT-VALUE}, containerd's"
+                                        + " plugin_request_timeout)")
+                        .build());
+        s.addOption(
+                Specs.strings(
+                                "--nri-plugin-timeout",
+                                "PLUGIN=DURATION",
+                                () -> nriPluginTimeouts,
+                                v -> nriPluginTimeouts = v)
+                        .description(
+                                "the request timeout of one NRI plugin, by name (nri-logger=5s) or"
+                                        + " two-digit index (10=5s); the name wins; repeatable")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--nri-max-missed-deadlines",
+                                int.class,
+                                "nriMaxMissedDeadlines",
+                                () -> nriMaxMissedDeadlines,
+                                v -> nriMaxMissedDeadlines = v)
+                        .defaultValue("" + NriHost.DEFAULT_MAX_MISSED_DEADLINES)
+                        .description(
+                                "an NRI plugin that misses this many deadlines in a row is"
+                                        + " disconnected; each miss fails its call under"
+                                        + " --nri-failure-policy (default: ${DEFAULT-VALUE}; 1 is"
+                                        + " containerd's rule)")
+                        .build());
+        s.addOption(
+                Specs.strings(
+                                "--nri-required-plugin",
+                                "NAME",
+                                () -> nriRequiredPlugins,
+                                v -> nriRequiredPlugins = v)
+                        .description(
+                                "an NRI plugin (NAME or NN-NAME) without which no container is"
+                                        + " created: while it is not connected CreateContainer fails"
+                                        + " naming it, and its failures fail the call whatever"
+                                        + " --nri-failure-policy says; repeatable")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--observe-pulls",
+                                boolean.class,
+                                "observePulls",
+                                () -> observePulls,
+                                v -> observePulls = v)
+                        .negatable(true)
+                        .defaultValue("true")
+                        .fallbackValue("true")
+                        .description(
+                                "follow the image pulls passing through and answer"
+                                        + " cri4j.imagepull.v1.PullProgress on the socket (default:"
+                                        + " ${DEFAULT-VALUE})")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--progress-address",
+                                InetSocketAddress.class,
+                                "progressAddress",
+                                () -> progressAddress,
+                                v -> progressAddress = v)
+                        .converters(new AddressConverter())
+                        .description(
+                                "serve image pull progress over HTTP here (GET /imagePullProgress, a"
+                                        + " page at /), e.g. 127.0.0.1:10251; loopback only unless"
+                                        + " --progress-allow-remote")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--progress-allow-remote",
+                                boolean.class,
+                                "progressAllowRemote",
+                                () -> progressAllowRemote,
+                                v -> progressAllowRemote = v)
+                        .description("allow --progress-address on a non-loopback address")
+                        .build());
+        s.addOption(
+                Specs.option(
+                                "--max-followed-pulls",
+                                int.class,
+                                "maxFollowedPulls",
+                                () -> maxFollowedPulls,
+                                v -> maxFollowedPulls = v)
+                        .defaultValue("" + PullObserver.DEFAULT_MAX_FOLLOWED)
+                        .description(
+                                "pulls whose bytes are followed at once; more show unknown progress"
+                                        + " (default: ${DEFAULT-VALUE})")
+                        .build());
+        metrics.addTo(s);
+        spec = s;
+        return s;
+    }
 
     /** Set once the proxy serves; counted down when it has stopped. For tests. */
     final CountDownLatch started = new CountDownLatch(1);

@@ -79,7 +79,7 @@ class MetricsEndpointsIT {
         int port = freePort();
         ProxyCommand cmd = new ProxyCommand();
         StringWriter out = new StringWriter();
-        CommandLine cli = new CommandLine(cmd);
+        CommandLine cli = new CommandLine(cmd.commandSpec());
         cli.setOut(new PrintWriter(out, true));
         CompletableFuture<Integer> exit =
                 CompletableFuture.supplyAsync(
@@ -157,7 +157,7 @@ class MetricsEndpointsIT {
         int port = freePort();
         NriPluginCommand cmd = new NriPluginCommand();
         StringWriter out = new StringWriter();
-        CommandLine cli = new CommandLine(cmd);
+        CommandLine cli = new CommandLine(cmd.commandSpec());
         cli.setOut(new PrintWriter(out, true));
         CompletableFuture<Integer> exit =
                 CompletableFuture.supplyAsync(
@@ -218,7 +218,7 @@ class MetricsEndpointsIT {
     void fakeRuntimeServesMetricsAndIsReady() throws Exception {
         int port = freePort();
         FakeRuntimeCommand cmd = new FakeRuntimeCommand();
-        CommandLine cli = new CommandLine(cmd);
+        CommandLine cli = new CommandLine(cmd.commandSpec());
         StringWriter out = new StringWriter();
         cli.setOut(new PrintWriter(out, true));
         CompletableFuture.runAsync(

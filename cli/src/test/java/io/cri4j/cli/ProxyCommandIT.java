@@ -43,7 +43,7 @@ class ProxyCommandIT {
                         .start()) {
             ProxyCommand cmd = new ProxyCommand();
             StringWriter out = new StringWriter();
-            CommandLine cli = new CommandLine(cmd);
+            CommandLine cli = new CommandLine(cmd.commandSpec());
             cli.setOut(new PrintWriter(out, true));
             CompletableFuture<Integer> exit =
                     CompletableFuture.supplyAsync(

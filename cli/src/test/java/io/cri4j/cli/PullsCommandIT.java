@@ -49,7 +49,7 @@ class PullsCommandIT {
                         .start();
         proxy = new ProxyCommand();
         StringWriter out = new StringWriter();
-        CommandLine cli = new CommandLine(proxy);
+        CommandLine cli = new CommandLine(proxy.commandSpec());
         cli.setOut(new PrintWriter(out, true));
         socket = "unix://" + dir.resolve("proxy.sock");
         proxyExit =
