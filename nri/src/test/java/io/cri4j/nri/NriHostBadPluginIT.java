@@ -46,7 +46,7 @@ class NriHostBadPluginIT {
     private final List<AutoCloseable> toClose = new ArrayList<>();
     private NriHost nri;
     private int threadsBefore;
-    private long fdsBefore;
+    private OpenFds fdsBefore;
 
     private NriHost.Builder builder() {
         return NriHost.builder(dir.resolve("nri.sock"))
@@ -105,7 +105,7 @@ class NriHostBadPluginIT {
         }
         awaitNoHostThreads();
         threadsBefore = Thread.activeCount();
-        fdsBefore = openFds();
+        fdsBefore = OpenFds.now();
     }
 
     @AfterEach
@@ -123,9 +123,10 @@ class NriHostBadPluginIT {
                                 .sorted()
                                 .toList())
                 .isLessThanOrEqualTo(threadsBefore);
-        assertThat(openFds())
-                .as("open file descriptors after the host closed")
-                .isLessThanOrEqualTo(fdsBefore);
+        assertThat(OpenFds.now().openedSince(fdsBefore))
+                .as(
+                        "sockets, pipes and event descriptors opened since the baseline, after the host closed")
+                .isEmpty();
     }
 
     private static void awaitNoHostThreads() throws Exception {
@@ -146,12 +147,6 @@ class NriHostBadPluginIT {
             busy.join(200);
         }
         throw new TimeoutException("NRI host threads still running");
-    }
-
-    private static long openFds() throws Exception {
-        try (var s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
-        }
     }
 
     private String next() throws InterruptedException {

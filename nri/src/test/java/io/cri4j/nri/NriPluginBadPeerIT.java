@@ -14,7 +14,6 @@ import io.cri4j.nri.internal.ttrpc.TtrpcFrame;
 import io.grpc.Status;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
@@ -39,7 +38,7 @@ class NriPluginBadPeerIT {
     private RawNriHost host;
     private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private int threadsBefore;
-    private long fdsBefore;
+    private OpenFds fdsBefore;
 
     private final Hook hook =
             new Hook() {
@@ -87,7 +86,7 @@ class NriPluginBadPeerIT {
         events.clear();
         awaitQuiet();
         threadsBefore = Thread.activeCount();
-        fdsBefore = openFds();
+        fdsBefore = OpenFds.now();
     }
 
     @AfterEach
@@ -117,9 +116,10 @@ class NriPluginBadPeerIT {
                                 .sorted()
                                 .toList())
                 .isLessThanOrEqualTo(threadsBefore);
-        assertThat(openFds())
-                .as("open file descriptors after the plugin closed")
-                .isLessThanOrEqualTo(fdsBefore);
+        assertThat(OpenFds.now().openedSince(fdsBefore))
+                .as(
+                        "sockets, pipes and event descriptors opened since the baseline, after the plugin closed")
+                .isEmpty();
     }
 
     private void awaitQuiet() throws Exception {
@@ -149,12 +149,6 @@ class NriPluginBadPeerIT {
                                 .filter(n -> n.startsWith("cri4j-nri-"))
                                 .sorted()
                                 .toList());
-    }
-
-    private static long openFds() throws Exception {
-        try (var s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
-        }
     }
 
     private Throwable nextDisconnect() throws InterruptedException {

@@ -39,9 +39,14 @@ final class RawNriHost implements AutoCloseable {
         server.bind(UnixDomainSocketAddress.of(socket));
     }
 
-    /** Accepts the plugin's connection and runs NRI's registration: Register, Configure, Synchronize. */
+    /**
+     * Accepts the plugin's connection, closing the one before it, and runs NRI's registration:
+     * Register, Configure, Synchronize.
+     */
     RegisterPluginRequest acceptAndRegister() throws IOException {
-        plugin = server.accept();
+        SocketChannel next = server.accept();
+        dropPlugin();
+        plugin = next;
         Frame register = read();
         if (register.conn() != 2 || register.type() != TtrpcFrame.REQUEST) {
             throw new IOException("expected RegisterPlugin on mux connection 2, got " + register);
