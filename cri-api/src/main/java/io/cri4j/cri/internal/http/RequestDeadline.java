@@ -5,6 +5,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -59,10 +60,22 @@ public final class RequestDeadline extends ChannelDuplexHandler {
                                             "HTTP connection {} sent no complete request within {} ms; closing",
                                             c.channel().remoteAddress(),
                                             TimeUnit.NANOSECONDS.toMillis(nanos));
-                                    c.close();
+                                    hangUp(c);
                                 },
                                 nanos,
                                 TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * FIN first, then the close: a client still sending reads the end of the stream rather than a
+     * reset (closing a socket with unread input makes the kernel answer with RST at once).
+     */
+    private static void hangUp(ChannelHandlerContext c) {
+        if (c.channel() instanceof DuplexChannel d) {
+            d.shutdownOutput().addListener(f -> c.close());
+        } else {
+            c.close();
+        }
     }
 
     private void cancel() {
