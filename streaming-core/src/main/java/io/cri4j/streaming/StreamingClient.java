@@ -1,5 +1,6 @@
 package io.cri4j.streaming;
 
+import io.cri4j.cri.internal.NettyTransport;
 import io.cri4j.streaming.internal.Protocols;
 import io.cri4j.streaming.internal.Upgrader;
 import io.cri4j.streaming.internal.portforward.LocalForwarder;
@@ -10,8 +11,6 @@ import io.cri4j.streaming.internal.spdy.SpdySession;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -26,7 +25,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -72,12 +70,9 @@ public final class StreamingClient implements AutoCloseable {
         if (b.trustManagerFactory != null) {
             ssl = SslContextBuilder.forClient().trustManager(b.trustManagerFactory).build();
         }
-        this.group =
-                new MultiThreadIoEventLoopGroup(
-                        b.ioThreads,
-                        new DefaultThreadFactory("cri4j-streaming-client", true),
-                        NioIoHandler.newFactory());
-        this.upgrader = new Upgrader(group, ssl, b.timeout);
+        NettyTransport.Kind transport = NettyTransport.tcp();
+        this.group = transport.newGroup(b.ioThreads, "cri4j-streaming-client");
+        this.upgrader = new Upgrader(group, transport.channelType(), ssl, b.timeout);
     }
 
     /** A builder with defaults: SPDY, 30 s timeouts, no TLS trust configured. */

@@ -1,5 +1,6 @@
 package io.cri4j.streaming;
 
+import io.cri4j.cri.internal.NettyTransport;
 import io.cri4j.cri.internal.http.RequestDeadline;
 import io.cri4j.cri.v1.AttachRequest;
 import io.cri4j.cri.v1.AttachResponse;
@@ -18,19 +19,15 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.JdkSslContext;
 import io.netty.handler.ssl.SslContext;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -134,16 +131,9 @@ public final class StreamingServer implements AutoCloseable {
                                 b.requireClientCertificate ? ClientAuth.REQUIRE : ClientAuth.NONE,
                                 null,
                                 false);
-        boss =
-                new MultiThreadIoEventLoopGroup(
-                        1,
-                        new DefaultThreadFactory("cri4j-streaming-accept", true),
-                        NioIoHandler.newFactory());
-        workers =
-                new MultiThreadIoEventLoopGroup(
-                        b.ioThreads,
-                        new DefaultThreadFactory("cri4j-streaming-io", true),
-                        NioIoHandler.newFactory());
+        NettyTransport.Kind transport = NettyTransport.tcp();
+        boss = transport.newGroup(1, "cri4j-streaming-accept");
+        workers = transport.newGroup(b.ioThreads, "cri4j-streaming-io");
         ServerContext ctx =
                 new ServerContext(
                         b.runtime,
@@ -160,7 +150,7 @@ public final class StreamingServer implements AutoCloseable {
             Channel server =
                     new ServerBootstrap()
                             .group(boss, workers)
-                            .channel(NioServerSocketChannel.class)
+                            .channel(transport.serverChannelType())
                             .childOption(ChannelOption.TCP_NODELAY, true)
                             .childOption(
                                     ChannelOption.WRITE_BUFFER_WATER_MARK,

@@ -10,6 +10,8 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.kqueue.KQueue;
 import io.netty.channel.kqueue.KQueueDomainSocketChannel;
 import io.netty.channel.kqueue.KQueueIoHandler;
@@ -21,7 +23,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
  * Picks the Netty transport for an endpoint: epoll domain sockets on Linux, kqueue on macOS, NIO
- * for TCP. Not API.
+ * for gRPC over TCP; for streaming's TCP connections epoll where it loads. Not API.
  */
 public final class NettyTransport {
 
@@ -55,11 +57,7 @@ public final class NettyTransport {
      */
     public static Kind forEndpoint(CriEndpoint endpoint) {
         if (!endpoint.isUnix()) {
-            return new Kind(
-                    "nio",
-                    NioIoHandler.newFactory(),
-                    NioSocketChannel.class,
-                    NioServerSocketChannel.class);
+            return nioTcp();
         }
         if (Epoll.isAvailable()) {
             return new Kind(
@@ -79,6 +77,31 @@ public final class NettyTransport {
                 "unix domain sockets need Netty epoll (Linux) or kqueue (macOS); "
                         + "neither is available here: "
                         + Epoll.unavailabilityCause());
+    }
+
+    /**
+     * The transport for TCP connections that carry bulk bytes (streaming): epoll where Netty's
+     * native library loads (Linux), NIO elsewhere.
+     *
+     * @return epoll's TCP channels, or NIO's
+     */
+    public static Kind tcp() {
+        if (Epoll.isAvailable()) {
+            return new Kind(
+                    "epoll",
+                    EpollIoHandler.newFactory(),
+                    EpollSocketChannel.class,
+                    EpollServerSocketChannel.class);
+        }
+        return nioTcp();
+    }
+
+    private static Kind nioTcp() {
+        return new Kind(
+                "nio",
+                NioIoHandler.newFactory(),
+                NioSocketChannel.class,
+                NioServerSocketChannel.class);
     }
 
     /**

@@ -11,7 +11,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -37,11 +36,17 @@ public final class Upgrader {
     public static final String HANDLER = "upgrade-response";
 
     private final EventLoopGroup group;
+    private final Class<? extends Channel> channelType;
     private final SslContext ssl;
     private final Duration timeout;
 
-    public Upgrader(EventLoopGroup group, SslContext ssl, Duration timeout) {
+    public Upgrader(
+            EventLoopGroup group,
+            Class<? extends Channel> channelType,
+            SslContext ssl,
+            Duration timeout) {
         this.group = group;
+        this.channelType = channelType;
         this.ssl = ssl;
         this.timeout = timeout;
     }
@@ -61,7 +66,7 @@ public final class Upgrader {
         ChannelFuture f =
                 new Bootstrap()
                         .group(group)
-                        .channel(NioSocketChannel.class)
+                        .channel(channelType)
                         .option(ChannelOption.TCP_NODELAY, true)
                         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                         .option(
