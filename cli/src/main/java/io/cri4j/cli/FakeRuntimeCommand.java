@@ -60,31 +60,18 @@ final class FakeRuntimeCommand implements Callable<Integer> {
                                         + " service (default: ${DEFAULT-VALUE})")
                         .build());
         s.addOption(
-                Specs.option(
-                                "--nri-socket",
-                                CriEndpoint.class,
-                                "nriSocket",
-                                () -> nriSocket,
-                                v -> nriSocket = v)
-                        .converters(new EndpointConverter())
-                        .description(
-                                "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins,"
-                                        + " critest's NRI specs) connect and hook the fake's pods and"
-                                        + " containers, e.g. unix:///tmp/fake-nri.sock")
-                        .build());
+                Specs.nriSocket(
+                        () -> nriSocket,
+                        v -> nriSocket = v,
+                        "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins,"
+                                + " critest's NRI specs) connect and hook the fake's pods and"
+                                + " containers, e.g. unix:///tmp/fake-nri.sock"));
         s.addOption(
-                Specs.option(
-                                "--nri-failure-policy",
-                                FailurePolicy.class,
-                                "nriFailurePolicy",
-                                () -> nriFailurePolicy,
-                                v -> nriFailurePolicy = v)
-                        .defaultValue("Fail")
-                        .converters(new FailurePolicyConverter())
-                        .description(
-                                "what an NRI plugin's failure does to the CRI call: Fail or Ignore"
-                                        + " (default: ${DEFAULT-VALUE}, as containerd)")
-                        .build());
+                Specs.nriFailurePolicy(
+                        () -> nriFailurePolicy,
+                        v -> nriFailurePolicy = v,
+                        "what an NRI plugin's failure does to the CRI call: Fail or Ignore"
+                                + " (default: ${DEFAULT-VALUE}, as containerd)"));
         metrics.addTo(s);
         spec = s;
         return s;

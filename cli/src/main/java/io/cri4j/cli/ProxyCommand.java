@@ -85,32 +85,19 @@ final class ProxyCommand implements Callable<Integer> {
                         .description("directory of jars with in-process hooks")
                         .build());
         s.addOption(
-                Specs.option(
-                                "--nri-socket",
-                                CriEndpoint.class,
-                                "nriSocket",
-                                () -> nriSocket,
-                                v -> nriSocket = v)
-                        .converters(new EndpointConverter())
-                        .description(
-                                "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins"
-                                        + " unchanged) connect and run with the other hooks, e.g."
-                                        + " unix:///var/run/cri4j/nri.sock")
-                        .build());
+                Specs.nriSocket(
+                        () -> nriSocket,
+                        v -> nriSocket = v,
+                        "serve NRI's runtime side here: external NRI plugins (NRI's Go plugins"
+                                + " unchanged) connect and run with the other hooks, e.g."
+                                + " unix:///var/run/cri4j/nri.sock"));
         s.addOption(
-                Specs.option(
-                                "--nri-failure-policy",
-                                FailurePolicy.class,
-                                "nriFailurePolicy",
-                                () -> nriFailurePolicy,
-                                v -> nriFailurePolicy = v)
-                        .defaultValue("Fail")
-                        .converters(new FailurePolicyConverter())
-                        .description(
-                                "what an NRI plugin's failure (an error, a missed deadline, a"
-                                        + " disconnection mid-call) does to the CRI call: Fail or"
-                                        + " Ignore (default: ${DEFAULT-VALUE}, as containerd)")
-                        .build());
+                Specs.nriFailurePolicy(
+                        () -> nriFailurePolicy,
+                        v -> nriFailurePolicy = v,
+                        "what an NRI plugin's failure (an error, a missed deadline, a"
+                                + " disconnection mid-call) does to the CRI call: Fail or"
+                                + " Ignore (default: ${DEFAULT-VALUE}, as containerd)"));
         s.addOption(
                 Specs.option(
                                 "--nri-request-timeout",

@@ -1,5 +1,7 @@
 package io.cri4j.cli;
 
+import io.cri4j.cri.CriEndpoint;
+import io.cri4j.hook.FailurePolicy;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -66,6 +68,28 @@ final class Specs {
                 .initialValue(get.get())
                 .getter(b)
                 .setter(b);
+    }
+
+    /**
+     * {@code --nri-socket} of a command that serves NRI's runtime side ({@code proxy}, {@code
+     * fake-runtime}); {@code description} says what the plugins that connect do there.
+     */
+    static OptionSpec nriSocket(
+            Supplier<CriEndpoint> get, Consumer<CriEndpoint> set, String description) {
+        return option("--nri-socket", CriEndpoint.class, "nriSocket", get, set)
+                .converters(new EndpointConverter())
+                .description(description)
+                .build();
+    }
+
+    /** {@code --nri-failure-policy} of such a command: Fail or Ignore, Fail by default. */
+    static OptionSpec nriFailurePolicy(
+            Supplier<FailurePolicy> get, Consumer<FailurePolicy> set, String description) {
+        return option("--nri-failure-policy", FailurePolicy.class, "nriFailurePolicy", get, set)
+                .defaultValue("Fail")
+                .converters(new FailurePolicyConverter())
+                .description(description)
+                .build();
     }
 
     /** A field of a command as picocli's getter and setter. */
