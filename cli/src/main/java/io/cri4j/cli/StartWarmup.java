@@ -14,9 +14,9 @@ import java.util.List;
  * from class files outside the class data sharing archive: loading them is half of picocli's
  * time); it only loads, initialising nothing, so the main thread finds each loaded or waits for it
  * alone. The other initialises what the command initialises first once it runs (SLF4J, Netty's
- * epoll transport with its native library, the CRI or NRI protobuf classes and descriptors, the
- * gRPC and HTTP/2 classes): picocli's model and parse cost a start as much as these, and on two
- * cores the two overlap. The command runs only after {@link #await}: the main thread never
+ * epoll transport with its native library, the CRI or NRI protobuf classes, CRI's method
+ * descriptors, the gRPC and HTTP/2 classes): picocli's model and parse cost a start as much as
+ * these, and on two cores the two overlap. The command runs only after {@link #await}: the main thread never
  * initialises these classes while that thread does (no class-initialisation deadlock), and before
  * then it initialises none of them itself (picocli, the JDK, this package and the option values'
  * types, such as {@code CriEndpoint} and {@code FailurePolicy}, which use none of them). The usage
@@ -156,8 +156,10 @@ final class StartWarmup {
                     List.of(
                             StartWarmup::logging,
                             StartWarmup::epoll,
-                            // NRI's descriptors and the table of its plugin service's methods
-                            io.cri4j.nri.internal.PluginEvents::load);
+                            // the registration's messages; NRI's descriptors (the per-event
+                            // calls' table) are read once the plugin is registered
+                            () -> initialise("io.cri4j.hook.nri.v1alpha1.ConfigureRequest"),
+                            () -> initialise("io.cri4j.hook.nri.v1alpha1.SynchronizeRequest"));
             default -> List.of();
         };
     }

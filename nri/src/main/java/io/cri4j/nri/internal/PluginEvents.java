@@ -168,9 +168,10 @@ public final class PluginEvents {
     }
 
     /**
-     * Builds the table now (it is built once, when this class initialises): a role calls this as
-     * it starts, so that the first event does not spend the runtime's deadline on reading the
-     * descriptors and finding the generated classes.
+     * Builds the table now (it is built once, when this class initialises), so that the first
+     * event does not spend the runtime's deadline on reading the descriptors and finding the
+     * generated classes: the host calls this as it starts, a plugin once its registration is
+     * answered (the registration's calls do not use the table).
      */
     public static void load() {
         // class initialisation has built TABLE and BY_METHOD by the time this runs

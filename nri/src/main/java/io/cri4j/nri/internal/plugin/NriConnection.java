@@ -13,6 +13,7 @@ import io.cri4j.hook.nri.v1alpha1.UpdateContainersRequest;
 import io.cri4j.hook.nri.v1alpha1.UpdateContainersResponse;
 import io.cri4j.nri.internal.NriMeters;
 import io.cri4j.nri.internal.NriWire;
+import io.cri4j.nri.internal.PluginEvents;
 import io.cri4j.nri.internal.mux.MuxCodec;
 import io.cri4j.nri.internal.ttrpc.TtrpcCodec;
 import io.cri4j.nri.internal.ttrpc.TtrpcPeer;
@@ -103,6 +104,11 @@ public final class NriConnection extends ChannelInboundHandlerAdapter {
                                     handshakeTimer.cancel(false);
                                 }
                                 registered.complete(configuration);
+                                // the per-event calls' table (NRI's descriptors): read once the
+                                // answer to Synchronize has gone out, before the first event, so
+                                // that neither the registration nor that event waits for it
+                                channel.eventLoop()
+                                        .execute(() -> plugin.whenIdle(PluginEvents::load));
                             }
 
                             @Override

@@ -70,10 +70,6 @@ public final class PluginService implements TtrpcPeer.Service {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginService.class);
 
-    static {
-        PluginEvents.load();
-    }
-
     private static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofSeconds(5);
 
