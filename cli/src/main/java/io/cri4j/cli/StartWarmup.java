@@ -11,19 +11,18 @@ import java.util.List;
  * Prepares, on two daemon threads, what a start of {@code proxy}, {@code fake-runtime} and {@code
  * nri-plugin} spends most of its time on before the command runs, while the main thread reads the
  * command line. One thread loads picocli's classes in the order picocli asks for them (they come
- * from class files outside the class data sharing archive: loading them is half of picocli's
- * time); it only loads, initialising nothing, so the main thread finds each loaded or waits for it
- * alone. The other initialises what the command initialises first once it runs (SLF4J, Netty's
- * epoll transport with its native library, the CRI or NRI protobuf classes, CRI's method
- * descriptors, the gRPC and HTTP/2 classes): picocli's model and parse cost a start as much as
- * these, and on two cores the two overlap. The command runs only after {@link #await}: the main thread never
+ * from class files outside the class data sharing archive: loading them is half of picocli's time);
+ * it only loads, initialising nothing, so the main thread finds each loaded or waits for it alone.
+ * The other initialises what the command initialises first once it runs (SLF4J, Netty's epoll
+ * transport with its native library, the CRI or NRI protobuf classes, CRI's method descriptors, the
+ * gRPC and HTTP/2 classes): picocli's model and parse cost a start as much as these, and on two
+ * cores the two overlap. The command runs only after {@link #await}: the main thread never
  * initialises these classes while that thread does (no class-initialisation deadlock), and before
  * then it initialises none of them itself (picocli, the JDK, this package and the option values'
  * types, such as {@code CriEndpoint} and {@code FailurePolicy}, which use none of them). The usage
- * help and the version do not wait (they use none of them either). Each step
- * calls the same entry point the command calls first, so classes initialise in the command's
- * order. A step that fails is left alone: the command then does the same work (and reports its
- * failure) itself.
+ * help and the version do not wait (they use none of them either). Each step calls the same entry
+ * point the command calls first, so classes initialise in the command's order. A step that fails is
+ * left alone: the command then does the same work (and reports its failure) itself.
  */
 final class StartWarmup {
 
