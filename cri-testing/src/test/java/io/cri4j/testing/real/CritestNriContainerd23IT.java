@@ -12,8 +12,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the two that hold a late-joining plugin's Synchronize against containerd's 2 s bound ({@link
  * CritestNri#SYNCHRONIZE_RACE}): on some runs they skip themselves (containerd lost a container
  * created meanwhile) or fail because containerd dropped the plugin before it was ready ({@link
- * CritestNri#droppedAtSynchronizeBound}). The
- * cri4j hosts' runs (the proxy, the fake runtime) are held to the same specs.
+ * CritestNri#droppedAtSynchronizeBound}). The cri4j hosts' runs (the proxy, the fake runtime) are
+ * held to the same specs.
  */
 class CritestNriContainerd23IT {
 
