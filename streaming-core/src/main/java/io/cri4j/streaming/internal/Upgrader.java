@@ -2,12 +2,14 @@ package io.cri4j.streaming.internal;
 
 import io.cri4j.streaming.StreamingException;
 import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
@@ -35,6 +37,18 @@ public final class Upgrader {
     public static final String AGGREGATOR = "http-client-aggregator";
     public static final String HANDLER = "upgrade-response";
 
+    /**
+     * Largest read of a client connection: 128 KiB, where Netty's default stops at 64 KiB. A
+     * client's connection mostly receives a container's output in 32 KiB frames; reading up to four
+     * of them at once halves the reads and the passes through the pipeline per MiB (the client's
+     * event loop took 0.42 instead of 0.49 ms per MiB, {@code StreamingThreadCpu}). The size grows
+     * only while reads fill it, so an idle or interactive session reads into small buffers.
+     */
+    static final int MAX_READ = 128 * 1024;
+
+    /** Reads per wake-up of the event loop, as Netty's epoll and NIO socket channels default. */
+    static final int READS_PER_WAKEUP = 16;
+
     private final EventLoopGroup group;
     private final Class<? extends Channel> channelType;
     private final SslContext ssl;
@@ -49,6 +63,13 @@ public final class Upgrader {
         this.channelType = channelType;
         this.ssl = ssl;
         this.timeout = timeout;
+    }
+
+    private static RecvByteBufAllocator reads() {
+        AdaptiveRecvByteBufAllocator reads = new AdaptiveRecvByteBufAllocator(64, 2048, MAX_READ);
+        // set here, as the option replaces the allocator whose count the channel had set
+        reads.maxMessagesPerRead(READS_PER_WAKEUP);
+        return reads;
     }
 
     /** A connected channel and its upgrade response (refCount 1; the caller releases it). */
@@ -68,6 +89,7 @@ public final class Upgrader {
                         .group(group)
                         .channel(channelType)
                         .option(ChannelOption.TCP_NODELAY, true)
+                        .option(ChannelOption.RECVBUF_ALLOCATOR, reads())
                         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                         .option(
                                 ChannelOption.WRITE_BUFFER_WATER_MARK,
