@@ -1,5 +1,6 @@
 package io.cri4j.streaming.internal.remotecommand;
 
+import io.cri4j.streaming.internal.io.ReadPieces;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.DefaultByteBufHolder;
 import io.netty.buffer.Unpooled;
@@ -21,8 +22,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  * decoder does. After a frame that Netty's decoder rejects (or a close frame), everything goes to
  * it: it reports the violation and discards the rest, as without the splitter.
  *
- * <p>Pieces smaller than a quarter of their read buffer are copied, so that retained read buffers
- * stay within four times the bytes accounted as buffered.
+ * <p>Pieces small next to their read buffer are copied ({@link ReadPieces}), so that retained read
+ * buffers stay within five times the bytes accounted as buffered.
  */
 final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
     private static final int MAX_HEADER =
@@ -80,10 +81,7 @@ final class WsChannelSplitter extends ChannelInboundHandlerAdapter {
                     case HEADER -> readHeader(ctx, in);
                     case SPLIT -> {
                         int n = (int) Math.min(remaining, in.readableBytes());
-                        ByteBuf piece =
-                                n < in.capacity() >> 2
-                                        ? ctx.alloc().buffer(n).writeBytes(in, n)
-                                        : in.readRetainedSlice(n);
+                        ByteBuf piece = ReadPieces.take(ctx.alloc(), in, n);
                         remaining -= n;
                         if (remaining == 0) {
                             state = State.HEADER;

@@ -1,5 +1,6 @@
 package io.cri4j.streaming.internal.spdy;
 
+import io.cri4j.streaming.internal.io.ReadPieces;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -26,9 +27,8 @@ import io.netty.handler.codec.spdy.SpdyVersion;
  * chunk size). A DATA frame with stream id 0 is invalid: it and everything after it goes to
  * Netty's decoder, which reports the protocol error and discards the rest, as without the splitter.
  *
- * <p>A slice keeps its whole read buffer alive until the reader consumed it; pieces smaller than
- * a quarter of their read buffer are copied instead, so what is retained is at most four times
- * what is accounted as buffered (many small frames in one read cost one small copy each).
+ * <p>A slice keeps its whole read buffer alive until the reader consumed it; pieces small next to
+ * their read buffer are copied instead ({@link ReadPieces}).
  */
 final class SpdyCodec extends SpdyFrameCodec {
     private static final int HEADER_SIZE = 8;
@@ -107,10 +107,7 @@ final class SpdyCodec extends SpdyFrameCodec {
                     }
                     case DATA -> {
                         int n = Math.min(remaining, in.readableBytes());
-                        ByteBuf piece =
-                                n < in.capacity() >> 2
-                                        ? ctx.alloc().buffer(n).writeBytes(in, n)
-                                        : in.readRetainedSlice(n);
+                        ByteBuf piece = ReadPieces.take(ctx.alloc(), in, n);
                         remaining -= n;
                         boolean last = remaining == 0 && fin;
                         if (remaining == 0) {

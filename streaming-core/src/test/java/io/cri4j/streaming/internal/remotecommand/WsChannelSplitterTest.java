@@ -286,6 +286,30 @@ class WsChannelSplitterTest {
         ch.finishAndReleaseAll();
     }
 
+    @Test
+    void fullMessagesOfAClientsLargestReadAreSlices() {
+        // a server's 32 KiB messages (a channel byte and 32,767 data bytes), four in one 128 KiB
+        // read, the client's largest
+        EmbeddedChannel ch =
+                new EmbeddedChannel(
+                        new WsChannelSplitter(MAX),
+                        new WebSocket13FrameDecoder(false, false, MAX, false));
+        ByteBuf read = Unpooled.directBuffer(128 * 1024);
+        while (read.writableBytes() >= 32 * 1024 + 4) {
+            read.writeBytes(binary(1, 32 * 1024 - 1));
+        }
+        ch.writeInbound(read);
+        for (int i = 0; i < 3; i++) {
+            WsChannelSplitter.ChannelData d = ch.readInbound();
+            assertThat(d.content().readableBytes()).isEqualTo(32 * 1024 - 1);
+            assertThat(root(d.content())).isSameAs(root(read));
+            d.release();
+        }
+        assertThat((Object) ch.readInbound()).isNull();
+        assertThat(read.refCnt()).isZero();
+        ch.finishAndReleaseAll();
+    }
+
     /** The buffer under any wrappers (Netty's leak detector wraps a sampled allocation). */
     private static ByteBuf root(ByteBuf b) {
         while (b.unwrap() != null) {
