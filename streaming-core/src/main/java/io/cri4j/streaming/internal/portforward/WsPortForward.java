@@ -57,7 +57,7 @@ public final class WsPortForward extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext c) {
         WriteGate gate = new WriteGate(c.channel());
         c.channel().attr(GateHolder.KEY).set(gate);
-        channels = new WsChannels(base64, gate);
+        channels = WsChannels.server(base64, gate);
         InboundCredit credit = new InboundCredit(c.channel(), 1 << 20, 256 << 10);
         int n = ports.size();
         inputs = new InboundPipe[n];

@@ -53,7 +53,7 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         this.version = Protocols.version(protocol);
         this.options = options;
         this.gate = new WriteGate(channel);
-        this.channels = new WsChannels(false, gate);
+        this.channels = WsChannels.client(gate);
         InboundCredit credit = new InboundCredit(channel, 1 << 20, 256 << 10);
         this.stdout = new InboundPipe(credit);
         this.stderr = new InboundPipe(credit);
