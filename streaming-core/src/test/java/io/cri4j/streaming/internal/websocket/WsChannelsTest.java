@@ -25,12 +25,7 @@ class WsChannelsTest {
             EmbeddedChannel netty = new EmbeddedChannel(new WebSocket08FrameEncoder(false));
             ByteBuf payload = Unpooled.buffer(len + 1).writeByte(ch).writeBytes(data, 2, len);
             netty.writeOutbound(new BinaryWebSocketFrame(payload));
-            ByteBuf theirs = Unpooled.buffer();
-            ByteBuf part;
-            while ((part = netty.readOutbound()) != null) {
-                theirs.writeBytes(part);
-                part.release();
-            }
+            ByteBuf theirs = written(netty);
             assertThat(ByteBufUtil.hexDump(ours, 0, Math.min(16, ours.readableBytes())))
                     .as("first bytes, payload %d", len + 1)
                     .isEqualTo(
@@ -60,17 +55,23 @@ class WsChannelsTest {
         assertThat(frame).isInstanceOf(BinaryWebSocketFrame.class);
         EmbeddedChannel netty = new EmbeddedChannel(new WebSocket08FrameEncoder(true));
         netty.writeOutbound(frame);
-        ByteBuf out = Unpooled.buffer();
-        ByteBuf part;
-        while ((part = netty.readOutbound()) != null) {
-            out.writeBytes(part);
-            part.release();
-        }
+        ByteBuf out = written(netty);
         // FIN and binary; the mask bit and 3 payload bytes; a 4-byte key; 3 masked bytes
         assertThat(out.getUnsignedByte(0)).isEqualTo((short) 0x82);
         assertThat(out.getUnsignedByte(1)).isEqualTo((short) (0x80 | 3));
         assertThat(out.readableBytes()).isEqualTo(2 + 4 + 3);
         out.release();
         netty.finishAndReleaseAll();
+    }
+
+    /** What the encoder wrote, its buffers joined. */
+    private static ByteBuf written(EmbeddedChannel ch) {
+        ByteBuf out = Unpooled.buffer();
+        ByteBuf part;
+        while ((part = ch.readOutbound()) != null) {
+            out.writeBytes(part);
+            part.release();
+        }
+        return out;
     }
 }
