@@ -8,9 +8,9 @@ import io.netty.buffer.ByteBufAllocator;
  * slice of the read buffer (no copy), unless the piece is small next to that buffer. A slice keeps
  * its whole read buffer alive until the reader consumed it; a piece smaller than a fifth of its
  * buffer is copied instead, so what is retained is at most five times what is accounted as
- * buffered (many small frames in one read cost one small copy each). A fifth, not a quarter: a
- * client reads up to 128 KiB at once, and a full {@code channel.k8s.io} message of 32 KiB carries
- * 32 KiB less its channel byte.
+ * buffered (many small frames in one read cost one small copy each). A fifth: a client reads up to
+ * 128 KiB at once, and the data of a full 32 KiB {@code channel.k8s.io} message (32 KiB less its
+ * channel byte) is one byte short of a quarter of that.
  */
 public final class ReadPieces {
     private ReadPieces() {}
