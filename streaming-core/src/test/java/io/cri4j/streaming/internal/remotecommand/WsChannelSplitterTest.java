@@ -99,12 +99,16 @@ class WsChannelSplitterTest {
         return f;
     }
 
+    /** The splitter in front of Netty's client-side frame decoder, as an exec client has them. */
+    private static EmbeddedChannel splitter() {
+        return new EmbeddedChannel(
+                new WsChannelSplitter(MAX), new WebSocket13FrameDecoder(false, false, MAX, false));
+    }
+
     private static List<String> decode(boolean split, byte[] bytes, List<Integer> cuts) {
         EmbeddedChannel ch =
                 split
-                        ? new EmbeddedChannel(
-                                new WsChannelSplitter(MAX),
-                                new WebSocket13FrameDecoder(false, false, MAX, false))
+                        ? splitter()
                         : new EmbeddedChannel(
                                 new WebSocket13FrameDecoder(false, false, MAX, false));
         List<String> events = new ArrayList<>();
@@ -262,10 +266,7 @@ class WsChannelSplitterTest {
 
     @Test
     void stdoutPayloadsAreSlicesOfTheReadBufferExceptSmallPieces() {
-        EmbeddedChannel ch =
-                new EmbeddedChannel(
-                        new WsChannelSplitter(MAX),
-                        new WebSocket13FrameDecoder(false, false, MAX, false));
+        EmbeddedChannel ch = splitter();
         byte[] f = binary(1, 32 * 1024);
         ByteBuf read = Unpooled.directBuffer(f.length).writeBytes(f);
         ch.writeInbound(read);
@@ -290,10 +291,7 @@ class WsChannelSplitterTest {
     void fullMessagesOfAClientsLargestReadAreSlices() {
         // a server's 32 KiB messages (a channel byte and 32,767 data bytes), four in one 128 KiB
         // read, the client's largest
-        EmbeddedChannel ch =
-                new EmbeddedChannel(
-                        new WsChannelSplitter(MAX),
-                        new WebSocket13FrameDecoder(false, false, MAX, false));
+        EmbeddedChannel ch = splitter();
         ByteBuf read = Unpooled.directBuffer(128 * 1024);
         while (read.writableBytes() >= 32 * 1024 + 4) {
             read.writeBytes(binary(1, 32 * 1024 - 1));
