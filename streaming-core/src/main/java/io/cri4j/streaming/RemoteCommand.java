@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * A running exec or attach seen from the client. Closing {@link #stdin()} tells the remote side
@@ -36,8 +37,22 @@ public interface RemoteCommand extends AutoCloseable {
      */
     CompletableFuture<Integer> exitCode();
 
-    /** Waits for {@link #exitCode()}. */
-    int waitFor() throws IOException, InterruptedException;
+    /**
+     * Waits for {@link #exitCode()}.
+     *
+     * @throws IOException its failure: a {@link StreamingException}, or the I/O error that ended
+     *     the session
+     */
+    default int waitFor() throws IOException, InterruptedException {
+        try {
+            return exitCode().get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException(e.getCause());
+        }
+    }
 
     @Override
     void close();

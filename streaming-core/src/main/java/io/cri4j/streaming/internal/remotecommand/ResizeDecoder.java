@@ -23,6 +23,15 @@ public final class ResizeDecoder {
     private boolean escape;
     private boolean ended;
 
+    /**
+     * What a client sends for a size: one object and a newline, as Go's json.Encoder writes
+     * upstream's {@code TerminalSize} (the form this decoder reads).
+     */
+    public static byte[] message(TerminalSize size) {
+        return ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
     public ResizeDecoder(Consumer<TerminalSize> sink, Runnable onEnd) {
         this.sink = sink;
         this.onEnd = onEnd;

@@ -104,27 +104,12 @@ public final class SpdyCommandClient implements RemoteCommand {
             throw new IOException(
                     "no resize stream (not a TTY session or protocol " + protocol + ")");
         }
-        resize.output()
-                .write(
-                        ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
-                                .getBytes(StandardCharsets.UTF_8));
+        resize.output().write(ResizeDecoder.message(size));
     }
 
     @Override
     public CompletableFuture<Integer> exitCode() {
         return exit;
-    }
-
-    @Override
-    public int waitFor() throws IOException, InterruptedException {
-        try {
-            return exit.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException(e.getCause());
-        }
     }
 
     @Override

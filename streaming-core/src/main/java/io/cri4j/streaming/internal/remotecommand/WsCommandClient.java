@@ -27,7 +27,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 
 /**
  * remotecommand client over WebSocket ({@code v5.channel.k8s.io} or {@code v4.channel.k8s.io},
@@ -210,27 +209,13 @@ public final class WsCommandClient extends ChannelInboundHandlerAdapter implemen
         if (!options.tty()) {
             throw new IOException("not a TTY session");
         }
-        byte[] b =
-                ("{\"Width\":" + size.width() + ",\"Height\":" + size.height() + "}\n")
-                        .getBytes(StandardCharsets.UTF_8);
+        byte[] b = ResizeDecoder.message(size);
         channels.write(4, b, 0, b.length);
     }
 
     @Override
     public CompletableFuture<Integer> exitCode() {
         return exit;
-    }
-
-    @Override
-    public int waitFor() throws IOException, InterruptedException {
-        try {
-            return exit.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException(e.getCause());
-        }
     }
 
     @Override

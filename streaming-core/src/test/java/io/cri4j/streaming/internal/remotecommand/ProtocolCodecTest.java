@@ -30,6 +30,18 @@ class ProtocolCodecTest {
     }
 
     @Test
+    void aClientsResizeMessageIsWhatGosEncoderWritesAndTheDecoderReads() {
+        byte[] m = ResizeDecoder.message(new TerminalSize(65535, 0));
+        assertThat(new String(m, StandardCharsets.UTF_8))
+                .isEqualTo("{\"Width\":65535,\"Height\":0}\n");
+        List<TerminalSize> got = new ArrayList<>();
+        ResizeDecoder d = new ResizeDecoder(got::add, () -> {});
+        d.feed(m);
+        d.feed(ResizeDecoder.message(new TerminalSize(80, 24)));
+        assertThat(got).containsExactly(new TerminalSize(65535, 0), new TerminalSize(80, 24));
+    }
+
+    @Test
     void resizeDecoderSplitsConcatenatedObjectsAcrossChunks() {
         List<TerminalSize> got = new ArrayList<>();
         boolean[] ended = {false};
