@@ -40,8 +40,8 @@ public interface RemoteCommand extends AutoCloseable {
     /**
      * Waits for {@link #exitCode()}.
      *
-     * @throws IOException its failure: a {@link StreamingException}, or the I/O error that ended
-     *     the session
+     * @throws IOException its failure: a {@link StreamingException}, the I/O error that ended the
+     *     session, or any other cause wrapped in an {@code IOException}
      */
     default int waitFor() throws IOException, InterruptedException {
         try {
